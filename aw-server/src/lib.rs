@@ -1,0 +1,1 @@
+//! aw-server library: the Rocket application.

@@ -1,0 +1,1 @@
+//! Dataset generators and fixtures shared by the benchmarks.
