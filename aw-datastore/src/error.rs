@@ -1,0 +1,33 @@
+//! The error type of the datastore.
+
+/// What can go wrong in the datastore, in variants a caller can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum DatastoreError {
+    /// The bucket does not exist.
+    #[error("The requested bucket '{0}' does not exist")]
+    NoSuchBucket(String),
+    /// Creating a bucket whose id is taken.
+    #[error("Bucket '{0}' already exists")]
+    BucketExists(String),
+    /// The event does not exist in that bucket.
+    #[error("No event with id {event_id} in bucket '{bucket_id}'")]
+    NoSuchEvent {
+        /// Bucket asked for.
+        bucket_id: String,
+        /// Event asked for.
+        event_id: i64,
+    },
+    /// The request itself is wrong (e.g. a value out of range).
+    #[error("Invalid input: {0}")]
+    InvalidInput(String),
+    /// SQLite failed (disk full, I/O error, corrupt file...). Writes in the
+    /// failed batch were not stored.
+    #[error("Storage failure: {0}")]
+    Storage(#[from] rusqlite::Error),
+    /// The database file has a schema version newer than this program knows.
+    #[error("Database schema version {0} is newer than this program supports")]
+    UnsupportedVersion(i64),
+    /// The worker thread has stopped (closed, or died); nothing was done.
+    #[error("The datastore is closed")]
+    Closed,
+}
