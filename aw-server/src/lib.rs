@@ -1,1 +1,140 @@
-//! aw-server library: the Rocket application.
+//! aw-server: the HTTP server of ActivityWatch data, a drop-in replacement
+//! for aw-server-rust (`../shared/spec/api.md`).
+//!
+//! This crate is the only one that knows Rocket, HTTP status codes, the
+//! config file and the command line. It owns routing ([`endpoints`]), the
+//! security gate (`security`), static files (`static_files`), error
+//! responses ([`error`]) and where files live ([`dirs`]). Storage and
+//! heartbeat merging are `aw-datastore`'s, the query language `aw-query`'s,
+//! the wire types `aw-models`'.
+//!
+//! [`build_rocket`] assembles the application; `main.rs` parses the
+//! command line, opens the datastore, launches and closes it on shutdown.
+
+pub mod config;
+pub mod dirs;
+pub mod endpoints;
+pub mod error;
+pub mod logging;
+mod security;
+mod static_files;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use aw_datastore::Datastore;
+use aw_models::ServerInfo;
+use rocket::catcher::{BoxFuture, Catcher};
+use rocket::config::{LogLevel, Shutdown, Sig};
+use rocket::data::{Limits, ToByteUnit};
+use rocket::fairing::AdHoc;
+use rocket::http::Status;
+use rocket::request::Request;
+use rocket::{Build, Rocket};
+
+pub use config::{ConfigError, ServerConfig};
+pub use error::ApiError;
+
+/// The version string of `/api/0/info`, e.g. `v0.1.0 (rust)`: clients and
+/// the web UI show it, and the `(rust)` suffix matches the reference.
+pub fn version() -> String {
+    format!("v{} (rust)", env!("CARGO_PKG_VERSION"))
+}
+
+/// What the handlers share.
+#[derive(Debug)]
+pub struct ServerState {
+    /// The store.
+    pub datastore: Datastore,
+    /// The answer of `/api/0/info`.
+    pub info: ServerInfo,
+    /// Shown on the status page.
+    pub db_path: String,
+    /// The web UI folder, if any.
+    pub webpath: Option<PathBuf>,
+    /// `/pages/<name>/` folders.
+    pub custom_static: BTreeMap<String, PathBuf>,
+}
+
+/// The Rocket application for `config` over `datastore`, ready to launch.
+/// Fails only on an invalid `cors_regex`.
+pub fn build_rocket(
+    datastore: Datastore,
+    config: ServerConfig,
+) -> Result<Rocket<Build>, ConfigError> {
+    let gate = security::Gate::new(&config)?;
+    let rocket_config = rocket::Config {
+        address: config.address,
+        port: config.port,
+        // Request logging only when asked for (`--verbose`).
+        log_level: if config.verbose {
+            LogLevel::Normal
+        } else {
+            LogLevel::Critical
+        },
+        cli_colors: false,
+        ident: rocket::config::Ident::try_new("aw-server").unwrap_or_default(),
+        // Handlers read their bodies with their own limits; these only
+        // bound Rocket's built-in guards, which we do not use for bodies.
+        limits: Limits::default().limit("json", 64.mebibytes()),
+        shutdown: Shutdown {
+            // SIGINT and SIGTERM stop accepting connections; requests in
+            // flight get `grace` seconds to finish before `launch` returns
+            // and `main` closes the datastore.
+            ctrlc: true,
+            #[cfg(unix)]
+            signals: [Sig::Term, Sig::Int].into_iter().collect(),
+            grace: 10,
+            mercy: 5,
+            ..Shutdown::default()
+        },
+        ..rocket::Config::default()
+    };
+    let state = ServerState {
+        datastore,
+        info: ServerInfo {
+            hostname: config.hostname.clone(),
+            version: version(),
+            testing: config.testing,
+            device_id: config.device_id.clone(),
+        },
+        db_path: config.db_path.display().to_string(),
+        webpath: config.webpath.clone(),
+        custom_static: config.custom_static.clone(),
+    };
+    Ok(rocket::custom(rocket_config)
+        .manage(state)
+        .attach(gate)
+        .attach(AdHoc::on_liftoff("announce", |rocket| {
+            Box::pin(async move {
+                let config = rocket.config();
+                log::info!(
+                    "aw-server listening on http://{}:{}",
+                    config.address,
+                    config.port
+                );
+            })
+        }))
+        .mount("/", endpoints::routes())
+        .mount(
+            "/",
+            rocket::routes![
+                security::rejected,
+                security::preflight,
+                static_files::index,
+                static_files::file
+            ],
+        )
+        .register("/", vec![Catcher::new(None, json_catcher)]))
+}
+
+/// Every error Rocket produces itself (no route, a panicking handler, an
+/// unparsable request) answers `{"message": ...}` like our own errors.
+fn json_catcher<'r>(status: Status, request: &'r Request<'_>) -> BoxFuture<'r> {
+    let message = match status.code {
+        404 => format!("Not found: {} {}", request.method(), request.uri().path()),
+        500 => "Internal server error".to_string(),
+        _ => status.reason_lossy().to_string(),
+    };
+    Box::pin(async move { Ok(error::json_message(status, &message)) })
+}

@@ -1,3 +1,138 @@
-fn main() {
-    println!("aw-server");
+//! The `aw-server` command: parses flags (spec §10), sets up logging,
+//! config, the datastore and the device id, runs the server until SIGINT
+//! or SIGTERM, then closes the datastore so every acknowledged write is on
+//! disk before exiting 0.
+//!
+//! The server is the default command; subcommands (e.g. a future
+//! `export`/`import`) go in [`Command`].
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use aw_datastore::Datastore;
+use aw_server::{config, dirs, logging, ServerConfig};
+use clap::{Args, Parser, Subcommand};
+
+/// ActivityWatch server: stores events from watchers and serves them to
+/// the web UI and clients.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server (the default when no command is given).
+    Serve(ServerArgs),
+}
+
+/// Flags of the server, named as aw-server-rust's.
+#[derive(Debug, Clone, Args)]
+struct ServerArgs {
+    /// Testing mode: port 5666, separate config and database files.
+    #[arg(long)]
+    testing: bool,
+    /// Address to bind (default 127.0.0.1, or the config file's).
+    #[arg(long)]
+    host: Option<String>,
+    /// Port to listen on (default 5600, 5666 with --testing).
+    #[arg(long)]
+    port: Option<u16>,
+    /// The SQLite database file.
+    #[arg(long)]
+    dbpath: Option<PathBuf>,
+    /// Folder of a built aw-webui to serve at /.
+    #[arg(long)]
+    webpath: Option<PathBuf>,
+    /// Extra static folders at /pages/<name>/: name=path,name2=path2.
+    #[arg(long)]
+    custom_static: Option<String>,
+    /// Config file (created with commented defaults if missing).
+    #[arg(short, long)]
+    config: Option<PathBuf>,
+    /// Use this device id instead of the persisted one.
+    #[arg(long)]
+    device_id: Option<String>,
+    /// Accepted for compatibility; legacy Python databases are never
+    /// imported.
+    #[arg(long)]
+    no_legacy_import: bool,
+    /// Debug logging, including every request.
+    #[arg(long)]
+    verbose: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let args = match cli.command {
+        Some(Command::Serve(args)) => args,
+        None => cli.server,
+    };
+    serve(args)
+}
+
+fn serve(args: ServerArgs) -> anyhow::Result<()> {
+    let log_path = logging::init(&dirs::log_dir()?, args.testing, args.verbose)
+        .context("cannot set up logging")?;
+    log::info!("Logging to {}", log_path.display());
+
+    let config_path = match &args.config {
+        Some(path) => path.clone(),
+        None => dirs::config_path(args.testing)?,
+    };
+    let file = config::FileConfig::load_or_create(&config_path, args.testing)?;
+    log::info!("Using config {}", config_path.display());
+
+    let mut config = ServerConfig {
+        testing: args.testing,
+        verbose: args.verbose,
+        ..ServerConfig::default()
+    };
+    config.apply_file(file)?;
+    if let Some(host) = &args.host {
+        config.address = config::parse_address(host)?;
+    }
+    if let Some(port) = args.port {
+        config.port = port;
+    }
+    if let Some(spec) = &args.custom_static {
+        config
+            .custom_static
+            .extend(config::parse_custom_static(spec)?);
+    }
+    config.webpath = args.webpath.clone();
+    config.db_path = match &args.dbpath {
+        Some(path) => path.clone(),
+        None => dirs::db_path(args.testing)?,
+    };
+    if let Some(parent) = config
+        .db_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    config.device_id = match &args.device_id {
+        Some(id) => id.clone(),
+        None => dirs::device_id(&dirs::data_dir()?).context("cannot read the device id")?,
+    };
+    config.hostname = gethostname::gethostname().to_string_lossy().into_owned();
+
+    log::info!("Using database {}", config.db_path.display());
+    let datastore = Datastore::open(&config.db_path)
+        .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
+    let rocket = aw_server::build_rocket(datastore.clone(), config)?;
+
+    let launched = rocket::execute(rocket.launch());
+    // Whatever ended the server, make every acknowledged write durable.
+    let closed = datastore.close();
+    launched.context("server failed")?;
+    closed.context("closing the database failed")?;
+    log::info!("Shut down cleanly");
+    Ok(())
 }

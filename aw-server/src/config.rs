@@ -1,0 +1,296 @@
+//! Configuration: the `config.toml` file (spec §10) and the resolved
+//! [`ServerConfig`] that `build_rocket` runs with.
+//!
+//! The file has the keys of aw-server-rust (`address`, `port`, `cors`,
+//! `cors_regex`, `custom_static`, `[auth] api_key`) so an existing file keeps
+//! working. Command-line flags are parsed in `main.rs` and override the file;
+//! where the files live is `dirs.rs`'s business.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read or created.
+    #[error("config file {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        source: io::Error,
+    },
+    /// The file is not valid TOML of the expected shape.
+    #[error("config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The TOML error.
+        message: String,
+    },
+    /// A value is unusable (bad address, regex or custom static spec).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// `[auth]` of the config file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Bearer key required on `/api/` requests; absent or empty disables it.
+    #[serde(default)]
+    pub api_key: Option<String>,
+}
+
+/// The config file as written by the user; every key is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct FileConfig {
+    /// Bind address, default `127.0.0.1`.
+    #[serde(default)]
+    pub address: Option<String>,
+    /// Listen port, default 5600 (5666 in testing mode).
+    #[serde(default)]
+    pub port: Option<u16>,
+    /// Extra allowed CORS origins, matched exactly.
+    #[serde(default)]
+    pub cors: Vec<String>,
+    /// Extra allowed CORS origins, as regexes matching the whole origin.
+    #[serde(default)]
+    pub cors_regex: Vec<String>,
+    /// Extra static directories served at `/pages/<name>/`.
+    #[serde(default)]
+    pub custom_static: BTreeMap<String, String>,
+    /// Authentication.
+    #[serde(default)]
+    pub auth: AuthConfig,
+}
+
+impl FileConfig {
+    /// Parses a config file's text.
+    pub fn parse(text: &str, path: &Path) -> Result<FileConfig, ConfigError> {
+        toml::from_str(text).map_err(|error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        })
+    }
+
+    /// Reads `path`, first writing a file of commented-out defaults there if
+    /// it does not exist (as the reference does, so users find the keys).
+    pub fn load_or_create(path: &Path, testing: bool) -> Result<FileConfig, ConfigError> {
+        let io_error = |source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if !path.exists() {
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent).map_err(io_error)?;
+            }
+            fs::write(path, default_file_text(testing)).map_err(io_error)?;
+        }
+        let text = fs::read_to_string(path).map_err(io_error)?;
+        FileConfig::parse(&text, path)
+    }
+}
+
+/// The commented defaults written to a new config file.
+pub fn default_file_text(testing: bool) -> String {
+    let port = default_port(testing);
+    format!(
+        "### DEFAULT SETTINGS ###\n\
+         # Remove the leading '#' of a line to change a value.\n\
+         #address = \"127.0.0.1\"\n\
+         #port = {port}\n\
+         # Extra origins allowed to call the API from a browser, matched exactly.\n\
+         #cors = []\n\
+         # Extra allowed origins as regexes; each must match the whole origin.\n\
+         #cors_regex = []\n\
+         \n\
+         # Extra static folders, served at /pages/<name>/.\n\
+         #[custom_static]\n\
+         #my-page = \"/path/to/folder\"\n\
+         \n\
+         # Require 'Authorization: Bearer <api_key>' on /api/ requests.\n\
+         #[auth]\n\
+         #api_key = \"\"\n"
+    )
+}
+
+/// 5600, or 5666 in testing mode.
+pub fn default_port(testing: bool) -> u16 {
+    if testing {
+        5666
+    } else {
+        5600
+    }
+}
+
+/// Parses `--custom-static name=path,name2=path2`.
+pub fn parse_custom_static(spec: &str) -> Result<BTreeMap<String, PathBuf>, ConfigError> {
+    let mut map = BTreeMap::new();
+    for entry in spec.split(',').filter(|entry| !entry.trim().is_empty()) {
+        let (name, path) = entry.split_once('=').ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "custom static '{entry}': expected name=path (comma-separated)"
+            ))
+        })?;
+        map.insert(name.trim().to_string(), PathBuf::from(path.trim()));
+    }
+    Ok(map)
+}
+
+/// Resolves a bind address; `localhost` means 127.0.0.1.
+pub fn parse_address(text: &str) -> Result<IpAddr, ConfigError> {
+    if text.eq_ignore_ascii_case("localhost") {
+        return Ok(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    }
+    text.parse()
+        .map_err(|_| ConfigError::Invalid(format!("invalid bind address '{text}'")))
+}
+
+/// Everything the server needs to run, resolved from defaults, the config
+/// file and the command line.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to bind.
+    pub address: IpAddr,
+    /// Port to bind; 0 picks a free one (tests).
+    pub port: u16,
+    /// Testing mode (`info.testing`, extra CORS origins).
+    pub testing: bool,
+    /// Extra exact CORS origins.
+    pub cors: Vec<String>,
+    /// Extra CORS origin regexes (compiled anchored by the security gate).
+    pub cors_regex: Vec<String>,
+    /// `/pages/<name>/` directories.
+    pub custom_static: BTreeMap<String, PathBuf>,
+    /// The API key; `None` disables authentication.
+    pub api_key: Option<String>,
+    /// A built aw-webui to serve at `/`.
+    pub webpath: Option<PathBuf>,
+    /// The database file, shown on the status page.
+    pub db_path: PathBuf,
+    /// Host name reported by `/api/0/info` and used for `!local`.
+    pub hostname: String,
+    /// Device id reported by `/api/0/info` and used for `!local`.
+    pub device_id: String,
+    /// Rocket's own (per-request) logging.
+    pub verbose: bool,
+}
+
+impl Default for ServerConfig {
+    /// The configuration of a plain start: 127.0.0.1:5600, no extras.
+    fn default() -> ServerConfig {
+        ServerConfig {
+            address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: default_port(false),
+            testing: false,
+            cors: Vec::new(),
+            cors_regex: Vec::new(),
+            custom_static: BTreeMap::new(),
+            api_key: None,
+            webpath: None,
+            db_path: PathBuf::new(),
+            hostname: "localhost".to_string(),
+            device_id: "00000000-0000-0000-0000-000000000000".to_string(),
+            verbose: false,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Applies the config file over the defaults of the mode.
+    pub fn apply_file(&mut self, file: FileConfig) -> Result<(), ConfigError> {
+        if let Some(address) = &file.address {
+            self.address = parse_address(address)?;
+        }
+        self.port = file.port.unwrap_or(default_port(self.testing));
+        self.cors = file.cors;
+        self.cors_regex = file.cors_regex;
+        self.custom_static = file
+            .custom_static
+            .into_iter()
+            .map(|(name, path)| (name, PathBuf::from(path)))
+            .collect();
+        self.api_key = file.auth.api_key.filter(|key| !key.is_empty());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_config_file_parses() {
+        let text = r#"
+address = "0.0.0.0"
+port = 5601
+cors = ["http://example.com"]
+cors_regex = ["chrome-extension://.*"]
+[custom_static]
+aw-watcher-x = "/opt/x"
+[auth]
+api_key = "secret"
+"#;
+        let file = FileConfig::parse(text, Path::new("c.toml")).unwrap();
+        let mut config = ServerConfig::default();
+        config.apply_file(file).unwrap();
+        assert_eq!(config.address.to_string(), "0.0.0.0");
+        assert_eq!(config.port, 5601);
+        assert_eq!(config.cors, ["http://example.com"]);
+        assert_eq!(
+            config.custom_static["aw-watcher-x"],
+            PathBuf::from("/opt/x")
+        );
+        assert_eq!(config.api_key.as_deref(), Some("secret"));
+    }
+
+    #[test]
+    fn default_file_is_all_comments_and_parses_to_defaults() {
+        for testing in [false, true] {
+            let text = default_file_text(testing);
+            let file = FileConfig::parse(&text, Path::new("c.toml")).unwrap();
+            assert_eq!(file, FileConfig::default());
+            let mut config = ServerConfig {
+                testing,
+                ..ServerConfig::default()
+            };
+            config.apply_file(file).unwrap();
+            assert_eq!(config.port, default_port(testing));
+            assert_eq!(config.api_key, None);
+        }
+    }
+
+    #[test]
+    fn empty_api_key_disables_auth() {
+        let file = FileConfig::parse("[auth]\napi_key = \"\"\n", Path::new("c")).unwrap();
+        let mut config = ServerConfig::default();
+        config.apply_file(file).unwrap();
+        assert_eq!(config.api_key, None);
+    }
+
+    #[test]
+    fn load_or_create_writes_commented_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("config-testing.toml");
+        let file = FileConfig::load_or_create(&path, true).unwrap();
+        assert_eq!(file, FileConfig::default());
+        assert!(fs::read_to_string(&path).unwrap().contains("#port = 5666"));
+    }
+
+    #[test]
+    fn custom_static_and_address_parsing() {
+        let map = parse_custom_static("a=/x, b = /y ,").unwrap();
+        assert_eq!(map["a"], PathBuf::from("/x"));
+        assert_eq!(map["b"], PathBuf::from("/y"));
+        assert!(parse_custom_static("nopath").is_err());
+        assert_eq!(parse_address("localhost").unwrap().to_string(), "127.0.0.1");
+        assert!(parse_address("not an address").is_err());
+        assert!(FileConfig::parse("port = \"x\"", Path::new("c")).is_err());
+    }
+}

@@ -1,0 +1,103 @@
+//! Events of a bucket: listing, insertion, count, one event (spec §3.3).
+
+use aw_datastore::EventQuery;
+use aw_models::Event;
+use rocket::data::Data;
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{delete, get, post, State};
+
+use super::{blocking, limit_param, read_json, timestamp_param, Empty, JSON_LIMIT};
+use crate::error::ApiError;
+use crate::ServerState;
+
+/// Events newest first, selected and clipped by `start`/`end`, at most
+/// `limit` (see `limit_param` for the accepted values).
+#[get("/api/0/buckets/<bucket_id>/events?<start>&<end>&<limit>")]
+pub async fn list(
+    bucket_id: &str,
+    start: Option<&str>,
+    end: Option<&str>,
+    limit: Option<&str>,
+    state: &State<ServerState>,
+) -> Result<Json<Vec<Event>>, ApiError> {
+    let query = EventQuery {
+        start: timestamp_param("start", start)?,
+        end: timestamp_param("end", end)?,
+        limit: limit_param(limit)?,
+    };
+    let datastore = state.datastore.clone();
+    let bucket_id = bucket_id.to_string();
+    Ok(Json(
+        blocking(move || Ok(datastore.events(&bucket_id, query)?)).await?,
+    ))
+}
+
+/// Inserts an array of events (an event with an id of this bucket replaces
+/// it); answers the stored events with their ids.
+#[post("/api/0/buckets/<bucket_id>/events", data = "<body>")]
+pub async fn insert(
+    bucket_id: &str,
+    body: Data<'_>,
+    state: &State<ServerState>,
+) -> Result<Json<Vec<Event>>, ApiError> {
+    let events: Vec<Event> = read_json(body, JSON_LIMIT).await?;
+    let datastore = state.datastore.clone();
+    let bucket_id = bucket_id.to_string();
+    Ok(Json(
+        blocking(move || Ok(datastore.insert_events(&bucket_id, events)?)).await?,
+    ))
+}
+
+/// The number of events overlapping `start`/`end`, as a bare integer.
+#[get("/api/0/buckets/<bucket_id>/events/count?<start>&<end>")]
+pub async fn count(
+    bucket_id: &str,
+    start: Option<&str>,
+    end: Option<&str>,
+    state: &State<ServerState>,
+) -> Result<Json<u64>, ApiError> {
+    let start = timestamp_param("start", start)?;
+    let end = timestamp_param("end", end)?;
+    let datastore = state.datastore.clone();
+    let bucket_id = bucket_id.to_string();
+    Ok(Json(
+        blocking(move || Ok(datastore.count_events(&bucket_id, start, end)?)).await?,
+    ))
+}
+
+/// One event of the bucket; 404 if missing or in another bucket.
+#[get("/api/0/buckets/<bucket_id>/events/<event_id>")]
+pub async fn get(
+    bucket_id: &str,
+    event_id: &str,
+    state: &State<ServerState>,
+) -> Result<Json<Event>, ApiError> {
+    let event_id = parse_event_id(event_id)?;
+    let datastore = state.datastore.clone();
+    let bucket_id = bucket_id.to_string();
+    Ok(Json(
+        blocking(move || Ok(datastore.event(&bucket_id, event_id)?)).await?,
+    ))
+}
+
+/// Deletes one event; an id not in this bucket changes nothing (200 all
+/// the same). A body (aw-client sends `{}`) is ignored.
+#[delete("/api/0/buckets/<bucket_id>/events/<event_id>")]
+pub async fn delete(
+    bucket_id: &str,
+    event_id: &str,
+    state: &State<ServerState>,
+) -> Result<Empty, ApiError> {
+    let event_id = parse_event_id(event_id)?;
+    let datastore = state.datastore.clone();
+    let bucket_id = bucket_id.to_string();
+    blocking(move || Ok(datastore.delete_event(&bucket_id, event_id)?)).await?;
+    Ok(Empty(Status::Ok))
+}
+
+fn parse_event_id(text: &str) -> Result<i64, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::BadRequest(format!("Invalid event id '{text}': expected an integer"))
+    })
+}

@@ -1,0 +1,198 @@
+//! Export of one bucket or all of them (spec §3.5), streamed.
+//!
+//! The document `{"buckets": {<id>: {...bucket, "events": [...]}}}` is
+//! written page by page from `Datastore::events_page`, so an export of any
+//! size needs only one page of events in memory. The status line is sent
+//! before the events are read: a storage failure half-way can only end the
+//! body early, which leaves invalid JSON that no client will mistake for a
+//! complete export (and the failure is logged).
+
+use aw_datastore::{Datastore, DatastoreError};
+use aw_models::{Bucket, Event};
+use rocket::http::{ContentType, Header};
+use rocket::request::Request;
+use rocket::response::stream::ByteStream;
+use rocket::response::{self, Responder, Response};
+use rocket::{get, State};
+
+use super::blocking;
+use crate::error::ApiError;
+use crate::ServerState;
+
+/// Events read from the store per step.
+const PAGE_SIZE: usize = 1000;
+
+/// A streamed export document with its download file name.
+#[derive(Debug)]
+pub struct Export<S> {
+    filename: String,
+    body: ByteStream<S>,
+}
+
+impl<'r, S> Responder<'r, 'r> for Export<S>
+where
+    S: rocket::futures::Stream<Item = Vec<u8>> + Send + 'r,
+{
+    fn respond_to(self, request: &'r Request<'_>) -> response::Result<'r> {
+        Response::build_from(self.body.respond_to(request)?)
+            .header(ContentType::JSON)
+            .header(Header::new(
+                "Content-Disposition",
+                format!("attachment; filename={}", self.filename),
+            ))
+            .ok()
+    }
+}
+
+/// Every bucket with its events.
+#[get("/api/0/export")]
+pub async fn export_all(
+    state: &State<ServerState>,
+) -> Result<Export<impl rocket::futures::Stream<Item = Vec<u8>>>, ApiError> {
+    let datastore = state.datastore.clone();
+    let buckets = {
+        let datastore = datastore.clone();
+        blocking(move || Ok(datastore.buckets()?)).await?
+    };
+    Ok(Export {
+        filename: "aw-buckets-export.json".to_string(),
+        body: document(datastore, buckets.into_values().collect()),
+    })
+}
+
+/// One bucket with its events; 404 if it does not exist.
+#[get("/api/0/buckets/<bucket_id>/export")]
+pub async fn export_bucket(
+    bucket_id: &str,
+    state: &State<ServerState>,
+) -> Result<Export<impl rocket::futures::Stream<Item = Vec<u8>>>, ApiError> {
+    let datastore = state.datastore.clone();
+    let bucket = {
+        let datastore = datastore.clone();
+        let bucket_id = bucket_id.to_string();
+        blocking(move || Ok(datastore.bucket(&bucket_id)?)).await?
+    };
+    Ok(Export {
+        filename: format!("aw-bucket-export_{}.json", safe_filename(bucket_id)),
+        body: document(datastore, vec![bucket]),
+    })
+}
+
+/// The export document of `buckets`, a chunk at a time.
+fn document(
+    datastore: Datastore,
+    buckets: Vec<Bucket>,
+) -> ByteStream<impl rocket::futures::Stream<Item = Vec<u8>>> {
+    ByteStream! {
+        yield b"{\"buckets\":{".to_vec();
+        for (index, bucket) in buckets.into_iter().enumerate() {
+            let mut head = if index > 0 { b",".to_vec() } else { Vec::new() };
+            match bucket_head(&bucket) {
+                Ok(text) => head.extend_from_slice(text.as_bytes()),
+                Err(error) => {
+                    log::error!("Export of bucket '{}' failed: {error}", bucket.id);
+                    return;
+                }
+            }
+            yield head;
+            let mut after: Option<Event> = None;
+            loop {
+                let page = {
+                    let datastore = datastore.clone();
+                    let bucket_id = bucket.id.clone();
+                    let after = after.clone();
+                    blocking(move || Ok(datastore.events_page(&bucket_id, after.as_ref(), PAGE_SIZE)?)).await
+                };
+                let page = match page {
+                    Ok(page) => page,
+                    // Deleted while exporting: its events end here.
+                    Err(ApiError::Datastore(DatastoreError::NoSuchBucket(_))) => break,
+                    Err(error) => {
+                        log::error!("Export of bucket '{}' failed: {error}", bucket.id);
+                        return;
+                    }
+                };
+                let mut chunk = Vec::new();
+                for event in &page {
+                    if after.is_some() || !chunk.is_empty() {
+                        chunk.push(b',');
+                    }
+                    if let Err(error) = serde_json::to_writer(&mut chunk, event) {
+                        log::error!("Export of bucket '{}' failed: {error}", bucket.id);
+                        return;
+                    }
+                }
+                let last_page = page.len() < PAGE_SIZE;
+                after = page.into_iter().last();
+                yield chunk;
+                if last_page || after.is_none() {
+                    break;
+                }
+            }
+            yield b"]}".to_vec();
+        }
+        yield b"}}".to_vec();
+    }
+}
+
+/// `"<id>":{...bucket fields...,"events":[` for the streamed document.
+fn bucket_head(bucket: &Bucket) -> Result<String, serde_json::Error> {
+    let mut value = serde_json::to_value(bucket)?;
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("events");
+    }
+    let mut fields = serde_json::to_string(&value)?;
+    // Reopen the object to append the streamed events.
+    fields.pop();
+    let separator = if fields.len() > 1 { "," } else { "" };
+    Ok(format!(
+        "{}:{fields}{separator}\"events\":[",
+        serde_json::to_string(&bucket.id)?
+    ))
+}
+
+/// A bucket id as a safe file name: anything but ASCII letters, digits,
+/// `-`, `_` and `.` becomes `_`, so header values stay plain ASCII.
+fn safe_filename(bucket_id: &str) -> String {
+    bucket_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aw_models::{BucketMetadata, Data, Timestamp};
+
+    #[test]
+    fn bucket_head_reopens_the_bucket_object() {
+        let bucket = Bucket {
+            id: "b\"1".into(),
+            kind: "t".into(),
+            client: "c".into(),
+            hostname: "h".into(),
+            created: Some(Timestamp::from_nanos(0)),
+            data: Data::new(),
+            metadata: BucketMetadata::default(),
+            events: None,
+            last_updated: None,
+        };
+        let text = format!("{{{}]}}}}", bucket_head(&bucket).unwrap());
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["b\"1"]["events"], serde_json::json!([]));
+        assert_eq!(value["b\"1"]["type"], "t");
+    }
+
+    #[test]
+    fn file_names_are_sanitised() {
+        assert_eq!(safe_filename("aw-watcher_x.1"), "aw-watcher_x.1");
+        assert_eq!(safe_filename("a b/ü\"\r\n;"), "a_b______");
+    }
+}

@@ -1,0 +1,142 @@
+//! The one error type of the HTTP layer and its mapping to status codes.
+//!
+//! Every error response of the server, whether produced by a handler, by the
+//! security gate or by Rocket itself (through the catchers in `lib.rs`), has
+//! a JSON body `{"message": ...}`. Handlers return `Result<_, ApiError>` and
+//! use `?`; the table in [`ApiError::status`] is the only place that knows
+//! which failure becomes which status.
+
+use std::io::Cursor;
+
+use aw_datastore::DatastoreError;
+use aw_query::QueryError;
+use rocket::http::{ContentType, Status};
+use rocket::request::Request;
+use rocket::response::{self, Responder, Response};
+
+/// A failed request, as the client will see it.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request is malformed: bad JSON syntax, a bad query parameter.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The body is well-formed JSON of the wrong shape (missing field, wrong
+    /// type, a value out of range).
+    #[error("{0}")]
+    Unprocessable(String),
+    /// The resource does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The body is larger than the limit of the endpoint.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// Something broke on our side; the message is logged too.
+    #[error("{0}")]
+    Internal(String),
+    /// A storage failure or a refusal of the datastore.
+    #[error(transparent)]
+    Datastore(#[from] DatastoreError),
+    /// The query program failed (syntax, types, missing bucket...).
+    #[error(transparent)]
+    Query(#[from] QueryError),
+}
+
+impl ApiError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> Status {
+        match self {
+            ApiError::BadRequest(_) => Status::BadRequest,
+            ApiError::Unprocessable(_) => Status::UnprocessableEntity,
+            ApiError::NotFound(_) => Status::NotFound,
+            ApiError::PayloadTooLarge(_) => Status::PayloadTooLarge,
+            ApiError::Internal(_) => Status::InternalServerError,
+            ApiError::Datastore(error) => match error {
+                DatastoreError::NoSuchBucket(_) | DatastoreError::NoSuchEvent { .. } => {
+                    Status::NotFound
+                }
+                // Create answers 304 itself; anywhere else a clash is the
+                // client's doing.
+                DatastoreError::BucketExists(_) => Status::Conflict,
+                DatastoreError::InvalidInput(_) => Status::BadRequest,
+                // The store is shutting down: the client may retry later.
+                DatastoreError::Closed => Status::ServiceUnavailable,
+                DatastoreError::Storage(_) | DatastoreError::UnsupportedVersion(_) => {
+                    Status::InternalServerError
+                }
+            },
+            // The anchor answers 500 here (spec §12 B-7); a failed query is
+            // the client's program, so 400.
+            ApiError::Query(_) => Status::BadRequest,
+        }
+    }
+
+    /// Classifies a JSON body error: broken syntax or a truncated body is a
+    /// bad request (400), a well-formed body of the wrong shape is 422, as
+    /// the anchor answers.
+    pub fn from_json(error: &serde_json::Error) -> ApiError {
+        use serde_json::error::Category;
+        match error.classify() {
+            Category::Data => ApiError::Unprocessable(format!("Invalid request body: {error}")),
+            Category::Syntax | Category::Eof => {
+                ApiError::BadRequest(format!("Malformed JSON: {error}"))
+            }
+            Category::Io => ApiError::BadRequest(format!("Failed to read request body: {error}")),
+        }
+    }
+}
+
+impl<'r> Responder<'r, 'static> for ApiError {
+    fn respond_to(self, _request: &'r Request<'_>) -> response::Result<'static> {
+        let status = self.status();
+        if status.code >= 500 {
+            log::error!("{status}: {self}");
+        }
+        Ok(json_message(status, &self.to_string()))
+    }
+}
+
+/// A response with `status` and the body `{"message": message}`.
+pub fn json_message(status: Status, message: &str) -> Response<'static> {
+    let body = serde_json::json!({ "message": message }).to_string();
+    Response::build()
+        .status(status)
+        .header(ContentType::JSON)
+        .sized_body(body.len(), Cursor::new(body))
+        .finalize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_syntax_errors_are_400_and_shape_errors_422() {
+        let syntax = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        assert_eq!(ApiError::from_json(&syntax).status(), Status::BadRequest);
+        let shape = serde_json::from_str::<Vec<i64>>("{}").unwrap_err();
+        assert_eq!(
+            ApiError::from_json(&shape).status(),
+            Status::UnprocessableEntity
+        );
+    }
+
+    #[test]
+    fn datastore_errors_map_to_statuses() {
+        let cases = [
+            (DatastoreError::NoSuchBucket("b".into()), 404),
+            (
+                DatastoreError::NoSuchEvent {
+                    bucket_id: "b".into(),
+                    event_id: 1,
+                },
+                404,
+            ),
+            (DatastoreError::InvalidInput("x".into()), 400),
+            (DatastoreError::Closed, 503),
+            (DatastoreError::UnsupportedVersion(9), 500),
+        ];
+        for (error, code) in cases {
+            assert_eq!(ApiError::from(error).status().code, code);
+        }
+    }
+}

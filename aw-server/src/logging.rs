@@ -1,0 +1,62 @@
+//! Logging to stderr and to a file per start, in the reference's log
+//! folder (`dirs::log_dir`).
+//!
+//! At the default level there is no per-request logging: Rocket's own
+//! messages are limited to warnings unless `--verbose`. `RUST_LOG` (or the
+//! reference's `LOG_LEVEL`) overrides the level.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Writes every log line to stderr and to the log file (env_logger
+/// serialises the calls).
+struct Tee {
+    file: File,
+}
+
+impl Write for Tee {
+    fn write(&mut self, buffer: &[u8]) -> io::Result<usize> {
+        io::stderr().write_all(buffer)?;
+        // A full disk must not stop the server; stderr still has the line.
+        let _ = self.file.write_all(buffer);
+        Ok(buffer.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        let _ = self.file.flush();
+        io::stderr().flush()
+    }
+}
+
+/// Installs the logger; returns the log file's path.
+pub fn init(log_dir: &Path, testing: bool, verbose: bool) -> io::Result<PathBuf> {
+    let name = if testing {
+        "aw-server-rust-testing"
+    } else {
+        "aw-server-rust"
+    };
+    let stamp = chrono::Local::now().format("%Y-%m-%dT%H-%M-%S%z");
+    let path = log_dir.join(format!("{name}_{stamp}.log"));
+    let file = File::options().create(true).append(true).open(&path)?;
+
+    let default_level = if verbose { "debug" } else { "info" };
+    let mut builder = env_logger::Builder::new();
+    builder.parse_filters(default_level);
+    if !verbose {
+        // Rocket logs each request at info level under the `_` target.
+        builder.filter_module("rocket", log::LevelFilter::Warn);
+        builder.filter_module("_", log::LevelFilter::Warn);
+        builder.filter_module("hyper", log::LevelFilter::Warn);
+    }
+    if let Ok(filters) = std::env::var("LOG_LEVEL").or_else(|_| std::env::var("RUST_LOG")) {
+        builder.parse_filters(&filters);
+    }
+    builder
+        .format_timestamp_millis()
+        .write_style(env_logger::WriteStyle::Never)
+        .target(env_logger::Target::Pipe(Box::new(Tee { file })));
+    builder
+        .try_init()
+        .map_err(|error| io::Error::other(error.to_string()))?;
+    Ok(path)
+}

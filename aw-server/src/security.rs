@@ -1,0 +1,456 @@
+//! The security gate (spec §9): Host-header check, CORS and the API key.
+//!
+//! One request fairing decides, before routing, whether a request may reach
+//! a handler at all. It also canonicalises the path the router will see:
+//! segments are percent-decoded, empty segments (doubled or trailing slashes)
+//! dropped and the path re-encoded, so `/%61pi//0/buckets/` is routed *and*
+//! gated as `/api/0/buckets`. Because the gate and the router look at the
+//! same canonical path, encoding tricks cannot reach an API handler without
+//! passing the key check. Dot segments (`.`, `..`, also percent-encoded) are
+//! refused outright: no client sends them and they only serve traversal.
+//!
+//! A Rocket fairing cannot answer a request itself, so a refused request is
+//! rewritten to `GET` [`REJECTED_PATH`], whose route answers with the stored
+//! [`Rejection`]; the original handler never runs and the body is never
+//! read. The response fairing adds the CORS headers.
+//!
+//! What the handlers do with a request that passed is not this module's
+//! business; neither is static file resolution (`static_files.rs`).
+
+use std::collections::HashSet;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use regex::Regex;
+use rocket::fairing::{Fairing, Info, Kind};
+use rocket::http::uri::Origin;
+use rocket::http::{Header, Method, Status};
+use rocket::request::{FromRequest, Outcome, Request};
+use rocket::response::{self, Responder};
+use rocket::{Data, Orbit, Response, Rocket};
+
+use crate::config::{ConfigError, ServerConfig};
+use crate::error::json_message;
+
+/// Where refused requests are routed to.
+pub const REJECTED_PATH: &str = "/__aw-server/rejected";
+
+/// The aw-watcher-web extension of the Chrome web store.
+const CHROME_WEB_STORE_EXTENSION: &str = "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi";
+
+/// Why the gate refused a request; answered by the [`REJECTED_PATH`] route.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    status: Status,
+    message: String,
+}
+
+impl Rejection {
+    fn new(status: Status, message: impl Into<String>) -> Rejection {
+        Rejection {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for &'r Rejection {
+    type Error = ();
+
+    async fn from_request(request: &'r Request<'_>) -> Outcome<Self, ()> {
+        // Only requests the gate rewrote carry a rejection; anyone asking
+        // for the path directly gets a plain 404.
+        match request.local_cache(|| None::<Rejection>) {
+            Some(rejection) => Outcome::Success(rejection),
+            None => Outcome::Forward(Status::NotFound),
+        }
+    }
+}
+
+impl<'r> Responder<'r, 'static> for &'r Rejection {
+    fn respond_to(self, _request: &'r Request<'_>) -> response::Result<'static> {
+        Ok(json_message(self.status, &self.message))
+    }
+}
+
+/// Answers a request refused by the gate.
+#[rocket::get("/__aw-server/rejected")]
+pub fn rejected(rejection: &Rejection) -> &Rejection {
+    rejection
+}
+
+/// The CORS answer to an `OPTIONS` request that passed the gate: 200,
+/// empty; the response fairing adds the `Access-Control-*` headers.
+#[rocket::options("/<_..>")]
+pub fn preflight() -> crate::endpoints::Empty {
+    crate::endpoints::Empty(Status::Ok)
+}
+
+/// The `Origin` of a request the gate allowed, for the response fairing.
+#[derive(Debug, Clone, Default)]
+struct AllowedOrigin(Option<String>);
+
+/// Which browser origins may call the server.
+#[derive(Debug)]
+struct CorsPolicy {
+    exact: HashSet<String>,
+    regexes: Vec<Regex>,
+    testing: bool,
+}
+
+impl CorsPolicy {
+    fn allows(&self, origin: &str, port: u16) -> bool {
+        if origin == format!("http://127.0.0.1:{port}")
+            || origin == format!("http://localhost:{port}")
+        {
+            return true;
+        }
+        // Firefox gives every installation of an extension its own id.
+        if let Some(id) = origin.strip_prefix("moz-extension://") {
+            return !id.is_empty();
+        }
+        if origin == CHROME_WEB_STORE_EXTENSION {
+            return true;
+        }
+        if self.testing
+            && (origin == "http://127.0.0.1:27180"
+                || origin == "http://localhost:27180"
+                || origin
+                    .strip_prefix("chrome-extension://")
+                    .is_some_and(|id| !id.is_empty()))
+        {
+            return true;
+        }
+        self.exact.contains(origin) || self.regexes.iter().any(|regex| regex.is_match(origin))
+    }
+}
+
+/// The request fairing of this module; see the module docs.
+#[derive(Debug)]
+pub struct Gate {
+    host_check: bool,
+    cors: CorsPolicy,
+    api_key: Option<String>,
+    /// The port the server listens on, for its own origin; updated at
+    /// liftoff because port 0 binds a port chosen by the system.
+    port: AtomicU16,
+}
+
+impl Gate {
+    /// A gate for `config`; fails on an invalid `cors_regex`.
+    pub fn new(config: &ServerConfig) -> Result<Gate, ConfigError> {
+        let regexes = config
+            .cors_regex
+            .iter()
+            .map(|pattern| {
+                // Anchored: an unanchored `example\.com` would also allow
+                // `http://example.com.evil.net`.
+                Regex::new(&format!("^(?:{pattern})$")).map_err(|error| {
+                    ConfigError::Invalid(format!("invalid cors_regex '{pattern}': {error}"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Gate {
+            host_check: host_check_applies(config.address),
+            cors: CorsPolicy {
+                exact: config.cors.iter().cloned().collect(),
+                regexes,
+                testing: config.testing,
+            },
+            api_key: config.api_key.clone().filter(|key| !key.is_empty()),
+            port: AtomicU16::new(config.port),
+        })
+    }
+
+    /// Decides on a request; `Ok` carries the canonical path segments.
+    fn check(&self, request: &Request<'_>) -> Result<Vec<String>, Rejection> {
+        if self.host_check && !host_is_local(request) {
+            return Err(Rejection::new(Status::BadRequest, "Host header is invalid"));
+        }
+        let segments = canonical_segments(request)?;
+
+        let origin = single_header(request, "Origin")?;
+        if let Some(origin) = origin {
+            if !self.cors.allows(origin, self.port.load(Ordering::Relaxed)) {
+                return Err(Rejection::new(
+                    Status::Forbidden,
+                    format!("Cross-origin request from origin '{origin}' is not allowed"),
+                ));
+            }
+            if request.method() == Method::Options {
+                let wanted = single_header(request, "Access-Control-Request-Method")?;
+                if let Some(method) = wanted {
+                    if !["GET", "POST", "DELETE"].contains(&method) {
+                        return Err(Rejection::new(
+                            Status::Forbidden,
+                            format!("Cross-origin method '{method}' is not allowed"),
+                        ));
+                    }
+                }
+            }
+            request.local_cache(|| AllowedOrigin(Some(origin.to_string())));
+        }
+
+        if let Some(key) = &self.api_key {
+            if needs_key(request.method(), &segments) && !bearer_matches(request, key) {
+                return Err(Rejection::new(
+                    Status::Unauthorized,
+                    "Missing or invalid API key. Send the key of the server's config \
+                     file as 'Authorization: Bearer <api_key>'.",
+                ));
+            }
+        }
+        Ok(segments)
+    }
+}
+
+#[rocket::async_trait]
+impl Fairing for Gate {
+    fn info(&self) -> Info {
+        Info {
+            name: "security gate (host, CORS, API key)",
+            kind: Kind::Request | Kind::Response | Kind::Liftoff,
+        }
+    }
+
+    async fn on_liftoff(&self, rocket: &Rocket<Orbit>) {
+        self.port.store(rocket.config().port, Ordering::Relaxed);
+    }
+
+    async fn on_request(&self, request: &mut Request<'_>, _data: &mut Data<'_>) {
+        let canonical = match self.check(request) {
+            Ok(segments) => canonical_uri(&segments, request.uri().query().map(|q| q.as_str())),
+            Err(rejection) => {
+                request.local_cache(|| Some(rejection));
+                None
+            }
+        };
+        match canonical {
+            Some(uri) => request.set_uri(uri),
+            None => {
+                // A no-op when the gate already stored its reason; otherwise
+                // the canonical path did not parse (it always should) and
+                // the request is refused rather than routed unchecked.
+                request.local_cache(|| {
+                    Some(Rejection::new(Status::BadRequest, "Invalid request path"))
+                });
+                request.set_method(Method::Get);
+                request.set_uri(
+                    Origin::parse(REJECTED_PATH).expect("REJECTED_PATH is a valid origin URI"),
+                );
+            }
+        }
+    }
+
+    async fn on_response<'r>(&self, request: &'r Request<'_>, response: &mut Response<'r>) {
+        let AllowedOrigin(Some(origin)) = request.local_cache(AllowedOrigin::default) else {
+            return;
+        };
+        response.set_header(Header::new("Access-Control-Allow-Origin", origin.clone()));
+        response.adjoin_header(Header::new("Vary", "Origin"));
+        if request.method() == Method::Options {
+            response.set_header(Header::new(
+                "Access-Control-Allow-Methods",
+                "GET, DELETE, POST",
+            ));
+            if let Some(headers) = request.headers().get_one("Access-Control-Request-Headers") {
+                response.set_header(Header::new(
+                    "Access-Control-Allow-Headers",
+                    headers.to_string(),
+                ));
+            }
+            response.set_header(Header::new("Access-Control-Max-Age", "3600"));
+        }
+    }
+}
+
+/// The DNS-rebinding check applies when bound to a loopback address.
+fn host_check_applies(address: IpAddr) -> bool {
+    address.is_loopback()
+}
+
+/// Exactly one `Host` header naming this machine by loopback name.
+fn host_is_local(request: &Request<'_>) -> bool {
+    let mut hosts = request.headers().get("Host");
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return false;
+    };
+    let Some(name) = strip_port(host) else {
+        return false;
+    };
+    name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]"
+}
+
+/// `name` of `name[:port]`, `None` if the port is not a number.
+fn strip_port(host: &str) -> Option<&str> {
+    let (name, port) = if host.starts_with('[') {
+        let end = host.find(']')? + 1;
+        (&host[..end], host[end..].strip_prefix(':'))
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        }
+    };
+    match port {
+        Some(port) if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) => None,
+        _ => Some(name),
+    }
+}
+
+/// The value of a header that must not be repeated; `Err` if it is.
+fn single_header<'r>(request: &'r Request<'_>, name: &str) -> Result<Option<&'r str>, Rejection> {
+    let mut values = request.headers().get(name);
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(Rejection::new(
+            Status::BadRequest,
+            format!("Repeated '{name}' header"),
+        ));
+    }
+    Ok(first)
+}
+
+/// The decoded, non-empty path segments; dot segments are refused.
+fn canonical_segments(request: &Request<'_>) -> Result<Vec<String>, Rejection> {
+    let mut segments = Vec::new();
+    for raw in request.uri().path().raw_segments() {
+        if raw.is_empty() {
+            continue;
+        }
+        let decoded = raw
+            .percent_decode()
+            .map_err(|_| Rejection::new(Status::BadRequest, "Invalid path: not UTF-8"))?;
+        if decoded == "." || decoded == ".." {
+            return Err(Rejection::new(
+                Status::BadRequest,
+                "Invalid path: '.' and '..' segments are not allowed",
+            ));
+        }
+        segments.push(decoded.into_owned());
+    }
+    Ok(segments)
+}
+
+/// `/seg/seg?query` with every segment percent-encoded.
+fn canonical_uri(segments: &[String], query: Option<&str>) -> Option<Origin<'static>> {
+    let mut text = String::new();
+    for segment in segments {
+        text.push('/');
+        text.push_str(&encode_segment(segment));
+    }
+    if text.is_empty() {
+        text.push('/');
+    }
+    if let Some(query) = query {
+        text.push('?');
+        text.push_str(query);
+    }
+    Origin::parse_owned(text).ok()
+}
+
+/// Percent-encodes all but RFC 3986 unreserved characters and the
+/// sub-delimiters that are plain data in a path segment.
+fn encode_segment(segment: &str) -> String {
+    let mut encoded = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&byte) {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
+
+/// Whether the API key is required: every `/api/` path except
+/// `GET /api/0/info` and every preflight.
+fn needs_key(method: Method, segments: &[String]) -> bool {
+    let is_api = segments
+        .first()
+        .is_some_and(|first| first.eq_ignore_ascii_case("api"));
+    if !is_api || method == Method::Options {
+        return false;
+    }
+    let is_info = segments.len() == 3 && segments[1] == "0" && segments[2] == "info";
+    !(is_info && matches!(method, Method::Get | Method::Head))
+}
+
+/// `Authorization: Bearer <key>`, exactly one header, compared in constant
+/// time.
+fn bearer_matches(request: &Request<'_>, key: &str) -> bool {
+    let mut values = request.headers().get("Authorization");
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Some(given) = value.strip_prefix("Bearer ") else {
+        return false;
+    };
+    constant_time_eq(given.as_bytes(), key.as_bytes())
+}
+
+fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    // The length is not secret; the content is compared without early exit.
+    given.len() == expected.len()
+        && given
+            .iter()
+            .zip(expected)
+            .fold(0u8, |difference, (a, b)| difference | (a ^ b))
+            == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocket::http::RawStr;
+
+    fn decode(raw: &str) -> String {
+        RawStr::new(raw).percent_decode_lossy().into_owned()
+    }
+
+    #[test]
+    fn ports_are_stripped_from_hosts() {
+        assert_eq!(strip_port("localhost:5600"), Some("localhost"));
+        assert_eq!(strip_port("127.0.0.1"), Some("127.0.0.1"));
+        assert_eq!(strip_port("[::1]:5600"), Some("[::1]"));
+        assert_eq!(strip_port("localhost:"), None);
+        assert_eq!(strip_port("localhost:x"), None);
+        assert_eq!(strip_port("[::1"), None);
+    }
+
+    #[test]
+    fn segments_round_trip_through_encoding() {
+        for segment in [
+            "a b",
+            "x/y",
+            "ü☃",
+            "%",
+            "a?b#c",
+            "semi;colon",
+            "back\\slash",
+        ] {
+            assert_eq!(decode(&encode_segment(segment)), segment);
+            assert!(!encode_segment(segment).contains('/'));
+        }
+    }
+
+    #[test]
+    fn key_is_needed_on_api_paths_but_info_and_preflight() {
+        let path = |p: &str| p.split('/').map(String::from).collect::<Vec<_>>();
+        assert!(needs_key(Method::Get, &path("api/0/buckets")));
+        assert!(needs_key(Method::Post, &path("API/0/buckets")));
+        assert!(needs_key(Method::Post, &path("api/0/info")));
+        assert!(!needs_key(Method::Get, &path("api/0/info")));
+        assert!(!needs_key(Method::Options, &path("api/0/buckets")));
+        assert!(!needs_key(Method::Get, &path("css/app.css")));
+        assert!(!needs_key(Method::Get, &[]));
+    }
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(constant_time_eq(b"key", b"key"));
+        assert!(!constant_time_eq(b"key", b"kez"));
+        assert!(!constant_time_eq(b"ke", b"key"));
+    }
+}
