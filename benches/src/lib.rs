@@ -1,1 +1,2 @@
 //! Dataset generators and fixtures shared by the benchmarks.
+pub mod dataset;
