@@ -1,0 +1,657 @@
+//! The HTTP benchmark: every scenario of the workload against one or more
+//! server binaries, in one run.
+//!
+//! ```text
+//! cargo build --release -p aw-server -p aw-benches
+//! target/release/load                                   # target/release/aw-server
+//! target/release/load --server old=/tmp/aw-old --server new=target/release/aw-server
+//! ```
+//!
+//! Each server gets its own temporary database, imports the generated
+//! dataset (one request per bucket), is restarted once to time startup on
+//! the full database, and then runs every scenario. With several servers the
+//! scenarios alternate between them round by round, so drift of this shared
+//! machine hits all of them alike, and the table ends with the p50 ratio of
+//! each server to the first. Every loop is bounded in requests and time.
+//! Query periods move from request to request, so no answer is served twice.
+
+use std::fs;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use aw_benches::dashboard::{self, DashboardBuckets};
+use aw_benches::dataset::{self, DatasetSpec};
+use aw_benches::http;
+use aw_benches::server::ServerProcess;
+use aw_benches::stats::Measurement;
+use aw_models::{Duration as AwDuration, Timestamp};
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+
+/// Runs the HTTP benchmark and prints a table; writes the figures as JSON.
+#[derive(Debug, Parser)]
+struct Args {
+    /// `LABEL=PATH` of a server binary; repeat to compare (ratios are to the first).
+    #[arg(long = "server", value_parser = parse_server)]
+    servers: Vec<(String, PathBuf)>,
+    /// Days of history in the dataset.
+    #[arg(long, default_value_t = 365)]
+    days: u32,
+    /// Rounds per scenario and server (samples of a round are pooled).
+    #[arg(long, default_value_t = 2)]
+    rounds: u32,
+    /// Fewer requests per scenario, for a quick look.
+    #[arg(long)]
+    quick: bool,
+    /// Only scenarios whose name contains this text.
+    #[arg(long)]
+    only: Option<String>,
+    /// Where to write the JSON results.
+    #[arg(long, default_value = "target/bench/load.json")]
+    json: PathBuf,
+}
+
+fn parse_server(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((label, path)) => Ok((label.to_string(), PathBuf::from(path))),
+        None => Ok((text.to_string(), PathBuf::from(text))),
+    }
+}
+
+const DAY: i64 = 86_400;
+
+/// What a scenario needs to know about the data.
+struct Workload {
+    spec: DatasetSpec,
+    buckets: DashboardBuckets,
+    quick: bool,
+}
+
+impl Workload {
+    fn window_events_url(&self, server: &ServerProcess) -> String {
+        format!(
+            "{}/api/0/buckets/{}/events",
+            server.url(),
+            self.buckets.window
+        )
+    }
+
+    /// Day `back` days before the last day of the history.
+    fn recent_day(&self, back: u32) -> Timestamp {
+        self.spec.day_start(
+            self.spec
+                .days
+                .saturating_sub(1 + back % self.spec.days.max(1)),
+        )
+    }
+
+    fn count(&self, full: usize) -> usize {
+        if self.quick {
+            full.div_ceil(5).max(2)
+        } else {
+            full
+        }
+    }
+
+    fn query_body(&self, program: &[String], periods: &[(Timestamp, Timestamp)]) -> Vec<u8> {
+        let periods: Vec<String> = periods.iter().map(|(s, e)| format!("{s}/{e}")).collect();
+        serde_json::to_vec(&json!({"timeperiods": periods, "query": program})).unwrap_or_default()
+    }
+}
+
+fn plus_days(start: Timestamp, days: i64) -> Timestamp {
+    start.saturating_add(AwDuration::from_secs(days * DAY))
+}
+
+/// Runs a scenario once on one server.
+type RunScenario = Box<dyn Fn(&Workload, &ServerProcess) -> Measurement>;
+
+/// One benchmark row.
+struct Scenario {
+    name: &'static str,
+    /// The reference server's p50 (or throughput) from the workload description.
+    reference: &'static str,
+    run: RunScenario,
+}
+
+/// Runs `request(i)` sequentially on one connection, at most `max` times or
+/// for `budget`, and measures each.
+fn sequential(
+    server: &ServerProcess,
+    max: usize,
+    budget: Duration,
+    request: impl Fn(&ureq::Agent, usize) -> Option<http::Reply>,
+) -> Measurement {
+    let agent = http::agent();
+    let cpu_before = server.cpu_time();
+    let started = Instant::now();
+    let mut measurement = Measurement::default();
+    for index in 0..max {
+        if index > 0 && started.elapsed() > budget {
+            break;
+        }
+        let sent = Instant::now();
+        let reply = request(&agent, index);
+        measurement.latencies.push(sent.elapsed());
+        if !reply.is_some_and(|reply| (200..300).contains(&reply.status)) {
+            measurement.failures += 1;
+        }
+    }
+    measurement.wall = started.elapsed();
+    measurement.server_cpu = server.cpu_time().saturating_sub(cpu_before);
+    measurement
+}
+
+/// `clients` threads each running `request` like [`sequential`].
+fn parallel(
+    server: &ServerProcess,
+    clients: usize,
+    max_each: usize,
+    budget: Duration,
+    request: &(dyn Fn(&ureq::Agent, usize) -> Option<http::Reply> + Sync),
+) -> Measurement {
+    let cpu_before = server.cpu_time();
+    let started = Instant::now();
+    let parts: Vec<Measurement> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|client| {
+                scope.spawn(move || {
+                    let agent = http::agent();
+                    let mut part = Measurement::default();
+                    for index in 0..max_each {
+                        if index > 0 && started.elapsed() > budget {
+                            break;
+                        }
+                        let sent = Instant::now();
+                        let reply = request(&agent, client * 1_000 + index);
+                        part.latencies.push(sent.elapsed());
+                        if !reply.is_some_and(|reply| (200..300).contains(&reply.status)) {
+                            part.failures += 1;
+                        }
+                    }
+                    part
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut measurement = Measurement::default();
+    for part in parts {
+        measurement.absorb(part);
+    }
+    measurement.wall = started.elapsed();
+    measurement.server_cpu = server.cpu_time().saturating_sub(cpu_before);
+    measurement
+}
+
+fn get(agent: &ureq::Agent, url: &str) -> Option<http::Reply> {
+    http::get(agent, url).ok()
+}
+
+fn range_url(base: &str, start: Timestamp, end: Timestamp) -> String {
+    format!("{base}?start={start}&end={end}&limit=-1")
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let mut list: Vec<Scenario> = Vec::new();
+    let mut add = |name, reference, run: RunScenario| {
+        list.push(Scenario {
+            name,
+            reference,
+            run,
+        })
+    };
+
+    add(
+        "GET /api/0/buckets/",
+        "0.19 ms",
+        Box::new(|w, s| {
+            let url = format!("{}/api/0/buckets/", s.url());
+            sequential(s, w.count(1_000), Duration::from_secs(5), |a, _| {
+                get(a, &url)
+            })
+        }),
+    );
+    for (name, reference, limit, count) in [
+        ("events limit=100", "0.36 ms", 100, 500),
+        ("events limit=1000", "1.8 ms", 1_000, 200),
+        ("events limit=10000", "16.9 ms", 10_000, 50),
+    ] {
+        add(
+            name,
+            reference,
+            Box::new(move |w, s| {
+                let url = format!("{}?limit={limit}", w.window_events_url(s));
+                sequential(s, w.count(count), Duration::from_secs(8), |a, _| {
+                    get(a, &url)
+                })
+            }),
+        );
+    }
+    for (name, reference, days, count, mid) in [
+        ("events 1-day range", "20.4 ms", 1, 200, false),
+        ("events 1-week range", "26.1 ms", 7, 100, false),
+        ("events 1-month range", "62.8 ms", 30, 40, false),
+        ("events 1-week range mid-history", "17.6 ms", 7, 100, true),
+    ] {
+        add(
+            name,
+            reference,
+            Box::new(move |w, s| {
+                let base = w.window_events_url(s);
+                sequential(s, w.count(count), Duration::from_secs(8), |a, i| {
+                    let start = if mid {
+                        w.spec.day_start(w.spec.days / 2 + (i % 30) as u32)
+                    } else {
+                        w.recent_day(days as u32 - 1 + (i % 60) as u32)
+                    };
+                    get(a, &range_url(&base, start, plus_days(start, days)))
+                })
+            }),
+        );
+    }
+    add(
+        "events/count full bucket",
+        "16.2 ms",
+        Box::new(|w, s| {
+            let url = format!("{}/count", w.window_events_url(s));
+            sequential(s, w.count(200), Duration::from_secs(5), |a, _| get(a, &url))
+        }),
+    );
+    for (name, reference, days, count) in [
+        ("dashboard query 1 day", "28.7 ms", 1_i64, 60),
+        ("dashboard query 1 week", "52.5 ms", 7, 30),
+        ("dashboard query 1 month", "214 ms", 30, 12),
+        ("dashboard query 1 year", "2,983 ms", 365, 4),
+    ] {
+        add(
+            name,
+            reference,
+            Box::new(move |w, s| {
+                let url = format!("{}/api/0/query/", s.url());
+                let program = dashboard::full_desktop_query(&w.buckets);
+                let mut measurement =
+                    sequential(s, w.count(count), Duration::from_secs(20), |a, i| {
+                        // Ends move back a day per request: every answer is new.
+                        let end = plus_days(w.spec.end(), -(i as i64));
+                        let body = w.query_body(&program, &[(plus_days(end, -days), end)]);
+                        http::post_json(a, &url, &body).ok()
+                    });
+                if days == 365 {
+                    let (_, peak) = s.memory();
+                    measurement
+                        .extra
+                        .push(("peak_rss_mb".into(), peak as f64 / 1e6));
+                }
+                measurement
+            }),
+        );
+    }
+    add(
+        "browser query 1 week",
+        "136 ms",
+        Box::new(|w, s| {
+            let url = format!("{}/api/0/query/", s.url());
+            let program = dashboard::browser_query(&w.buckets);
+            sequential(s, w.count(30), Duration::from_secs(10), |a, i| {
+                let start = w.recent_day(6 + i as u32);
+                let body = w.query_body(&program, &[(start, plus_days(start, 7))]);
+                http::post_json(a, &url, &body).ok()
+            })
+        }),
+    );
+    add(
+        "7 one-day periods in one request",
+        "174 ms",
+        Box::new(|w, s| {
+            let url = format!("{}/api/0/query/", s.url());
+            let program = dashboard::full_desktop_query(&w.buckets);
+            sequential(s, w.count(30), Duration::from_secs(10), |a, i| {
+                let first = w.recent_day(6 + 7 * i as u32);
+                let periods: Vec<_> = (0..7)
+                    .map(|d| (plus_days(first, d), plus_days(first, d + 1)))
+                    .collect();
+                http::post_json(a, &url, &w.query_body(&program, &periods)).ok()
+            })
+        }),
+    );
+    add(
+        "8 clients: 1-day queries (req/s)",
+        "37/s",
+        Box::new(|w, s| {
+            let url = format!("{}/api/0/query/", s.url());
+            let program = dashboard::full_desktop_query(&w.buckets);
+            parallel(s, 8, w.count(40), Duration::from_secs(10), &|a, i| {
+                let start = w.recent_day((i % 300) as u32);
+                let body = w.query_body(&program, &[(start, plus_days(start, 1))]);
+                http::post_json(a, &url, &body).ok()
+            })
+        }),
+    );
+    add(
+        "8 clients: 1-day event ranges (req/s)",
+        "48/s",
+        Box::new(|w, s| {
+            let base = w.window_events_url(s);
+            parallel(s, 8, w.count(60), Duration::from_secs(10), &|a, i| {
+                let start = w.recent_day((i % 300) as u32);
+                get(a, &range_url(&base, start, plus_days(start, 1)))
+            })
+        }),
+    );
+    for (name, reference, distinct) in [
+        ("heartbeats, distinct data (req/s)", "3.8k/s", true),
+        ("heartbeats, merging data (req/s)", "4.7k/s", false),
+    ] {
+        add(
+            name,
+            reference,
+            Box::new(move |w, s| {
+                let bucket = format!("bench-heartbeat-{}", unique());
+                let url = create_bucket(s, &bucket);
+                let start = plus_days(w.spec.end(), 30);
+                sequential(s, w.count(5_000), Duration::from_secs(5), |a, i| {
+                    let timestamp = start.saturating_add(AwDuration::from_secs(i as i64));
+                    let data = if distinct {
+                        json!({"n": i})
+                    } else {
+                        json!({"app": "bench"})
+                    };
+                    let body = json!({"timestamp": timestamp, "duration": 0, "data": data});
+                    http::post_json(a, &url, body.to_string().as_bytes()).ok()
+                })
+            }),
+        );
+    }
+    add(
+        "heartbeat every 20 ms while 1-year queries loop",
+        "p50 0.9, max 3,300-4,100 ms",
+        Box::new(|w, s| {
+            let bucket = format!("bench-heartbeat-{}", unique());
+            let heartbeat_url = create_bucket(s, &bucket);
+            let query_url = format!("{}/api/0/query/", s.url());
+            let program = dashboard::full_desktop_query(&w.buckets);
+            let stop = AtomicBool::new(false);
+            let start = plus_days(w.spec.end(), 60);
+            std::thread::scope(|scope| {
+                let queries = scope.spawn(|| {
+                    let agent = http::agent();
+                    let mut shift = 0;
+                    while !stop.load(Ordering::Relaxed) && shift < 500 {
+                        let end = plus_days(w.spec.end(), -shift);
+                        let body = w.query_body(&program, &[(plus_days(end, -365), end)]);
+                        let _ = http::post_json(&agent, &query_url, &body);
+                        shift += 1;
+                    }
+                });
+                let measurement = sequential(s, w.count(500), Duration::from_secs(12), |a, i| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    let timestamp = start.saturating_add(AwDuration::from_secs(i as i64));
+                    let body =
+                        json!({"timestamp": timestamp, "duration": 0, "data": {"app": "bench"}});
+                    http::post_json(a, &heartbeat_url, body.to_string().as_bytes()).ok()
+                });
+                stop.store(true, Ordering::Relaxed);
+                let _ = queries.join();
+                measurement
+            })
+        }),
+    );
+    list
+}
+
+fn unique() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// Creates a bucket and returns its heartbeat URL.
+fn create_bucket(server: &ServerProcess, bucket: &str) -> String {
+    let agent = http::agent();
+    let body = json!({"type": "bench", "client": "aw-bench", "hostname": "benchhost"});
+    let url = format!("{}/api/0/buckets/{bucket}", server.url());
+    let _ = http::post_json(&agent, &url, body.to_string().as_bytes());
+    format!("{url}/heartbeat?pulsetime=2")
+}
+
+/// Imports the dataset (one request per bucket) and restarts the server on
+/// the full database; returns the import and startup rows.
+fn load_dataset(
+    server: &mut ServerProcess,
+    documents: &[Vec<u8>],
+) -> io::Result<(Measurement, Measurement)> {
+    let agent = http::agent();
+    let url = format!("{}/api/0/import", server.url());
+    let cpu_before = server.cpu_time();
+    let started = Instant::now();
+    let mut import = Measurement::default();
+    for document in documents {
+        let sent = Instant::now();
+        let reply = http::post_json(&agent, &url, document).map_err(io::Error::other)?;
+        import.latencies.push(sent.elapsed());
+        if reply.status != 200 {
+            return Err(io::Error::other(format!(
+                "{}: import answered {}: {}",
+                server.label,
+                reply.status,
+                String::from_utf8_lossy(&reply.body)
+            )));
+        }
+    }
+    import.wall = started.elapsed();
+    import.server_cpu = server.cpu_time().saturating_sub(cpu_before);
+    let (_, peak) = server.memory();
+    import
+        .extra
+        .push(("total_s".into(), import.wall.as_secs_f64()));
+    import.extra.push(("peak_rss_mb".into(), peak as f64 / 1e6));
+    let mut startup = Measurement::default();
+    for _ in 0..3 {
+        let took = server.restart()?;
+        startup.latencies.push(took);
+        startup.wall += took;
+    }
+    let (rss, _) = server.memory();
+    startup.extra.push(("idle_rss_mb".into(), rss as f64 / 1e6));
+    Ok((import, startup))
+}
+
+fn progress(total: u64, what: &str) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {what} {{msg}} ({{elapsed}}, eta {{eta}})");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn main() -> io::Result<()> {
+    let mut args = Args::parse();
+    if args.servers.is_empty() {
+        args.servers
+            .push(("current".into(), PathBuf::from("target/release/aw-server")));
+    }
+    let spec = DatasetSpec::with_days(args.days);
+    eprintln!("Generating {} days of history...", spec.days);
+    let data = dataset::generate(&spec, |_| {});
+    let events = data.len();
+    let documents: Vec<Vec<u8>> = dataset::buckets(&spec, data)
+        .into_iter()
+        .map(|bucket| {
+            let mut document = Vec::new();
+            dataset::write_export(&[bucket], &mut document, |_| {}).map(|()| document)
+        })
+        .collect::<io::Result<_>>()?;
+    let workload = Workload {
+        buckets: DashboardBuckets {
+            window: spec.window_bucket(),
+            afk: spec.afk_bucket(),
+            chrome: spec.web_bucket(),
+        },
+        spec,
+        quick: args.quick,
+    };
+
+    let mut servers = Vec::new();
+    let mut rows: Vec<(String, String, Vec<Measurement>)> = Vec::new();
+    let mut import_row = Vec::new();
+    let mut startup_row = Vec::new();
+    for (label, binary) in &args.servers {
+        eprintln!(
+            "Starting {label} ({}) and importing {events} events...",
+            binary.display()
+        );
+        let mut server = ServerProcess::start(label, binary)?;
+        let (import, startup) = load_dataset(&mut server, &documents)?;
+        import_row.push(import);
+        startup_row.push(startup);
+        servers.push(server);
+    }
+    rows.push((
+        "import of the dataset (3 requests)".into(),
+        "3.3-6.8 s, 0.6-1.0 GB".into(),
+        import_row,
+    ));
+    rows.push((
+        "startup on the full database".into(),
+        "58-79 ms".into(),
+        startup_row,
+    ));
+
+    let selected: Vec<Scenario> = scenarios()
+        .into_iter()
+        .filter(|s| {
+            args.only
+                .as_ref()
+                .is_none_or(|only| s.name.contains(only.as_str()))
+        })
+        .collect();
+    let bar = progress(
+        (selected.len() * servers.len()) as u64 * u64::from(args.rounds),
+        "runs",
+    );
+    for scenario in &selected {
+        let mut per_server = vec![Measurement::default(); servers.len()];
+        for _ in 0..args.rounds {
+            for (index, server) in servers.iter().enumerate() {
+                bar.set_message(format!("{} on {}", scenario.name, server.label));
+                per_server[index].absorb((scenario.run)(&workload, server));
+                bar.inc(1);
+            }
+        }
+        rows.push((
+            scenario.name.to_string(),
+            scenario.reference.to_string(),
+            per_server,
+        ));
+    }
+    bar.finish_and_clear();
+    for server in &mut servers {
+        server.stop()?;
+    }
+
+    print_table(&servers, &rows);
+    write_json(&args, &workload, &servers, &rows)
+}
+
+fn print_table(servers: &[ServerProcess], rows: &[(String, String, Vec<Measurement>)]) {
+    let mut out = io::stdout().lock();
+    let mut header = format!("{:<50} {:>28}", "scenario", "reference");
+    for server in servers {
+        header += &format!(
+            " | {:>9} {:>9} {:>9} {:>8}",
+            format!("{} p50", server.label),
+            "p95",
+            "req/s",
+            "cpu/req"
+        );
+    }
+    if servers.len() > 1 {
+        header += " | p50 ratio to first";
+    }
+    let _ = writeln!(out, "{header}");
+    for (name, reference, measurements) in rows {
+        let mut line = format!("{name:<50} {reference:>28}");
+        for measurement in measurements {
+            line += &format!(
+                " | {:>9.3} {:>9.3} {:>9.1} {:>8.3}",
+                measurement.quantile_ms(0.5),
+                measurement.quantile_ms(0.95),
+                measurement.throughput(),
+                measurement.cpu_ms_per_request()
+            );
+        }
+        if let Some(first) = measurements.first() {
+            for other in &measurements[1..] {
+                line += &format!(" | {:.2}", other.quantile_ms(0.5) / first.quantile_ms(0.5));
+            }
+        }
+        let extras: Vec<String> = measurements
+            .iter()
+            .flat_map(|m| m.extra.iter())
+            .map(|(k, v)| format!("{k}={v:.1}"))
+            .chain(
+                measurements
+                    .iter()
+                    .filter(|m| m.failures > 0)
+                    .map(|m| format!("FAILURES={}", m.failures)),
+            )
+            .chain(
+                // Rows whose tail matters report it.
+                measurements
+                    .iter()
+                    .filter(|_| name.starts_with("heartbeat every"))
+                    .map(|m| {
+                        format!(
+                            "p99={:.1} max={:.1}",
+                            m.quantile_ms(0.99),
+                            m.quantile_ms(1.0)
+                        )
+                    }),
+            )
+            .collect();
+        if !extras.is_empty() {
+            line += &format!("  [{}]", extras.join(", "));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+fn write_json(
+    args: &Args,
+    workload: &Workload,
+    servers: &[ServerProcess],
+    rows: &[(String, String, Vec<Measurement>)],
+) -> io::Result<()> {
+    let results: Vec<Value> = rows
+        .iter()
+        .map(|(name, reference, measurements)| {
+            let by_server: serde_json::Map<String, Value> = servers
+                .iter()
+                .zip(measurements)
+                .map(|(server, m)| (server.label.clone(), m.to_json()))
+                .collect();
+            json!({"scenario": name, "reference": reference, "servers": by_server})
+        })
+        .collect();
+    let document = json!({
+        "days": workload.spec.days,
+        "rounds": args.rounds,
+        "quick": args.quick,
+        "servers": args.servers.iter().map(|(l, p)| json!({"label": l, "binary": p})).collect::<Vec<_>>(),
+        "results": results,
+    });
+    if let Some(parent) = args.json.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    fs::write(&args.json, serde_json::to_vec_pretty(&document)?)?;
+    eprintln!("Wrote {}", args.json.display());
+    Ok(())
+}

@@ -1,0 +1,172 @@
+//! A server binary under test: started on a free port and a fresh database,
+//! measured through `/proc`, stopped with SIGTERM.
+
+use std::fs;
+use std::io;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+/// A running server and the private directories it writes to.
+#[derive(Debug)]
+pub struct ServerProcess {
+    /// A name for reports (the binary's label).
+    pub label: String,
+    binary: PathBuf,
+    port: u16,
+    root: TempDir,
+    child: Option<Child>,
+}
+
+impl ServerProcess {
+    /// Starts `binary` in testing mode on a free port with an empty database
+    /// in a temporary directory; returns once `/api/0/buckets/` answers.
+    pub fn start(label: &str, binary: &Path) -> io::Result<ServerProcess> {
+        let root = tempfile::Builder::new().prefix("aw-bench-").tempdir()?;
+        let mut server = ServerProcess {
+            label: label.to_string(),
+            binary: binary.to_path_buf(),
+            port: free_port()?,
+            root,
+            child: None,
+        };
+        server.launch()?;
+        Ok(server)
+    }
+
+    /// Stops the server (SIGTERM) and starts it again on the same database;
+    /// returns the time until `/api/0/buckets/` answered.
+    pub fn restart(&mut self) -> io::Result<Duration> {
+        self.stop()?;
+        self.launch()
+    }
+
+    fn launch(&mut self) -> io::Result<Duration> {
+        let started = Instant::now();
+        let dirs = ["config", "data", "cache"].map(|name| self.root.path().join(name));
+        for dir in &dirs {
+            fs::create_dir_all(dir)?;
+        }
+        let log = fs::File::create(self.root.path().join("server.log"))?;
+        let child = Command::new(&self.binary)
+            .args(["--testing", "--port", &self.port.to_string(), "--dbpath"])
+            .arg(self.root.path().join("bench.db"))
+            .env("XDG_CONFIG_HOME", &dirs[0])
+            .env("XDG_DATA_HOME", &dirs[1])
+            .env("XDG_CACHE_HOME", &dirs[2])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?;
+        self.child = Some(child);
+        let agent = crate::http::agent();
+        let url = format!("{}/api/0/buckets/", self.url());
+        let deadline = started + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok(response) = agent.get(&url).call() {
+                if response.status() == 200 {
+                    return Ok(started.elapsed());
+                }
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                return Err(io::Error::other(format!(
+                    "{} exited during startup ({status}); see {}",
+                    self.label,
+                    self.root.path().join("server.log").display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Err(io::Error::other(format!(
+            "{} did not answer within 60 s",
+            self.label
+        )))
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// CPU time (user + system) the server has used so far.
+    pub fn cpu_time(&self) -> Duration {
+        let Some(stat) = self
+            .pid()
+            .and_then(|pid| fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        else {
+            return Duration::ZERO;
+        };
+        // Fields after the parenthesised command name; utime and stime are
+        // the 14th and 15th fields of the whole line, in clock ticks.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let ticks: u64 = [11, 12]
+            .iter()
+            .filter_map(|&index| fields.get(index)?.parse::<u64>().ok())
+            .sum();
+        // Linux reports these in USER_HZ, which is 100 on every platform it runs on.
+        Duration::from_millis(ticks * 10)
+    }
+
+    /// Resident memory now and its peak since start, in bytes.
+    pub fn memory(&self) -> (u64, u64) {
+        let status = self
+            .pid()
+            .and_then(|pid| fs::read_to_string(format!("/proc/{pid}/status")).ok())
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+                .map_or(0, |kib| kib * 1024)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn stop(&mut self) -> io::Result<()> {
+        if let Some(mut child) = self.child.take() {
+            Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()?;
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while child.try_wait()?.is_none() {
+                if Instant::now() > deadline {
+                    child.kill()?;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            child.wait()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn free_port() -> io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
