@@ -60,9 +60,9 @@ impl ApiError {
                 DatastoreError::InvalidInput(_) => Status::BadRequest,
                 // The store is shutting down: the client may retry later.
                 DatastoreError::Closed => Status::ServiceUnavailable,
-                DatastoreError::Storage(_) | DatastoreError::UnsupportedVersion(_) => {
-                    Status::InternalServerError
-                }
+                // Storage and I/O failures, a too-new schema, and any
+                // failure kind added later: ours, not the client's.
+                _ => Status::InternalServerError,
             },
             // The anchor answers 500 here (spec §12 B-7); a failed query is
             // the client's program, so 400.

@@ -1,0 +1,194 @@
+//! Bucket endpoints (spec §3.2).
+
+mod common;
+
+use common::{bucket_body, create_bucket, encode, event, TestServer};
+use serde_json::json;
+
+#[test]
+fn empty_server_lists_no_buckets() {
+    let server = TestServer::start();
+    let client = server.client();
+    for path in ["/api/0/buckets/", "/api/0/buckets"] {
+        let reply = client.get(path);
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.json(), json!({}));
+    }
+}
+
+#[test]
+fn create_get_list_delete() {
+    let server = TestServer::start();
+    let client = server.client();
+    let body = json!({"id": "ignored", "type": "currentwindow", "client": "aw-watcher-window",
+                      "hostname": "myhost", "created": "2021-06-01T09:00:00.123456789Z",
+                      "data": {"k": [1, {"x": null}]}});
+    let reply = client.post_json("/api/0/buckets/aw-watcher-window_myhost", &body);
+    assert_eq!(reply.status, 200);
+    assert!(reply.body.is_empty());
+
+    let bucket = client.get("/api/0/buckets/aw-watcher-window_myhost").json();
+    assert_eq!(
+        bucket["id"], "aw-watcher-window_myhost",
+        "the path's id wins"
+    );
+    assert_eq!(bucket["type"], "currentwindow");
+    assert_eq!(bucket["client"], "aw-watcher-window");
+    assert_eq!(bucket["hostname"], "myhost");
+    assert_eq!(bucket["created"], "2021-06-01T09:00:00.123456789Z");
+    assert_eq!(bucket["data"], json!({"k": [1, {"x": null}]}));
+    assert_eq!(bucket["metadata"], json!({"start": null, "end": null}));
+
+    let list = client.get("/api/0/buckets/").json();
+    assert_eq!(list.as_object().unwrap().len(), 1);
+    assert_eq!(list["aw-watcher-window_myhost"]["type"], "currentwindow");
+    assert_eq!(list["aw-watcher-window_myhost"]["events"], json!(null));
+
+    let reply = client.delete("/api/0/buckets/aw-watcher-window_myhost?force=1");
+    assert_eq!(reply.status, 200);
+    client
+        .get("/api/0/buckets/aw-watcher-window_myhost")
+        .assert_error(404);
+    assert_eq!(client.get("/api/0/buckets/").json(), json!({}));
+}
+
+#[test]
+fn existing_bucket_answers_304_and_is_unchanged() {
+    let server = TestServer::start();
+    let client = server.client();
+    create_bucket(&client, "b");
+    let before = client.get("/api/0/buckets/b").json();
+    let reply = client.post_json(
+        "/api/0/buckets/b",
+        &json!({"type": "other", "client": "other", "hostname": "other", "data": {"a": 1}}),
+    );
+    assert_eq!(reply.status, 304);
+    assert!(reply.body.is_empty());
+    assert_eq!(client.get("/api/0/buckets/b").json(), before);
+}
+
+#[test]
+fn created_defaults_to_now() {
+    let server = TestServer::start();
+    let client = server.client();
+    create_bucket(&client, "b");
+    let created = client.get("/api/0/buckets/b").json()["created"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(created.starts_with("20"), "{created}");
+}
+
+#[test]
+fn local_hostname_becomes_the_servers() {
+    let server = TestServer::start();
+    let client = server.client();
+    let reply = client.post_json(
+        "/api/0/buckets/aw-watcher-web-firefox",
+        &json!({"type": "web.tab.current", "client": "aw-client-js", "hostname": "!local",
+                "data": {"keep": true}}),
+    );
+    assert_eq!(reply.status, 200);
+    let bucket = client.get("/api/0/buckets/aw-watcher-web-firefox").json();
+    assert_eq!(bucket["hostname"], "testhost");
+    assert_eq!(
+        bucket["data"],
+        json!({"keep": true, "device_id": "test-device-id"})
+    );
+}
+
+#[test]
+fn missing_buckets_are_404_everywhere() {
+    let server = TestServer::start();
+    let client = server.client();
+    let message = client.get("/api/0/buckets/nope").assert_error(404);
+    assert!(message.contains("nope"), "{message}");
+    client.delete("/api/0/buckets/nope").assert_error(404);
+    client.get("/api/0/buckets/nope/events").assert_error(404);
+    client
+        .get("/api/0/buckets/nope/events/count")
+        .assert_error(404);
+    client.get("/api/0/buckets/nope/events/1").assert_error(404);
+    client.get("/api/0/buckets/nope/export").assert_error(404);
+    client
+        .post_json("/api/0/buckets/nope/events", &json!([]))
+        .assert_error(404);
+    client
+        .post_json(
+            "/api/0/buckets/nope/heartbeat?pulsetime=1",
+            &event("2021-06-01T10:00:00Z", 0.0, json!({})),
+        )
+        .assert_error(404);
+}
+
+#[test]
+fn ids_with_any_character_but_slash_work_when_encoded() {
+    let server = TestServer::start();
+    let client = server.client();
+    let ids = [
+        "with space",
+        "ünïcødé☃",
+        "a:b@c+d",
+        "100%",
+        "quote'\"",
+        "hash#q?amp&",
+        "[br];,~",
+        "dots.in.id",
+        "...",
+        "back\\slash",
+    ];
+    for id in ids {
+        let path = format!("/api/0/buckets/{}", encode(id));
+        let reply = client.post_json(&path, &bucket_body("t"));
+        assert_eq!(reply.status, 200, "{id}: {}", reply.text());
+        assert_eq!(client.get(&path).json()["id"], id);
+        let events = client.post_json(
+            &format!("{path}/events"),
+            &json!([event("2021-06-01T10:00:00Z", 1.0, json!({}))]),
+        );
+        assert_eq!(events.status, 200, "{id}");
+    }
+    let list = client.get("/api/0/buckets/").json();
+    for id in ids {
+        assert_eq!(list[id]["id"], id);
+    }
+}
+
+#[test]
+fn recreated_bucket_starts_empty() {
+    let server = TestServer::start();
+    let client = server.client();
+    create_bucket(&client, "b");
+    client.post_json(
+        "/api/0/buckets/b/events",
+        &json!([event("2021-06-01T10:00:00Z", 1.0, json!({}))]),
+    );
+    assert_eq!(client.delete("/api/0/buckets/b").status, 200);
+    create_bucket(&client, "b");
+    assert_eq!(client.get("/api/0/buckets/b/events").json(), json!([]));
+    assert_eq!(client.get("/api/0/buckets/b/events/count").text(), "0");
+    assert_eq!(
+        client.get("/api/0/buckets/b").json()["metadata"],
+        json!({"start": null, "end": null})
+    );
+}
+
+#[test]
+fn create_works_without_content_type() {
+    let server = TestServer::start();
+    let client = server.client();
+    let reply = client.request(
+        "POST",
+        "/api/0/buckets/b",
+        &[],
+        Some(bucket_body("t").to_string().as_bytes()),
+    );
+    assert_eq!(reply.status, 200);
+    let reply = client.request(
+        "POST",
+        "/api/0/buckets/c",
+        &[("Content-Type", "application/json"), ("charset", "utf-8")],
+        Some(bucket_body("t").to_string().as_bytes()),
+    );
+    assert_eq!(reply.status, 200);
+}

@@ -1,0 +1,300 @@
+//! Test helpers: an in-process server on a free port and a tiny HTTP/1.1
+//! client over `TcpStream`, which sends paths byte for byte (client
+//! libraries would normalise `/%61pi/` or `//api`, hiding exactly what the
+//! security tests are about).
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use aw_datastore::Datastore;
+use aw_server::{build_rocket, ServerConfig};
+use rocket::fairing::AdHoc;
+use rocket::{Build, Rocket};
+use serde_json::Value;
+
+/// A fresh in-memory store.
+pub fn datastore() -> Datastore {
+    Datastore::open_in_memory().expect("in-memory datastore")
+}
+
+/// A server running in a background thread; stopped on drop.
+pub struct TestServer {
+    pub port: u16,
+    pub datastore: Datastore,
+    shutdown: rocket::Shutdown,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    /// Default configuration (127.0.0.1, no key, no web UI).
+    pub fn start() -> TestServer {
+        TestServer::start_with(|_| {})
+    }
+
+    /// With changes to the configuration.
+    pub fn start_with(configure: impl FnOnce(&mut ServerConfig)) -> TestServer {
+        TestServer::start_full(configure, |rocket| rocket)
+    }
+
+    /// With changes to the configuration and to the built application.
+    pub fn start_full(
+        configure: impl FnOnce(&mut ServerConfig),
+        extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
+    ) -> TestServer {
+        let mut config = ServerConfig {
+            port: 0,
+            hostname: "testhost".to_string(),
+            device_id: "test-device-id".to_string(),
+            db_path: "/tmp/test.db".into(),
+            ..ServerConfig::default()
+        };
+        configure(&mut config);
+        let datastore = datastore();
+        let rocket = extend(build_rocket(datastore.clone(), config).expect("valid config"));
+        let (sender, receiver) = mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let rocket = rocket.attach(AdHoc::on_liftoff("test port", move |rocket| {
+                Box::pin(async move {
+                    let _ = sender.send((rocket.config().port, rocket.shutdown()));
+                })
+            }));
+            if let Err(error) = rocket::execute(rocket.launch()) {
+                eprintln!("test server failed: {error}");
+            }
+        });
+        let (port, shutdown) = receiver.recv().expect("server started");
+        TestServer {
+            port,
+            datastore,
+            shutdown,
+            thread: Some(thread),
+        }
+    }
+
+    /// A client for this server.
+    pub fn client(&self) -> Client {
+        Client {
+            port: self.port,
+            headers: Vec::new(),
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        // Not joined: when a connection task drops its last handle a moment
+        // after hyper finished, Rocket waits out the whole grace period
+        // (10 s) before `launch` returns. Graceful shutdown itself is tested
+        // on the binary (tests/shutdown.rs).
+        self.shutdown.clone().notify();
+        drop(self.thread.take());
+    }
+}
+
+/// A parsed HTTP response.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The first header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The body as JSON; panics with the body if it is not.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {:?}", self.text()))
+    }
+
+    /// Asserts an error response: `status` and a `{"message": "..."}` body.
+    pub fn assert_error(&self, status: u16) -> String {
+        assert_eq!(self.status, status, "body: {}", self.text());
+        assert_eq!(
+            self.header("Content-Type")
+                .map(|c| c.starts_with("application/json")),
+            Some(true),
+            "{self:?}"
+        );
+        let body = self.json();
+        body["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no message in {body}"))
+            .to_string()
+    }
+}
+
+/// A minimal HTTP/1.1 client: one connection per request.
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub port: u16,
+    /// Sent with every request.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Client {
+    /// The same client sending `name: value` on every request.
+    pub fn with_header(mut self, name: &str, value: &str) -> Client {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, &[], None)
+    }
+
+    pub fn delete(&self, path: &str) -> Reply {
+        self.request("DELETE", path, &[], None)
+    }
+
+    pub fn post_json(&self, path: &str, body: &Value) -> Reply {
+        self.post(path, body.to_string().as_bytes())
+    }
+
+    pub fn post(&self, path: &str, body: &[u8]) -> Reply {
+        self.request(
+            "POST",
+            path,
+            &[("Content-Type", "application/json")],
+            Some(body),
+        )
+    }
+
+    /// A request with extra headers; a `Host` among them replaces the
+    /// default one.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> Reply {
+        let mut head = format!("{method} {path} HTTP/1.1\r\n");
+        let all: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .cloned()
+            .chain(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        if !all.iter().any(|(key, _)| key.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: 127.0.0.1:{}\r\n", self.port));
+        }
+        for (key, value) in &all {
+            head.push_str(&format!("{key}: {value}\r\n"));
+        }
+        head.push_str("Connection: close\r\n");
+        let body = body.unwrap_or_default();
+        if !body.is_empty() || method == "POST" {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        self.raw(&bytes)
+    }
+
+    /// Sends `bytes` as they are and parses the answer.
+    pub fn raw(&self, bytes: &[u8]) -> Reply {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
+        stream.write_all(bytes).expect("send");
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("receive");
+        parse_reply(&answer)
+    }
+}
+
+fn parse_reply(answer: &[u8]) -> Reply {
+    let split = answer
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(answer)));
+    let head = String::from_utf8_lossy(&answer[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or_default();
+    let status = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_string(), value.trim().to_string()))
+        .collect();
+    let rest = &answer[split + 4..];
+    let chunked = headers.iter().any(|(key, value)| {
+        key.eq_ignore_ascii_case("transfer-encoding") && value.eq_ignore_ascii_case("chunked")
+    });
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_vec()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = data
+            .windows(2)
+            .position(|window| window == b"\r\n")
+            .expect("chunk size line");
+        let size_text = String::from_utf8_lossy(&data[..line_end]);
+        let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+            .expect("chunk size");
+        data = &data[line_end + 2..];
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&data[..size]);
+        data = &data[size + 2..];
+    }
+}
+
+/// A bucket creation body.
+pub fn bucket_body(kind: &str) -> Value {
+    serde_json::json!({"type": kind, "client": "test-client", "hostname": "host"})
+}
+
+/// Creates bucket `id` and asserts 200.
+pub fn create_bucket(client: &Client, id: &str) {
+    let reply = client.post_json(&format!("/api/0/buckets/{id}"), &bucket_body("test"));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+}
+
+/// An event at `timestamp` lasting `duration` seconds with `data`.
+pub fn event(timestamp: &str, duration: f64, data: Value) -> Value {
+    serde_json::json!({"timestamp": timestamp, "duration": duration, "data": data})
+}
+
+/// Percent-encodes a path segment for the tests' own requests.
+pub fn encode(segment: &str) -> String {
+    segment
+        .bytes()
+        .map(|byte| {
+            if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+                (byte as char).to_string()
+            } else {
+                format!("%{byte:02X}")
+            }
+        })
+        .collect()
+}
