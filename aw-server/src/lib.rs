@@ -79,13 +79,17 @@ pub fn build_rocket(
         limits: Limits::default().limit("json", 64.mebibytes()),
         shutdown: Shutdown {
             // SIGINT and SIGTERM stop accepting connections; requests in
-            // flight get `grace` seconds to finish before `launch` returns
-            // and `main` closes the datastore.
+            // flight get `grace` seconds to finish (then `mercy` more for
+            // their I/O) before `launch` returns and `main` closes the
+            // datastore. Rocket waits out the whole grace period whenever a
+            // connection task ends a moment after hyper, so this is also
+            // the usual exit delay under load: short, as watchers' requests
+            // take milliseconds.
             ctrlc: true,
             #[cfg(unix)]
             signals: [Sig::Term, Sig::Int].into_iter().collect(),
-            grace: 10,
-            mercy: 5,
+            grace: 5,
+            mercy: 3,
             ..Shutdown::default()
         },
         ..rocket::Config::default()

@@ -209,11 +209,20 @@ impl Client {
 
     /// Sends `bytes` as they are and parses the answer.
     pub fn raw(&self, bytes: &[u8]) -> Reply {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).expect("connect");
-        stream.write_all(bytes).expect("send");
+        self.try_raw(bytes).expect("HTTP exchange")
+    }
+
+    /// Like `raw`, but a refused, reset or unanswered connection is an
+    /// error instead of a panic (for servers being stopped).
+    pub fn try_raw(&self, bytes: &[u8]) -> std::io::Result<Reply> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.write_all(bytes)?;
         let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).expect("receive");
-        parse_reply(&answer)
+        stream.read_to_end(&mut answer)?;
+        if !answer.windows(4).any(|window| window == b"\r\n\r\n") {
+            return Err(std::io::Error::other("no complete response"));
+        }
+        Ok(parse_reply(&answer))
     }
 }
 

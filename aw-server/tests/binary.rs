@@ -1,0 +1,258 @@
+//! The `aw-server` binary: files in the reference's folders, flags, and a
+//! graceful SIGTERM/SIGINT that loses no acknowledged write.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use common::{event, Client};
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+/// A running binary with private XDG folders.
+struct Process {
+    child: Child,
+    client: Client,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn xdg(root: &Path, name: &str) -> PathBuf {
+    root.join(name)
+}
+
+/// Starts the binary and returns once it logged that it listens.
+fn start(root: &Path, args: &[&str]) -> Process {
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aw-server"))
+        .args(["--testing", "--port", &port.to_string()])
+        .args(args)
+        .env("XDG_CONFIG_HOME", xdg(root, "config"))
+        .env("XDG_DATA_HOME", xdg(root, "data"))
+        .env("XDG_CACHE_HOME", xdg(root, "cache"))
+        .env("HOME", root)
+        .env_remove("RUST_LOG")
+        .env_remove("LOG_LEVEL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn aw-server");
+    let stderr = child.stderr.take().unwrap();
+    let (ready, listening) = mpsc::channel();
+    // Keeps draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !sent && line.contains("aw-server listening on") {
+                let _ = ready.send(());
+                sent = true;
+            }
+        }
+    });
+    listening
+        .recv()
+        .expect("the server exited before listening");
+    Process {
+        child,
+        client: Client {
+            port,
+            headers: Vec::new(),
+        },
+    }
+}
+
+fn signal(process: &Process, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &process.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn stop(mut process: Process, name: &str) {
+    signal(&process, name);
+    let status = process.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "exit status after SIG{name}");
+}
+
+#[test]
+fn files_live_where_aw_server_rust_keeps_them() {
+    let root = TempDir::new().unwrap();
+    let process = start(root.path(), &[]);
+    let info = process.client.get("/api/0/info").json();
+    assert_eq!(info["testing"], true);
+    let data = root.path().join("data/activitywatch/aw-server-rust");
+    let device_id = fs::read_to_string(data.join("device_id")).unwrap();
+    assert_eq!(info["device_id"], device_id.trim());
+    assert!(data.join("sqlite-testing.db").exists());
+    let config = root
+        .path()
+        .join("config/activitywatch/aw-server-rust/config-testing.toml");
+    let text = fs::read_to_string(&config).unwrap();
+    assert!(text.contains("#port = 5666"), "{text}");
+    let logs: Vec<_> = fs::read_dir(root.path().join("cache/activitywatch/log/aw-server-rust"))
+        .unwrap()
+        .collect();
+    assert_eq!(logs.len(), 1);
+    stop(process, "INT");
+
+    // The device id is kept across starts; --device-id overrides it.
+    let process = start(root.path(), &["--device-id", "override"]);
+    assert_eq!(
+        process.client.get("/api/0/info").json()["device_id"],
+        "override"
+    );
+    stop(process, "TERM");
+    let process = start(root.path(), &[]);
+    assert_eq!(
+        process.client.get("/api/0/info").json()["device_id"],
+        device_id.trim()
+    );
+    stop(process, "TERM");
+}
+
+#[test]
+fn config_file_and_flags_are_honoured() {
+    let root = TempDir::new().unwrap();
+    let config = root.path().join("my-config.toml");
+    fs::write(
+        &config,
+        "cors = [\"http://dashboard.example\"]\n[auth]\napi_key = \"k\"\n",
+    )
+    .unwrap();
+    let web = root.path().join("web");
+    fs::create_dir_all(&web).unwrap();
+    fs::write(web.join("index.html"), "webui").unwrap();
+    let page = root.path().join("page");
+    fs::create_dir_all(&page).unwrap();
+    fs::write(page.join("index.html"), "page").unwrap();
+    let db = root.path().join("sub/dir/custom.db");
+    let process = start(
+        root.path(),
+        &[
+            "-c",
+            config.to_str().unwrap(),
+            "--dbpath",
+            db.to_str().unwrap(),
+            "--webpath",
+            web.to_str().unwrap(),
+            "--custom-static",
+            &format!("p={}", page.display()),
+            "--no-legacy-import",
+        ],
+    );
+    let client = &process.client;
+    assert_eq!(client.get("/").text(), "webui");
+    assert_eq!(client.get("/pages/p/").text(), "page");
+    assert_eq!(client.get("/api/0/buckets/").status, 401);
+    let authorised = client.clone().with_header("Authorization", "Bearer k");
+    assert_eq!(authorised.get("/api/0/buckets/").status, 200);
+    let reply = client.request(
+        "GET",
+        "/api/0/info",
+        &[("Origin", "http://dashboard.example")],
+        None,
+    );
+    assert_eq!(
+        reply.header("Access-Control-Allow-Origin"),
+        Some("http://dashboard.example")
+    );
+    assert!(db.exists());
+    stop(process, "TERM");
+}
+
+#[test]
+fn sigterm_under_load_loses_no_acknowledged_write() {
+    let root = TempDir::new().unwrap();
+    let db = root.path().join("load.db");
+    let process = start(root.path(), &["--dbpath", db.to_str().unwrap()]);
+    let client = process.client.clone();
+    let reply = client.post_json(
+        "/api/0/buckets/load",
+        &json!({"type": "t", "client": "c", "hostname": "h"}),
+    );
+    assert_eq!(reply.status, 200);
+
+    let (acks, acknowledged) = mpsc::channel::<(usize, usize)>();
+    let workers: Vec<_> = (0..4)
+        .map(|worker| {
+            let client = client.clone();
+            let acks = acks.clone();
+            std::thread::spawn(move || {
+                // Bounded: the server is stopped long before this.
+                for index in 0..100_000 {
+                    let body = json!([event(
+                        "2021-06-01T10:00:00Z",
+                        1.0,
+                        json!({"worker": worker, "index": index})
+                    )])
+                    .to_string();
+                    let request = format!(
+                        "POST /api/0/buckets/load/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+                         Content-Type: application/json\r\nContent-Length: {}\r\n\
+                         Connection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    match client.try_raw(request.as_bytes()) {
+                        Ok(reply) if reply.status == 200 => {
+                            if acks.send((worker, index)).is_err() {
+                                return;
+                            }
+                        }
+                        // Refused, reset or 503 once the server stops.
+                        _ => return,
+                    }
+                }
+            })
+        })
+        .collect();
+    drop(acks);
+
+    let mut acked = Vec::new();
+    while acked.len() < 300 {
+        acked.push(acknowledged.recv().expect("workers stopped early"));
+    }
+    stop(process, "TERM");
+    acked.extend(acknowledged.iter());
+    for worker in workers {
+        worker.join().unwrap();
+    }
+
+    let process = start(root.path(), &["--dbpath", db.to_str().unwrap()]);
+    let events = process
+        .client
+        .get("/api/0/buckets/load/events?limit=-1")
+        .json();
+    let stored: std::collections::HashSet<(u64, u64)> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event: &Value| {
+            (
+                event["data"]["worker"].as_u64().unwrap(),
+                event["data"]["index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    for (worker, index) in &acked {
+        assert!(
+            stored.contains(&(*worker as u64, *index as u64)),
+            "acknowledged event {worker}/{index} was lost ({} acknowledged, {} stored)",
+            acked.len(),
+            stored.len()
+        );
+    }
+    stop(process, "TERM");
+}
