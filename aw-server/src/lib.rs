@@ -10,6 +10,21 @@
 //!
 //! [`build_rocket`] assembles the application; `main.rs` parses the
 //! command line, opens the datastore, launches and closes it on shutdown.
+//!
+//! Where the spec leaves a choice, this server:
+//!
+//! - accepts JSON bodies without `Content-Type: application/json`;
+//! - answers 400 for malformed JSON and for bad query parameters (`start`,
+//!   `end`, `pulsetime`, event ids), 422 for well-formed JSON of the wrong
+//!   shape, 413 for bodies over 64 MiB (imports: 1000 MB);
+//! - reads `limit` as: absent, empty or `-1` = no limit, a non-negative
+//!   integer = that many; any other value (`-2`, `abc`) is 400 rather than
+//!   silently "no limit";
+//! - refuses bucket ids with control characters or over 1000 bytes (400);
+//! - refuses paths with `.`/`..` segments, also percent-encoded (400);
+//! - treats `POST /api/0/settings/<key>` with `null` as deleting the key;
+//! - validates a whole import before storing any of it;
+//! - exempts `/api/0/info/` (with the slash) from the API key too.
 
 pub mod config;
 pub mod dirs;

@@ -220,7 +220,18 @@ impl Fairing for Gate {
 
     async fn on_request(&self, request: &mut Request<'_>, _data: &mut Data<'_>) {
         let canonical = match self.check(request) {
-            Ok(segments) => canonical_uri(&segments, request.uri().query().map(|q| q.as_str())),
+            Ok(segments) => {
+                // Web pages keep a trailing slash (relative links resolve
+                // against it); API paths never need one.
+                let trailing_slash = request.uri().path().ends_with('/')
+                    && !segments.is_empty()
+                    && !is_api(&segments);
+                canonical_uri(
+                    &segments,
+                    trailing_slash,
+                    request.uri().query().map(|q| q.as_str()),
+                )
+            }
             Err(rejection) => {
                 request.local_cache(|| Some(rejection));
                 None
@@ -334,13 +345,17 @@ fn canonical_segments(request: &Request<'_>) -> Result<Vec<String>, Rejection> {
 }
 
 /// `/seg/seg?query` with every segment percent-encoded.
-fn canonical_uri(segments: &[String], query: Option<&str>) -> Option<Origin<'static>> {
+fn canonical_uri(
+    segments: &[String],
+    trailing_slash: bool,
+    query: Option<&str>,
+) -> Option<Origin<'static>> {
     let mut text = String::new();
     for segment in segments {
         text.push('/');
         text.push_str(&encode_segment(segment));
     }
-    if text.is_empty() {
+    if text.is_empty() || trailing_slash {
         text.push('/');
     }
     if let Some(query) = query {
@@ -367,14 +382,19 @@ fn encode_segment(segment: &str) -> String {
 /// Whether the API key is required: every `/api/` path except
 /// `GET /api/0/info` and every preflight.
 fn needs_key(method: Method, segments: &[String]) -> bool {
-    let is_api = segments
-        .first()
-        .is_some_and(|first| first.eq_ignore_ascii_case("api"));
-    if !is_api || method == Method::Options {
+    if !is_api(segments) || method == Method::Options {
         return false;
     }
     let is_info = segments.len() == 3 && segments[1] == "0" && segments[2] == "info";
     !(is_info && matches!(method, Method::Get | Method::Head))
+}
+
+/// Paths under `/api/`, in any letter case (the router would not match
+/// `/API/`, but the gate does not rely on that).
+fn is_api(segments: &[String]) -> bool {
+    segments
+        .first()
+        .is_some_and(|first| first.eq_ignore_ascii_case("api"))
 }
 
 /// `Authorization: Bearer <key>`, exactly one header, compared in constant

@@ -15,8 +15,9 @@
 use std::path::{Path, PathBuf};
 
 use rocket::fs::NamedFile;
-use rocket::http::uri::{fmt::Path as UriPath, Segments};
+use rocket::http::uri::{fmt::Path as UriPath, Origin, Segments};
 use rocket::response::content::RawHtml;
+use rocket::response::Redirect;
 use rocket::{get, State};
 
 use crate::error::ApiError;
@@ -45,16 +46,52 @@ pub async fn index(state: &State<ServerState>) -> Result<Index, ApiError> {
     }
 }
 
+/// What a static path answers.
+#[derive(Debug, rocket::Responder)]
+pub enum StaticFile {
+    /// The file.
+    File(NamedFile),
+    /// A folder asked for without its trailing slash: redirected, so the
+    /// relative links of its `index.html` resolve inside it.
+    Folder(Redirect),
+}
+
 /// Every other `GET` path that no API route took: web UI files and custom
 /// static folders, else 404.
 #[get("/<path..>", rank = 20)]
 pub async fn file(
     path: Segments<'_, UriPath>,
+    uri: &Origin<'_>,
     state: &State<ServerState>,
-) -> Result<NamedFile, ApiError> {
+) -> Result<StaticFile, ApiError> {
     let segments: Vec<&str> = path.collect();
+    if !uri.path().ends_with('/') && is_custom_folder(&segments, state) {
+        let target = format!("{}/", uri.path());
+        return Ok(StaticFile::Folder(Redirect::to(target)));
+    }
+    serve(&segments, state).await.map(StaticFile::File)
+}
+
+/// Whether a `/pages/<name>/...` path names a folder.
+fn is_custom_folder(segments: &[&str], state: &ServerState) -> bool {
+    let ["pages", name, rest @ ..] = segments else {
+        return false;
+    };
+    let Some(root) = state.custom_static.get(*name) else {
+        return false;
+    };
+    if !rest.iter().all(|segment| is_plain_name(segment)) {
+        return false;
+    }
+    let mut path = root.clone();
+    path.extend(rest);
+    path.is_dir()
+}
+
+/// The file a static path names, if it may be served.
+async fn serve(segments: &[&str], state: &ServerState) -> Result<NamedFile, ApiError> {
     let not_found = || ApiError::NotFound("Not found".to_string());
-    match segments.as_slice() {
+    match segments {
         ["pages", name, rest @ ..] => {
             let root = state.custom_static.get(*name).ok_or_else(not_found)?;
             open(root, rest).await

@@ -81,6 +81,10 @@ fn web_ui_files_are_served_with_content_types() {
         assert_eq!(client.get(&format!("/{name}")).text(), name);
     }
     assert_eq!(client.get("/pages/my-page/").text(), "custom page");
+    // Without the slash, relative links would resolve outside the folder.
+    let redirect = client.get("/pages/my-page");
+    assert_eq!(redirect.status, 303);
+    assert_eq!(redirect.header("Location"), Some("/pages/my-page/"));
     assert_eq!(client.get("/pages/my-page/style.css").text(), "p{}");
     #[cfg(unix)]
     assert_eq!(client.get("/css/alias.css").text(), "body{}");
