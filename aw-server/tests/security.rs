@@ -352,3 +352,17 @@ fn encoded_paths_route_like_plain_ones_once_authorised() {
     assert_eq!(client.get("/%61pi/0/buckets/").json()["b1"]["id"], "b1");
     assert_eq!(client.get("//api/0/buckets//b1/").json()["id"], "b1");
 }
+
+#[test]
+fn refusals_to_an_allowed_origin_are_readable_by_the_page() {
+    let server = keyed();
+    let origin = format!("http://127.0.0.1:{}", server.port);
+    let reply = server
+        .client()
+        .request("GET", "/api/0/buckets/", &[("Origin", &origin)], None);
+    reply.assert_error(401);
+    assert_eq!(
+        reply.header("Access-Control-Allow-Origin"),
+        Some(origin.as_str())
+    );
+}
