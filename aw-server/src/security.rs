@@ -101,9 +101,11 @@ struct CorsPolicy {
 
 impl CorsPolicy {
     fn allows(&self, origin: &str, port: u16) -> bool {
-        if origin == format!("http://127.0.0.1:{port}")
-            || origin == format!("http://localhost:{port}")
-        {
+        // The server's own pages (the web UI), by any loopback name.
+        let own = ["127.0.0.1", "localhost", "[::1]"]
+            .iter()
+            .any(|host| origin == format!("http://{host}:{port}"));
+        if own {
             return true;
         }
         // Firefox gives every installation of an extension its own id.

@@ -92,6 +92,7 @@ fn own_origin_and_extensions_are_allowed_with_cors_headers() {
     let origins = [
         format!("http://127.0.0.1:{}", server.port),
         format!("http://localhost:{}", server.port),
+        format!("http://[::1]:{}", server.port),
         "moz-extension://0d6ee3bd-7c4c-4e5e-8c7e-1a2b3c4d5e6f".to_string(),
         "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi".to_string(),
     ];
