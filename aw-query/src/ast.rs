@@ -88,7 +88,8 @@ impl BinOp {
 /// read of the same variable (a backwards liveness pass).
 ///
 /// Evaluation order is statements in order, and inside an expression left
-/// to right with a call's name looked up before its arguments; an `if`
+/// to right with a call's name looked up before its arguments (and
+/// `TIMEINTERVAL` read by the call itself); an `if`
 /// evaluates its conditions in order and runs at most one block.
 pub(crate) fn mark_last_uses(program: &mut [Stmt]) {
     let mut live = HashSet::new();
@@ -137,6 +138,9 @@ fn mark_expr(expr: &mut Expr, live: &mut HashSet<String>) {
             .rev()
             .for_each(|(_, e)| mark_expr(e, live)),
         ExprKind::Call { name, args } => {
+            // Any call may be `query_bucket` (under any name), which reads
+            // `TIMEINTERVAL` after its arguments are evaluated.
+            live.insert("TIMEINTERVAL".to_string());
             args.iter_mut().rev().for_each(|e| mark_expr(e, live));
             live.insert(name.clone());
         }
