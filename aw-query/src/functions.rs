@@ -10,12 +10,12 @@ use aw_models::{Event, TimeInterval};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
-use crate::limits::{EVENT_WEIGHT, MAX_WEIGHT};
+use crate::limits::Budget;
 use crate::regex::RegexCache;
 use crate::rules::{Rule, RuleSet};
 use crate::source::{EventSource, SourceError};
 use crate::transforms;
-use crate::value::{too_large, Value};
+use crate::value::Value;
 
 macro_rules! builtins {
     ($($variant:ident => $name:literal,)*) => {
@@ -67,6 +67,7 @@ builtins! {
 pub(crate) struct Context<'a> {
     pub source: &'a dyn EventSource,
     pub regexes: &'a mut RegexCache,
+    pub budget: &'a mut Budget,
     /// The current binding of `TIMEINTERVAL`, if any.
     pub timeinterval: Option<&'a Value>,
 }
@@ -127,18 +128,19 @@ pub(crate) fn call(
         QueryBucket => {
             let bucket = args.string()?;
             let interval = timeinterval(context)?;
-            events(
-                context
-                    .source
-                    .query_bucket(&bucket, &interval)
-                    .map_err(|e| bucket_error(e, "query_bucket"))?,
-            )
+            let read = context
+                .source
+                .query_bucket(&bucket, &interval)
+                .map_err(|e| bucket_error(e, "query_bucket"))?;
+            context.budget.read(read.len());
+            events(read)
         }
         QueryBucketNames => {
             let names = context
                 .source
                 .buckets()
                 .map_err(|e| bucket_error(e, "query_bucket_names"))?;
+            context.budget.charge(names.len())?;
             Value::list(names.into_iter().map(|(id, _)| Value::string(id)).collect())?
         }
         QueryBucketEventcount => {
@@ -215,10 +217,7 @@ pub(crate) fn call(
             let mut all: Vec<Event> = Vec::new();
             for _ in 0..count {
                 let list = args.events()?;
-                let total = (all.len() + list.len()) as u64;
-                if total.saturating_mul(EVENT_WEIGHT) > MAX_WEIGHT {
-                    return Err(too_large());
-                }
+                context.budget.charge(list.len())?;
                 if all.is_empty() {
                     all = list;
                 } else {

@@ -15,10 +15,10 @@ use serde_json::Value as Json;
 use crate::ast::{BinOp, Expr, ExprKind, Stmt};
 use crate::error::{ErrorKind, Failure, QueryError};
 use crate::functions::{self, Builtin, Context};
-use crate::limits::{EVENT_WEIGHT, MAX_STRING_BYTES, MAX_WEIGHT};
+use crate::limits::{Budget, MAX_STRING_BYTES};
 use crate::regex::RegexCache;
 use crate::source::EventSource;
-use crate::value::{too_large, Value};
+use crate::value::Value;
 
 type Env = HashMap<String, Value>;
 
@@ -27,6 +27,7 @@ type Env = HashMap<String, Value>;
 pub(crate) struct Interpreter<'a> {
     source: &'a dyn EventSource,
     regexes: RegexCache,
+    budget: Budget,
 }
 
 impl<'a> Interpreter<'a> {
@@ -34,11 +35,13 @@ impl<'a> Interpreter<'a> {
         Interpreter {
             source,
             regexes: RegexCache::default(),
+            budget: Budget::default(),
         }
     }
 
     /// Runs `program` for `period` and returns the JSON form of `RETURN`.
     pub fn run(&mut self, program: &[Stmt], period: &TimeInterval) -> Result<Json, QueryError> {
+        self.budget = Budget::default();
         let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
         for builtin in Builtin::ALL {
             env.insert(builtin.name().to_string(), Value::Function(*builtin));
@@ -133,6 +136,9 @@ impl<'a> Interpreter<'a> {
                 })
             }
             ExprKind::List(items) => {
+                self.budget
+                    .charge(items.len())
+                    .map_err(|failure| failure.at(expr.pos))?;
                 let values = items
                     .iter()
                     .map(|item| self.eval(item, env))
@@ -140,6 +146,9 @@ impl<'a> Interpreter<'a> {
                 Value::list(values).map_err(|failure| failure.at(expr.pos))
             }
             ExprKind::Dict(entries) => {
+                self.budget
+                    .charge(entries.len())
+                    .map_err(|failure| failure.at(expr.pos))?;
                 let mut map = std::collections::BTreeMap::new();
                 for (key, item) in entries {
                     let value = self.eval(item, env)?;
@@ -172,6 +181,7 @@ impl<'a> Interpreter<'a> {
                 let mut context = Context {
                     source: self.source,
                     regexes: &mut self.regexes,
+                    budget: &mut self.budget,
                     timeinterval: env.get("TIMEINTERVAL"),
                 };
                 functions::call(builtin, values, &mut context)
@@ -181,7 +191,8 @@ impl<'a> Interpreter<'a> {
                 let mut value = self.eval(first, env)?;
                 for (op, pos, operand) in rest {
                     let right = self.eval(operand, env)?;
-                    value = apply(*op, value, right).map_err(|failure| failure.at(*pos))?;
+                    value = apply(*op, value, right, &mut self.budget)
+                        .map_err(|failure| failure.at(*pos))?;
                 }
                 Ok(value)
             }
@@ -190,7 +201,7 @@ impl<'a> Interpreter<'a> {
 }
 
 /// One binary operation.
-fn apply(op: BinOp, left: Value, right: Value) -> Result<Value, Failure> {
+fn apply(op: BinOp, left: Value, right: Value, budget: &mut Budget) -> Result<Value, Failure> {
     let mismatch = |left: &Value, right: &Value| {
         Failure::new(
             ErrorKind::Type,
@@ -229,6 +240,7 @@ fn apply(op: BinOp, left: Value, right: Value) -> Result<Value, Failure> {
             BinOp::Equal => unreachable!("handled above"),
         })),
         (BinOp::Add, Value::String(a), Value::String(b)) => {
+            budget.charge((a.len() + b.len()) / 8)?;
             if a.len() + b.len() > MAX_STRING_BYTES {
                 return Err(Failure::new(
                     ErrorKind::TooLarge,
@@ -238,6 +250,7 @@ fn apply(op: BinOp, left: Value, right: Value) -> Result<Value, Failure> {
             Ok(Value::string(format!("{a}{b}")))
         }
         (BinOp::Add, Value::List(a), Value::List(b)) => {
+            budget.charge(a.items().len() + b.items().len())?;
             let mut items = Vec::with_capacity(a.items().len() + b.items().len());
             items.extend(std::rc::Rc::unwrap_or_clone(a).into_items());
             items.extend(b.items().iter().cloned());
@@ -248,17 +261,23 @@ fn apply(op: BinOp, left: Value, right: Value) -> Result<Value, Failure> {
             left @ (Value::List(_) | Value::Events(_)),
             right @ (Value::List(_) | Value::Events(_)),
         ) => {
+            budget.charge(list_len(&left) + list_len(&right))?;
             let (mut a, b) = match (left.into_events(), right.into_events()) {
                 (Ok(a), Ok(b)) => (a, b),
                 (Err(left), Ok(_)) => return Err(mismatch(&left, &Value::events(Vec::new()))),
                 (_, Err(right)) => return Err(mismatch(&Value::events(Vec::new()), &right)),
             };
-            if ((a.len() + b.len()) as u64).saturating_mul(EVENT_WEIGHT) > MAX_WEIGHT {
-                return Err(too_large());
-            }
             a.extend(b);
             Ok(Value::events(a))
         }
         (_, left, right) => Err(mismatch(&left, &right)),
+    }
+}
+
+fn list_len(value: &Value) -> usize {
+    match value {
+        Value::List(list) => list.items().len(),
+        Value::Events(events) => events.len(),
+        _ => 0,
     }
 }

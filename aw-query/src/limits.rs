@@ -4,31 +4,70 @@
 //! | limit | value | what it bounds |
 //! | --- | --- | --- |
 //! | [`MAX_DEPTH`] | 256 | nesting of parentheses, lists, dicts, calls and `if` blocks in the program text, and nesting of list/dict values built at run time (`a = [a];` repeated) |
-//! | [`MAX_WEIGHT`] | 16 Mi units | size of a list or dict the program builds (literal, `+`, `concat`): a scalar is 1 unit, a string 1 + bytes/8, an event 8, nested values count in full even when shared, so `a = [a, a];` repeated stops after ~24 steps and the JSON result stays bounded |
-//! | [`MAX_STRING_BYTES`] | 16 MiB | length of a string built with `+` |
+//! | build budget | [`BUILD_BUDGET_BASE`] + [`BUILD_BUDGET_PER_READ`] × events read | what one run (one period) may build: every list or dict item created by a literal or `+`, every event of a `+` or `concat` result, and every 8 bytes of a string built with `+` count 1 unit. Reading buckets raises the budget, so concatenating what was read always fits, while doubling a list stops after a few hundred thousand items |
+//! | [`MAX_WEIGHT`] | 4 Mi units | total size of one list or dict, nested values counted in full even when shared (a scalar or an event is 1 unit, a string 1 + bytes/8), so `a = [a, a];` repeated (which costs almost no memory) stops after ~22 steps and the JSON result stays bounded |
+//! | [`MAX_STRING_BYTES`] | 1 MiB | length of a string built with `+` |
 //! | [`MAX_REGEX_SIZE`] | 1 MiB | compiled size of one regex (`regex` size limit, `fancy-regex` delegate limit) |
 //! | [`MAX_BACKTRACK`] | 1,000,000 | backtracking steps of a regex that needs the backtracking engine (lookaround, backreferences), per matched string |
 //!
 //! Event lists returned by `query_bucket` and by transforms are not
 //! limited: their size is the size of the stored data, and no transform
-//! makes a list more than a constant factor longer than its inputs. Only
-//! concatenation (`+`, `concat`) could multiply them, and it is bounded by
-//! [`MAX_WEIGHT`] (at most 2 Mi events per concatenated list).
+//! makes a list more than a constant factor longer than its inputs. (A
+//! program can still keep many transformed copies of a large bucket alive
+//! in different variables; memory then grows with the program's length
+//! times the data read.) The limits are sized so that reaching any of them
+//! takes well under a second even in a debug build.
+
+use crate::error::{ErrorKind, Failure};
 
 /// Deepest nesting of syntax and of values.
 pub const MAX_DEPTH: usize = 256;
 
-/// Largest weight of a list or dict the program builds.
-pub const MAX_WEIGHT: u64 = 16 << 20;
+/// Largest weight of one list or dict.
+pub const MAX_WEIGHT: u64 = 4 << 20;
 
-/// Weight of one event inside a list weight.
-pub const EVENT_WEIGHT: u64 = 8;
+/// Build budget of a run that reads nothing.
+pub const BUILD_BUDGET_BASE: u64 = 128 << 10;
+
+/// Build budget added per event read from the source.
+pub const BUILD_BUDGET_PER_READ: u64 = 4;
 
 /// Longest string the program builds with `+`.
-pub const MAX_STRING_BYTES: usize = 16 << 20;
+pub const MAX_STRING_BYTES: usize = 1 << 20;
 
 /// Largest compiled regex.
 pub const MAX_REGEX_SIZE: usize = 1 << 20;
 
 /// Most backtracking steps per match of a backtracking regex.
 pub const MAX_BACKTRACK: usize = 1_000_000;
+
+/// What one run has built and read so far.
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    built: u64,
+    read: u64,
+}
+
+impl Budget {
+    /// Records events read from the source.
+    pub fn read(&mut self, events: usize) {
+        self.read = self.read.saturating_add(events as u64);
+    }
+
+    /// Charges `units` of building, failing past the budget. Called before
+    /// the work, so the failing step costs nothing.
+    pub fn charge(&mut self, units: usize) -> Result<(), Failure> {
+        let limit =
+            BUILD_BUDGET_BASE.saturating_add(self.read.saturating_mul(BUILD_BUDGET_PER_READ));
+        self.built = self.built.saturating_add(units as u64);
+        if self.built > limit {
+            return Err(Failure::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "the query builds too much: more than {limit} list items, concatenated events or string words in one run (see the query limits)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -57,9 +57,13 @@ impl Matcher {
         match self {
             Matcher::Fast(regex) => Ok(regex.is_match(text)),
             Matcher::Fancy(regex) => regex.is_match(text).map_err(|error| {
+                let start: String = text.chars().take(40).collect();
                 Failure::new(
                     ErrorKind::Regex,
-                    format!("regex {:?} failed on {text:?}: {error}", regex.as_str()),
+                    format!(
+                        "regex {:?} gave up on the text starting {start:?}: {error}",
+                        regex.as_str()
+                    ),
                 )
             }),
         }

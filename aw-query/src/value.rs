@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
 use crate::functions::Builtin;
-use crate::limits::{EVENT_WEIGHT, MAX_DEPTH, MAX_WEIGHT};
+use crate::limits::{MAX_DEPTH, MAX_WEIGHT};
 
 /// A value.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,7 +120,7 @@ impl Value {
             Value::List(list) => list.size,
             Value::Dict(dict) => dict.size,
             Value::Events(events) => Size {
-                weight: (events.len() as u64).saturating_mul(EVENT_WEIGHT) + 1,
+                weight: events.len() as u64 + 1,
                 depth: 1,
             },
         }
@@ -276,6 +276,6 @@ fn combine(sizes: impl Iterator<Item = Size>) -> Result<Size, Failure> {
 pub(crate) fn too_large() -> Failure {
     Failure::new(
         ErrorKind::TooLarge,
-        format!("value too large (limit {MAX_WEIGHT} units; see the query limits)"),
+        format!("value too large (limit {MAX_WEIGHT} units in all; see the query limits)"),
     )
 }
