@@ -42,6 +42,11 @@ pub fn period_union(mut events1: Vec<Event>, events2: Vec<Event>) -> Vec<Event> 
 /// cutting away the parts of `events2` that overlap `events1` (a cut event
 /// may be split in two; pieces have no id). Neither input is sorted here.
 ///
+/// Unlike the reference, every `events2` event inside one `events1` event
+/// is cut away, not only the first, and an `events2` event is also split
+/// at a zero-length `events1` event inside it, so the result never
+/// overlaps.
+///
 /// ```
 /// # use aw_query::transforms::union_no_overlap;
 /// # use aw_models::{Duration, Event, Timestamp};
@@ -60,16 +65,19 @@ pub fn union_no_overlap(events1: Vec<Event>, events2: Vec<Event>) -> Vec<Event> 
     let mut seconds = events2.into_iter();
     let mut second = seconds.next();
     while let (Some(a), Some(b)) = (firsts.peek(), second.as_mut()) {
-        let overlap = a.timestamp.max(b.timestamp) < a.end().min(b.end());
-        if overlap && a.timestamp <= b.timestamp {
-            let a_end = a.end();
-            if b.end() > a_end {
-                cut(b, a_end, b.end());
-            } else {
-                second = seconds.next();
-            }
+        let b_starts_in_a = a.timestamp <= b.timestamp && b.timestamp < a.end();
+        if b_starts_in_a && b.end() <= a.end() {
+            // Wholly covered by `a`: cut away. `a` stays current, since the
+            // next events of `events2` may fall inside it too (the
+            // reference emits `a` here and then leaves those uncut).
+            second = seconds.next();
+        } else if b_starts_in_a {
+            let b_end = b.end();
+            cut(b, a.end(), b_end);
             out.extend(firsts.next());
-        } else if overlap {
+        } else if b.timestamp < a.timestamp && a.timestamp < b.end() {
+            // `b` runs into `a` (even a zero-length `a`): emit the part
+            // before it and keep the rest.
             let a_start = a.timestamp;
             let mut before = b.clone();
             cut(&mut before, b.timestamp, a_start);
@@ -94,4 +102,70 @@ fn cut(event: &mut Event, start: Timestamp, end: Timestamp) {
     event.id = None;
     event.timestamp = start;
     event.set_end(end);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transforms::testing::{ev, spans};
+
+    /// Regressions found by `tests/properties.rs`.
+    #[test]
+    fn union_no_overlap_never_overlaps() {
+        type Case = (Vec<Event>, Vec<Event>, Vec<(f64, f64, &'static str)>);
+        let cases: Vec<Case> = vec![
+            (
+                vec![ev(0., 18., "x")],
+                vec![ev(0., 1., "y"), ev(1., 2., "y")],
+                vec![(0., 18., "x")],
+            ),
+            (
+                vec![ev(0., 18., "x")],
+                vec![ev(0., 0., "y"), ev(0., 1., "y"), ev(17., 20., "y")],
+                vec![(0., 18., "x"), (18., 20., "y")],
+            ),
+            (
+                vec![ev(7., 7., "x"), ev(10., 11., "x")],
+                vec![ev(3., 13., "y")],
+                vec![
+                    (3., 7., "y"),
+                    (7., 7., "x"),
+                    (7., 10., "y"),
+                    (10., 11., "x"),
+                    (11., 13., "y"),
+                ],
+            ),
+            (
+                vec![ev(0., 3., "x"), ev(7., 9., "x"), ev(14., 17., "x")],
+                vec![ev(1., 5., "y"), ev(10., 16., "y"), ev(19., 21., "y")],
+                vec![
+                    (0., 3., "x"),
+                    (3., 5., "y"),
+                    (7., 9., "x"),
+                    (10., 14., "y"),
+                    (14., 17., "x"),
+                    (19., 21., "y"),
+                ],
+            ),
+        ];
+        for (first, second, expected) in cases {
+            let expected: Vec<_> = expected
+                .iter()
+                .map(|(s, e, k)| (*s, *e, k.to_string()))
+                .collect();
+            assert_eq!(spans(&union_no_overlap(first, second)), expected);
+        }
+    }
+
+    #[test]
+    fn period_union_joins_touching_events() {
+        let out = period_union(
+            vec![ev(0., 2., "a"), ev(5., 6., "b")],
+            vec![ev(2., 3., "c"), ev(1., 1., "d")],
+        );
+        assert_eq!(
+            spans(&out),
+            vec![(0., 3., String::new()), (5., 6., String::new())]
+        );
+    }
 }
