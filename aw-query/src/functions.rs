@@ -15,7 +15,7 @@ use crate::regex::RegexCache;
 use crate::rules::{Rule, RuleSet};
 use crate::source::{EventSource, SourceError};
 use crate::transforms;
-use crate::value::Value;
+use crate::value::{EventList, Value};
 
 macro_rules! builtins {
     ($($variant:ident => $name:literal,)*) => {
@@ -166,37 +166,42 @@ pub(crate) fn call(
             transforms::FLOOD_PULSETIME,
         )),
         MergeEventsByKeys => {
-            let list = args.events()?;
+            let list = args.event_list()?;
             let keys = args.strings()?;
-            events(transforms::merge_events_by_keys(list, &keys))
+            events(transforms::merge_events_by_keys(list.as_slice(), &keys))
         }
         ChunkEventsByKey => {
-            let list = args.events()?;
-            events(transforms::chunk_events_by_key(list, &args.string()?))
+            let list = args.event_list()?;
+            events(transforms::chunk_events_by_key(
+                list.as_slice(),
+                &args.string()?,
+            ))
         }
         FilterKeyvals | ExcludeKeyvals => {
-            let list = args.events()?;
+            let list = args.event_list()?;
             let key = args.string()?;
             let values = args.json_values()?;
-            events(if builtin == FilterKeyvals {
-                transforms::filter_keyvals(list, &key, &values)
-            } else {
-                transforms::exclude_keyvals(list, &key, &values)
-            })
+            let wanted = builtin == FilterKeyvals;
+            events(list.keep(|event| Ok(transforms::has_keyval(event, &key, &values) == wanted))?)
         }
         FilterKeyvalsRegex => {
-            let list = args.events()?;
+            let list = args.event_list()?;
             let key = args.string()?;
             let matcher = context.regexes.get(&args.string()?, false)?;
-            events(transforms::filter_keyvals_regex(list, &key, &matcher)?)
+            events(list.keep(|event| transforms::matches_regex(event, &key, &matcher))?)
         }
         FilterPeriodIntersect => {
             let list = args.events()?;
-            events(transforms::filter_period_intersect(list, args.events()?))
+            let filter = args.event_list()?;
+            events(transforms::filter_period_intersect(list, filter.as_slice()))
         }
         PeriodUnion => {
-            let list = args.events()?;
-            events(transforms::period_union(list, args.events()?))
+            let first = args.event_list()?;
+            let second = args.event_list()?;
+            events(transforms::period_union(
+                first.as_slice(),
+                second.as_slice(),
+            ))
         }
         UnionNoOverlap => {
             let list = args.events()?;
@@ -326,10 +331,16 @@ impl Args {
         )
     }
 
+    /// An events argument, to own.
     fn events(&mut self) -> Result<Vec<Event>, Failure> {
+        self.event_list().map(EventList::into_owned)
+    }
+
+    /// An events argument, owned or shared.
+    fn event_list(&mut self) -> Result<EventList, Failure> {
         let value = self.next();
         value
-            .into_events()
+            .into_event_list()
             .map_err(|value| self.wrong("a list of events", &value))
     }
 

@@ -3,7 +3,7 @@
 //! Lists, dicts and event lists are reference counted so that a variable
 //! read shares the value instead of copying it; a transform that owns the
 //! only reference takes the vector out without copying (see
-//! [`Value::into_events`]). Lists and dicts remember their weight and depth
+//! [`EventList`]). Lists and dicts remember their weight and depth
 //! so the limits of [`crate::limits`] are checked in constant time per
 //! element.
 
@@ -173,14 +173,22 @@ impl Value {
         }
     }
 
-    /// The events of an events argument: a list of events or an empty list.
-    /// Takes the vector without copying when this is its only reference.
-    pub(crate) fn into_events(self) -> Result<Vec<Event>, Value> {
+    /// The events of an events argument: a list of events or an empty list,
+    /// owned when this is the only reference and shared otherwise.
+    pub(crate) fn into_event_list(self) -> Result<EventList, Value> {
         match self {
-            Value::Events(events) => Ok(Rc::try_unwrap(events).unwrap_or_else(|rc| (*rc).clone())),
-            Value::List(list) if list.items.is_empty() => Ok(Vec::new()),
+            Value::Events(events) => Ok(match Rc::try_unwrap(events) {
+                Ok(events) => EventList::Owned(events),
+                Err(shared) => EventList::Shared(shared),
+            }),
+            Value::List(list) if list.items.is_empty() => Ok(EventList::Owned(Vec::new())),
             other => Err(other),
         }
+    }
+
+    /// The events of an events argument, copied only if shared.
+    pub(crate) fn into_events(self) -> Result<Vec<Event>, Value> {
+        self.into_event_list().map(EventList::into_owned)
     }
 
     /// The JSON form of a result (spec §6.4): none is `null`, numbers are
@@ -227,6 +235,66 @@ impl Value {
                 ))
             }
         })
+    }
+}
+
+/// An events argument: the vector itself when nothing else holds it, so a
+/// transform can work in place, or a shared reference when a variable
+/// still holds it, so transforms that only read or keep a subset copy no
+/// more than they return.
+#[derive(Debug)]
+pub(crate) enum EventList {
+    Owned(Vec<Event>),
+    Shared(Rc<Vec<Event>>),
+}
+
+impl EventList {
+    /// The events, to read.
+    pub fn as_slice(&self) -> &[Event] {
+        match self {
+            EventList::Owned(events) => events,
+            EventList::Shared(events) => events,
+        }
+    }
+
+    /// The events, to own (copied if shared).
+    pub fn into_owned(self) -> Vec<Event> {
+        match self {
+            EventList::Owned(events) => events,
+            EventList::Shared(events) => Rc::unwrap_or_clone(events),
+        }
+    }
+
+    /// The events `keep` accepts, in order; only those are copied when
+    /// the list is shared.
+    pub fn keep(
+        self,
+        mut keep: impl FnMut(&Event) -> Result<bool, Failure>,
+    ) -> Result<Vec<Event>, Failure> {
+        match self {
+            EventList::Owned(mut events) => {
+                let mut failure = None;
+                events.retain(|event| {
+                    if failure.is_some() {
+                        return false;
+                    }
+                    keep(event).unwrap_or_else(|error| {
+                        failure = Some(error);
+                        false
+                    })
+                });
+                failure.map_or(Ok(events), Err)
+            }
+            EventList::Shared(events) => {
+                let mut kept = Vec::new();
+                for event in events.iter() {
+                    if keep(event)? {
+                        kept.push(event.clone());
+                    }
+                }
+                Ok(kept)
+            }
+        }
     }
 }
 

@@ -155,6 +155,10 @@ fn variables_keep_their_values_after_use() {
             "w = query_bucket(\"aw-watcher-window_laptop\"); x = w; w = []; RETURN = sum_durations(x);",
             "29.0",
         ),
+        (
+            "w = query_bucket(\"aw-watcher-window_laptop\"); f = filter_keyvals(w, \"app\", [\"vim\"]); r = filter_keyvals_regex(w, \"app\", \"Fire\"); m = merge_events_by_keys(w, [\"app\"]); RETURN = [sum_durations(f), sum_durations(r), sum_durations(m), sum_durations(w), sum_durations(period_union(w, w))];",
+            "[14.0, 15.0, 29.0, 29.0, 29.0]",
+        ),
     ];
     for (program, expected) in cases {
         check(program, expected);

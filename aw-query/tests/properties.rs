@@ -123,7 +123,7 @@ proptest! {
     #[test]
     fn merge_events_by_keys_matches_a_quadratic_model(input in events(), keys in prop::sample::subsequence(vec!["k", "n", "missing"], 0..3)) {
         let keys: Vec<String> = keys.into_iter().map(String::from).collect();
-        let output = merge_events_by_keys(input.clone(), &keys);
+        let output = merge_events_by_keys(&input, &keys);
         let mut model: Vec<Event> = Vec::new();
         if !keys.is_empty() {
             for e in &input {
@@ -148,7 +148,7 @@ proptest! {
 
     #[test]
     fn chunk_events_by_key_matches_run_length_grouping(input in events()) {
-        let output = chunk_events_by_key(input.clone(), "k");
+        let output = chunk_events_by_key(&input, "k");
         let mut model: Vec<Event> = Vec::new();
         for e in &input {
             match model.last_mut() {
@@ -163,7 +163,7 @@ proptest! {
 
     #[test]
     fn filter_period_intersect_keeps_exactly_the_covered_time(input in disjoint_events(15), filter in events()) {
-        let output = filter_period_intersect(input.clone(), filter.clone());
+        let output = filter_period_intersect(input.clone(), &filter);
         prop_assert!(sorted(&output));
         prop_assert!(disjoint(&output));
         let covered = cells(&filter);
@@ -181,7 +181,7 @@ proptest! {
 
     #[test]
     fn period_union_is_the_union_without_touching_parts(a in events(), b in events()) {
-        let output = period_union(a.clone(), b.clone());
+        let output = period_union(&a, &b);
         prop_assert!(output.windows(2).all(|w| w[0].end() < w[1].timestamp));
         prop_assert!(output.iter().all(|e| e.data.is_empty()));
         let mut all = a.clone();

@@ -37,15 +37,18 @@ pub fn exclude_keyvals(events: Vec<Event>, key: &str, values: &[Json]) -> Vec<Ev
 }
 
 fn keep(mut events: Vec<Event>, key: &str, values: &[Json], wanted: bool) -> Vec<Event> {
-    events.retain(|event| {
-        let found = event.data.get(key).is_some_and(|value| {
-            values
-                .iter()
-                .any(|candidate| json_matches(value, candidate))
-        });
-        found == wanted
-    });
+    events.retain(|event| has_keyval(event, key, values) == wanted);
     events
+}
+
+/// Whether `data[key]` exists and equals one of `values` (the test of
+/// [`filter_keyvals`]).
+pub fn has_keyval(event: &Event, key: &str, values: &[Json]) -> bool {
+    event.data.get(key).is_some_and(|value| {
+        values
+            .iter()
+            .any(|candidate| json_matches(value, candidate))
+    })
 }
 
 /// JSON equality in which numbers compare by value (`1 == 1.0`).
@@ -69,20 +72,11 @@ pub fn json_matches(a: &Json, b: &Json) -> bool {
     }
 }
 
-/// Keeps, in order, the events whose `data[key]` is a string the regex
-/// matches somewhere.
-pub(crate) fn filter_keyvals_regex(
-    events: Vec<Event>,
-    key: &str,
-    matcher: &Matcher,
-) -> Result<Vec<Event>, Failure> {
-    let mut kept = Vec::with_capacity(events.len());
-    for event in events {
-        if let Some(Json::String(text)) = event.data.get(key) {
-            if matcher.is_match(text)? {
-                kept.push(event);
-            }
-        }
+/// Whether `data[key]` is a string the regex matches somewhere (the test of
+/// `filter_keyvals_regex`).
+pub(crate) fn matches_regex(event: &Event, key: &str, matcher: &Matcher) -> Result<bool, Failure> {
+    match event.data.get(key) {
+        Some(Json::String(text)) => matcher.is_match(text),
+        _ => Ok(false),
     }
-    Ok(kept)
 }

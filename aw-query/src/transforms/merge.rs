@@ -11,7 +11,8 @@ use serde_json::Value as Json;
 /// One event per distinct combination of the values of `keys` (events
 /// lacking a key are left out): timestamp of the group's first event in
 /// input order, summed duration, no id, and data holding only the keys.
-/// Groups come out in order of first occurrence. Hashing keeps it linear.
+/// Groups come out in order of first occurrence. Hashing keeps it linear;
+/// the input is only read, so a list still used elsewhere is not copied.
 ///
 /// ```
 /// # use aw_query::transforms::merge_events_by_keys;
@@ -20,14 +21,14 @@ use serde_json::Value as Json;
 ///     Timestamp::from_nanos(s), Duration::from_secs(1),
 ///     serde_json::json!({"app": app, "title": title}).as_object().unwrap().clone());
 /// let merged = merge_events_by_keys(
-///     vec![at(0, "vim", "a"), at(1, "firefox", "b"), at(2, "vim", "c")],
+///     &[at(0, "vim", "a"), at(1, "firefox", "b"), at(2, "vim", "c")],
 ///     &["app".to_string()],
 /// );
 /// assert_eq!(merged.len(), 2);
 /// assert_eq!(merged[0].duration, Duration::from_secs(2));
 /// assert_eq!(serde_json::Value::Object(merged[0].data.clone()), serde_json::json!({"app": "vim"}));
 /// ```
-pub fn merge_events_by_keys(events: Vec<Event>, keys: &[String]) -> Vec<Event> {
+pub fn merge_events_by_keys(events: &[Event], keys: &[String]) -> Vec<Event> {
     if keys.is_empty() {
         return Vec::new();
     }
@@ -55,10 +56,9 @@ pub fn merge_events_by_keys(events: Vec<Event>, keys: &[String]) -> Vec<Event> {
         }
         candidates.push(groups.len());
         let mut data = Data::new();
-        let mut source = event.data;
         for key in keys {
-            if let Some(value) = source.remove(key) {
-                data.insert(key.clone(), value);
+            if let Some(value) = event.data.get(key) {
+                data.insert(key.clone(), value.clone());
             }
         }
         groups.push(Event {

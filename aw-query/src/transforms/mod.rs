@@ -14,7 +14,7 @@ mod union;
 mod url;
 
 pub use chunk::chunk_events_by_key;
-pub use filter::{exclude_keyvals, filter_keyvals, json_matches};
+pub use filter::{exclude_keyvals, filter_keyvals, has_keyval, json_matches};
 pub use flood::{flood, FLOOD_PULSETIME};
 pub use intersect::filter_period_intersect;
 pub use merge::merge_events_by_keys;
@@ -24,7 +24,7 @@ pub use union::{period_union, union_no_overlap};
 pub use url::split_url_events;
 
 pub(crate) use categorize::{categorize, tag};
-pub(crate) use filter::filter_keyvals_regex;
+pub(crate) use filter::matches_regex;
 
 #[cfg(test)]
 pub(crate) mod testing {

@@ -3,8 +3,6 @@
 
 use aw_models::{Data, Event, Timestamp};
 
-use super::sort::sort_by_timestamp;
-
 /// The time covered by either list, as sorted, non-overlapping events with
 /// empty data; events that overlap or touch are joined, and each output
 /// event keeps the id of the first event of its run.
@@ -13,14 +11,15 @@ use super::sort::sort_by_timestamp;
 /// # use aw_query::transforms::period_union;
 /// # use aw_models::{Duration, Event, Timestamp};
 /// let at = |s: i64, e: i64| Event::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s), Default::default());
-/// let out = period_union(vec![at(0, 2), at(5, 6)], vec![at(2, 3), at(8, 9)]);
+/// let out = period_union(&[at(0, 2), at(5, 6)], &[at(2, 3), at(8, 9)]);
 /// let spans: Vec<(i64, i64)> = out.iter().map(|e| (e.timestamp.nanos(), e.end().nanos())).collect();
 /// assert_eq!(spans, [(0, 3), (5, 6), (8, 9)]);
 /// ```
-pub fn period_union(mut events1: Vec<Event>, events2: Vec<Event>) -> Vec<Event> {
-    events1.extend(events2);
+pub fn period_union(events1: &[Event], events2: &[Event]) -> Vec<Event> {
+    let mut all: Vec<&Event> = events1.iter().chain(events2).collect();
+    all.sort_by_key(|event| event.timestamp);
     let mut out: Vec<Event> = Vec::new();
-    for event in sort_by_timestamp(events1) {
+    for event in all {
         match out.last_mut() {
             Some(last) if event.timestamp <= last.end() => {
                 if event.end() > last.end() {
@@ -160,8 +159,8 @@ mod tests {
     #[test]
     fn period_union_joins_touching_events() {
         let out = period_union(
-            vec![ev(0., 2., "a"), ev(5., 6., "b")],
-            vec![ev(2., 3., "c"), ev(1., 1., "d")],
+            &[ev(0., 2., "a"), ev(5., 6., "b")],
+            &[ev(2., 3., "c"), ev(1., 1., "d")],
         );
         assert_eq!(
             spans(&out),
