@@ -1,1 +1,3 @@
 //! Dataset generators and fixtures shared by the benchmarks.
+
+pub mod synthetic;
