@@ -219,8 +219,11 @@ impl Parser {
                     pos,
                 });
             }
-            _ => {
-                self.index -= 1;
+            other => {
+                // Point at the offending token (`advance` stays on `End`).
+                if other != Token::End {
+                    self.index -= 1;
+                }
                 return Err(self.unexpected("a value"));
             }
         };

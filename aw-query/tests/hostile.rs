@@ -242,3 +242,17 @@ fn long_programs_and_strings_lex_quickly() {
     let huge_number = format!("RETURN = {};", "9".repeat(400));
     assert_eq!(expect_ok(huge_number), json!(null));
 }
+
+proptest::proptest! {
+    /// Any soup of tokens ends in a result or an error, never a panic.
+    #[test]
+    fn random_programs_never_panic(tokens in proptest::collection::vec(proptest::sample::select(vec![
+        "x", "y", "RETURN", "=", "==", "+", "-", "*", "/", "%", "(", ")", "[", "]", "{", "}", ",", ":", ";",
+        "if", "elif", "else", "return", "true", "none", "0", "1.5", "\"s\"", "'t'", "\"app\"", "\n", "#c\n",
+        "query_bucket(\"aw-watcher-window_laptop\")", "flood", "concat", "merge_events_by_keys", "sum_durations",
+        "filter_keyvals", "categorize", "limit_events", "contains", "TIMEINTERVAL", "[[\"A\"], {\"regex\": \"a\"}]",
+    ]), 0..40)) {
+        let program = tokens.join(" ");
+        let _ = query(&program, &[period()], &fixture());
+    }
+}
