@@ -8,6 +8,26 @@
 //! [`Pos`]; the server turns them into 400 responses. Hostile programs are
 //! stopped by the limits documented in [`limits`].
 //!
+//! How the pieces fit:
+//!
+//! - `lexer` splits the text into tokens with line and column;
+//!   `parser` builds the tree of `ast` (bounded nesting, flat operator
+//!   chains) and marks each variable read that is the last use of it.
+//! - `interpreter` walks the tree with one environment per period; a last
+//!   use moves the value out, so a transform usually owns the only
+//!   reference to an event list and works in place. Lists, dicts and event
+//!   lists are reference counted (`value`); a list still held by a
+//!   variable reaches a transform shared, and filters then copy only what
+//!   they keep.
+//! - `functions` checks arguments and dispatches to [`transforms`] (one
+//!   concept per file), to `rules` for categorize/tag (regexes compiled
+//!   once per query by `regex`, with the `regex` crate for plain patterns
+//!   and `fancy-regex` for lookaround and backreferences, and one match per
+//!   distinct combination of looked-at values), and to the [`EventSource`].
+//!
+//! This crate knows nothing of HTTP or SQL: the server maps errors to
+//! responses, the datastore selects and clips events.
+//!
 //! ```
 //! use aw_query::{query, MemorySource};
 //! let period = "2021-06-01T00:00:00Z/2021-06-02T00:00:00Z".parse().unwrap();

@@ -9,8 +9,14 @@ fn syntax_errors() {
     let cases = [
         ("RETURN = 1", "error Syntax 1:11 expected ';'"),
         ("RETURN = ;", "error Syntax 1:10 expected a value"),
-        ("RETURN =", "error Syntax 1:9 expected a value, found the end of the program"),
-        ("RETURN = [1,\n", "error Syntax 2:1 expected a value, found the end of the program"),
+        (
+            "RETURN =",
+            "error Syntax 1:9 expected a value, found the end of the program",
+        ),
+        (
+            "RETURN = [1,\n",
+            "error Syntax 2:1 expected a value, found the end of the program",
+        ),
         ("RETURN = -1;", "error Syntax 1:10 expected a value"),
         ("RETURN = [1, 2,];", "error Syntax 1:16 expected a value"),
         ("RETURN = f(1,);", "error Syntax 1:14 expected a value"),
