@@ -122,12 +122,13 @@ pub(crate) fn call(
         function: builtin.name(),
         items: args.into_iter(),
         position: 0,
+        budget: &mut *context.budget,
     };
     let events = Value::events;
     Ok(match builtin {
         QueryBucket => {
             let bucket = args.string()?;
-            let interval = timeinterval(context)?;
+            let interval = timeinterval(context.timeinterval)?;
             let read = context
                 .source
                 .query_bucket(&bucket, &interval)
@@ -140,12 +141,12 @@ pub(crate) fn call(
                 .source
                 .buckets()
                 .map_err(|e| bucket_error(e, "query_bucket_names"))?;
-            context.budget.charge(names.len())?;
+            args.budget.charge(names.len())?;
             Value::list(names.into_iter().map(|(id, _)| Value::string(id)).collect())?
         }
         QueryBucketEventcount => {
             let bucket = args.string()?;
-            let interval = timeinterval(context)?;
+            let interval = timeinterval(context.timeinterval)?;
             let count = context
                 .source
                 .count_events(&bucket, &interval)
@@ -182,13 +183,17 @@ pub(crate) fn call(
             let key = args.string()?;
             let values = args.json_values()?;
             let wanted = builtin == FilterKeyvals;
-            events(list.keep(|event| Ok(transforms::has_keyval(event, &key, &values) == wanted))?)
+            events(list.keep(args.budget, |event| {
+                Ok(transforms::has_keyval(event, &key, &values) == wanted)
+            })?)
         }
         FilterKeyvalsRegex => {
             let list = args.event_list()?;
             let key = args.string()?;
             let matcher = context.regexes.get(&args.string()?, false)?;
-            events(list.keep(|event| transforms::matches_regex(event, &key, &matcher))?)
+            events(list.keep(args.budget, |event| {
+                transforms::matches_regex(event, &key, &matcher)
+            })?)
         }
         FilterPeriodIntersect => {
             let list = args.events()?;
@@ -210,7 +215,9 @@ pub(crate) fn call(
         SplitUrlEvents => events(transforms::split_url_events(args.events()?)),
         SortByDuration => events(transforms::sort_by_duration(args.events()?)),
         SortByTimestamp => events(transforms::sort_by_timestamp(args.events()?)),
-        SumDurations => Value::Number(transforms::sum_durations(&args.events()?).as_secs_f64()),
+        SumDurations => {
+            Value::Number(transforms::sum_durations(args.event_list()?.as_slice()).as_secs_f64())
+        }
         LimitEvents => {
             let list = args.events()?;
             let limit = args.number()?;
@@ -222,7 +229,7 @@ pub(crate) fn call(
             let mut all: Vec<Event> = Vec::new();
             for _ in 0..count {
                 let list = args.events()?;
-                context.budget.charge(list.len())?;
+                args.budget.charge(list.len())?;
                 if all.is_empty() {
                     all = list;
                 } else {
@@ -306,13 +313,16 @@ pub(crate) fn call(
 }
 
 /// The arguments of one call, taken in order.
-struct Args {
+struct Args<'a> {
     function: &'static str,
     items: std::vec::IntoIter<Value>,
     position: usize,
+    /// Copies of shared event lists are charged to the run's budget, so a
+    /// program cannot keep arbitrarily many copies of a large bucket.
+    budget: &'a mut Budget,
 }
 
-impl Args {
+impl Args<'_> {
     fn next(&mut self) -> Value {
         self.position += 1;
         // The count was checked before any argument is taken.
@@ -331,9 +341,13 @@ impl Args {
         )
     }
 
-    /// An events argument, to own.
+    /// An events argument, to own (a shared list is copied and charged).
     fn events(&mut self) -> Result<Vec<Event>, Failure> {
-        self.event_list().map(EventList::into_owned)
+        let list = self.event_list()?;
+        if let EventList::Shared(shared) = &list {
+            self.budget.charge(shared.len())?;
+        }
+        Ok(list.into_owned())
     }
 
     /// An events argument, owned or shared.
@@ -447,8 +461,8 @@ fn contains_dict(value: &Value) -> bool {
 }
 
 /// The period `TIMEINTERVAL` currently names.
-fn timeinterval(context: &Context<'_>) -> Result<TimeInterval, Failure> {
-    match context.timeinterval {
+fn timeinterval(binding: Option<&Value>) -> Result<TimeInterval, Failure> {
+    match binding {
         Some(Value::String(text)) => text.parse().map_err(|_| {
             Failure::new(
                 ErrorKind::Type,

@@ -4,19 +4,20 @@
 //! | limit | value | what it bounds |
 //! | --- | --- | --- |
 //! | [`MAX_DEPTH`] | 256 | nesting of parentheses, lists, dicts, calls and `if` blocks in the program text, and nesting of list/dict values built at run time (`a = [a];` repeated) |
-//! | build budget | [`BUILD_BUDGET_BASE`] + [`BUILD_BUDGET_PER_READ`] × events read | what one run (one period) may build: every list or dict item created by a literal or `+`, every event of a `+` or `concat` result, and every 8 bytes of a string built with `+` count 1 unit. Reading buckets raises the budget, so concatenating what was read always fits, while doubling a list stops after a few hundred thousand items |
+//! | build budget | [`BUILD_BUDGET_BASE`] + [`BUILD_BUDGET_PER_READ`] × events read | what one run (one period) may build: every list or dict item created by a literal or `+`, every event of a `+` or `concat` result, every event copied out of a list a variable still holds, and every 8 bytes of a string built with `+` count 1 unit. Reading buckets raises the budget, so concatenating or copying what was read a few times always fits, while doubling a list stops after a few hundred thousand items and keeping many copies of a bucket stops after a few |
 //! | [`MAX_WEIGHT`] | 4 Mi units | total size of one list or dict, nested values counted in full even when shared (a scalar or an event is 1 unit, a string 1 + bytes/8), so `a = [a, a];` repeated (which costs almost no memory) stops after ~22 steps and the JSON result stays bounded |
 //! | [`MAX_STRING_BYTES`] | 1 MiB | length of a string built with `+` |
 //! | [`MAX_REGEX_SIZE`] | 1 MiB | compiled size of one regex (`regex` size limit, `fancy-regex` delegate limit) |
 //! | [`MAX_BACKTRACK`] | 1,000,000 | backtracking steps of a regex that needs the backtracking engine (lookaround, backreferences), per matched string |
 //!
-//! Event lists returned by `query_bucket` and by transforms are not
-//! limited: their size is the size of the stored data, and no transform
-//! makes a list more than a constant factor longer than its inputs. (A
-//! program can still keep many transformed copies of a large bucket alive
-//! in different variables; memory then grows with the program's length
-//! times the data read.) The limits are sized so that reaching any of them
-//! takes well under a second even in a debug build.
+//! Event lists returned by `query_bucket` and by transforms are otherwise
+//! not limited: their size is the size of the stored data, and no
+//! transform makes a list more than a constant factor longer than its
+//! inputs. Memory therefore stays within a constant factor of what the
+//! program reads; a program that reads the same bucket many times still
+//! holds that many copies (reads are not limited here). The limits are
+//! sized so that reaching any of them takes well under a second even in a
+//! debug build.
 
 use crate::error::{ErrorKind, Failure};
 
@@ -64,7 +65,7 @@ impl Budget {
             return Err(Failure::new(
                 ErrorKind::TooLarge,
                 format!(
-                    "the query builds too much: more than {limit} list items, concatenated events or string words in one run (see the query limits)"
+                    "the query builds too much: more than {limit} units (list items, copied or concatenated events, 8-byte string words) in one run; see the query limits"
                 ),
             ));
         }

@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
 use crate::functions::Builtin;
-use crate::limits::{MAX_DEPTH, MAX_WEIGHT};
+use crate::limits::{Budget, MAX_DEPTH, MAX_WEIGHT};
 
 /// A value.
 #[derive(Debug, Clone, PartialEq)]
@@ -265,10 +265,11 @@ impl EventList {
         }
     }
 
-    /// The events `keep` accepts, in order; only those are copied when
-    /// the list is shared.
+    /// The events `keep` accepts, in order; only those are copied (and
+    /// charged to `budget`) when the list is shared.
     pub fn keep(
         self,
+        budget: &mut Budget,
         mut keep: impl FnMut(&Event) -> Result<bool, Failure>,
     ) -> Result<Vec<Event>, Failure> {
         match self {
@@ -292,6 +293,7 @@ impl EventList {
                         kept.push(event.clone());
                     }
                 }
+                budget.charge(kept.len())?;
                 Ok(kept)
             }
         }

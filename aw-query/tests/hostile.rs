@@ -256,3 +256,32 @@ proptest::proptest! {
         let _ = query(&program, &[period()], &fixture());
     }
 }
+
+#[test]
+fn many_copies_of_a_bucket_are_refused() {
+    let mut source = MemorySource::new();
+    source.insert(
+        "big",
+        "h",
+        (0..20_000)
+            .map(|i| ev(i, i as f64, 1.0, json!({"app": "x", "title": "y"})))
+            .collect(),
+    );
+    // Each statement copies the bucket a variable still holds.
+    let copies: String = (0..40)
+        .map(|i| format!(" c{i} = sort_by_duration(w);"))
+        .collect();
+    let program = format!("w = query_bucket(\"big\");{copies} RETURN = 0;");
+    let (result, elapsed) = run_on_small_stack(source.clone(), program, vec![period()]);
+    let error = result.unwrap_err();
+    assert_eq!(error.kind, ErrorKind::TooLarge, "{error}");
+    assert!(elapsed < Duration::from_secs(1), "took {elapsed:?}");
+    eprintln!(
+        "40 copies of 20,000 events → {} in {elapsed:?}",
+        error.message
+    );
+    // A few copies, as real queries make, are fine.
+    let program = "w = query_bucket(\"big\"); a = filter_keyvals(w, \"app\", [\"x\"]); b = sort_by_duration(w); RETURN = sum_durations(a) + sum_durations(b);";
+    let (result, _) = run_on_small_stack(source, program.to_string(), vec![period()]);
+    assert_eq!(result.unwrap(), [json!(40_000.0)]);
+}
