@@ -87,11 +87,16 @@ fn hash_json(value: &Json, state: &mut impl Hasher) {
             items.iter().for_each(|item| hash_json(item, state));
         }
         Json::Object(map) => {
-            (5u8, map.len()).hash(state);
+            // Order-independent, so equal objects hash equally whatever
+            // order the map keeps its keys in.
+            let mut combined: u64 = 0;
             for (key, item) in map {
-                key.hash(state);
-                hash_json(item, state);
+                let mut entry = std::hash::DefaultHasher::new();
+                key.hash(&mut entry);
+                hash_json(item, &mut entry);
+                combined = combined.wrapping_add(entry.finish());
             }
+            (5u8, map.len(), combined).hash(state);
         }
     }
 }
