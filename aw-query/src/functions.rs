@@ -296,7 +296,17 @@ pub(crate) fn call(
         }
         Print => {
             for value in args.items.by_ref() {
-                log::info!("query print: {value:?}");
+                // A whole bucket in the log helps no one: cut long values.
+                let mut text = format!("{value:?}");
+                if text.len() > 500 {
+                    let cut = (0..=500)
+                        .rev()
+                        .find(|at| text.is_char_boundary(*at))
+                        .unwrap_or(0);
+                    text.truncate(cut);
+                    text.push('…');
+                }
+                log::info!("query print: {text}");
             }
             Value::None
         }
