@@ -296,17 +296,7 @@ pub(crate) fn call(
         }
         Print => {
             for value in args.items.by_ref() {
-                // A whole bucket in the log helps no one: cut long values.
-                let mut text = format!("{value:?}");
-                if text.len() > 500 {
-                    let cut = (0..=500)
-                        .rev()
-                        .find(|at| text.is_char_boundary(*at))
-                        .unwrap_or(0);
-                    text.truncate(cut);
-                    text.push('…');
-                }
-                log::info!("query print: {text}");
+                log::info!("query print: {}", preview(&value));
             }
             Value::None
         }
@@ -533,4 +523,30 @@ fn find_bucket(
             )
         })?;
     Ok(Value::string(found.as_str()))
+}
+
+/// The debug form of `value`, cut after 500 bytes without formatting the
+/// rest: a whole bucket in the log helps no one.
+fn preview(value: &Value) -> String {
+    struct Bounded(String);
+    impl std::fmt::Write for Bounded {
+        fn write_str(&mut self, text: &str) -> std::fmt::Result {
+            let room = 500usize.saturating_sub(self.0.len());
+            if text.len() <= room {
+                self.0.push_str(text);
+                return Ok(());
+            }
+            let cut = (0..=room)
+                .rev()
+                .find(|at| text.is_char_boundary(*at))
+                .unwrap_or(0);
+            self.0.push_str(&text[..cut]);
+            self.0.push('…');
+            // Stops the formatting of the rest of the value.
+            Err(std::fmt::Error)
+        }
+    }
+    let mut out = Bounded(String::new());
+    let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{value:?}"));
+    out.0
 }
