@@ -550,3 +550,16 @@ fn preview(value: &Value) -> String {
     let _ = std::fmt::Write::write_fmt(&mut out, format_args!("{value:?}"));
     out.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn print_previews_are_bounded() {
+        assert_eq!(preview(&Value::Number(1.5)), "Number(1.5)");
+        let long = Value::string("é".repeat(10_000));
+        let text = preview(&long);
+        assert!(text.len() <= 504 && text.ends_with('…'), "{}", text.len());
+    }
+}
