@@ -285,3 +285,45 @@ fn many_copies_of_a_bucket_are_refused() {
     let (result, _) = run_on_small_stack(source, program.to_string(), vec![period()]);
     assert_eq!(result.unwrap(), [json!(40_000.0)]);
 }
+
+#[test]
+fn hostile_data_stays_near_linear() {
+    // 40,000 events that all overlap each other (negative gaps everywhere),
+    // with alternating and repeated data: the shape that made the Python
+    // server spin for minutes.
+    let mut source = MemorySource::new();
+    let events: Vec<_> = (0..40_000)
+        .map(|i| {
+            let title = format!("title {}", i % 2_000);
+            let app = if i % 2 == 0 { "a" } else { "b" };
+            ev(
+                i,
+                i as f64 * 0.5,
+                100_000.0 - i as f64,
+                json!({"app": app, "title": title}),
+            )
+        })
+        .collect();
+    source.insert("overlapping", "h", events);
+    let rules = (0..15)
+        .map(|i| format!("[[\"c{i}\"], {{\"type\": \"regex\", \"regex\": \"title {i}\\\\b|x{i}\", \"ignore_case\": true}}]"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let program = format!(
+        "e = query_bucket(\"overlapping\");
+         f = flood(e);
+         i = filter_period_intersect(e, f);
+         u = union_no_overlap(sort_by_timestamp(e), f);
+         p = period_union(e, f);
+         c = categorize(e, [{rules}]);
+         m = merge_events_by_keys(c, [\"app\", \"title\", \"$category\"]);
+         k = chunk_events_by_key(e, \"app\");
+         RETURN = [sum_durations(f), sum_durations(i), sum_durations(u), sum_durations(p), sum_durations(m), sum_durations(k)];"
+    );
+    let (result, elapsed) = run_on_small_stack(source, program, vec![period()]);
+    let result = result.unwrap();
+    eprintln!(
+        "40,000 overlapping events through every period transform in {elapsed:?}: {result:?}"
+    );
+    assert!(elapsed < Duration::from_secs(3), "took {elapsed:?}");
+}
