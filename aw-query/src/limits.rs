@@ -9,6 +9,7 @@
 //! | [`MAX_STRING_BYTES`] | 1 MiB | length of a string built with `+` |
 //! | [`MAX_REGEX_SIZE`] | 1 MiB | compiled size of one regex (`regex` size limit, `fancy-regex` delegate limit) |
 //! | [`MAX_BACKTRACK`] | 1,000,000 | backtracking steps of a regex that needs the backtracking engine (lookaround, backreferences), per matched string |
+//! | [`MAX_BACKTRACK_TIME`] | 2 s | total time such regexes may spend matching in one query (all periods) |
 //!
 //! Event lists returned by `query_bucket` and by transforms are otherwise
 //! not limited: their size is the size of the stored data, and no
@@ -41,6 +42,9 @@ pub const MAX_REGEX_SIZE: usize = 1 << 20;
 
 /// Most backtracking steps per match of a backtracking regex.
 pub const MAX_BACKTRACK: usize = 1_000_000;
+
+/// Most time the backtracking regexes of one query may spend matching.
+pub const MAX_BACKTRACK_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What one run has built and read so far.
 #[derive(Debug, Default)]
