@@ -6,3 +6,4 @@ pub mod dataset;
 pub mod http;
 pub mod server;
 pub mod stats;
+pub mod synthetic;
