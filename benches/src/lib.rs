@@ -6,4 +6,3 @@ pub mod dataset;
 pub mod http;
 pub mod server;
 pub mod stats;
-pub mod synthetic;
