@@ -1,0 +1,1 @@
+//! Tests that need the worker's failure injection hook.
