@@ -6,7 +6,8 @@
 //! the v3 migration), `events` (start and end as integer nanoseconds, `data`
 //! as JSON text) and `key_value` (settings under `settings.<key>`). A fresh
 //! file is built by running the same numbered migrations an old file goes
-//! through, so the stored `CREATE TABLE` text also matches the reference.
+//! through, so the stored `CREATE TABLE` text also matches the reference's (up to
+//! whitespace).
 //!
 //! Migrations are append-only and each runs in one transaction together
 //! with its `user_version` bump: a crash mid-migration leaves the file at
