@@ -126,4 +126,11 @@ pub(crate) enum WorkerMessage {
         count: u32,
         reply: Reply<()>,
     },
+    /// Test hook: cap the file at `pages` pages (`PRAGMA max_page_count`),
+    /// so growing it fails with `SQLITE_FULL` as a full disk would.
+    #[cfg(test)]
+    LimitPages {
+        pages: i64,
+        reply: Reply<i64>,
+    },
 }

@@ -377,6 +377,12 @@ impl Datastore {
     fn fail_commits(&self, count: u32) -> Result<()> {
         self.call(|reply| WorkerMessage::FailCommits { count, reply })
     }
+
+    /// Test hook: caps the file size in pages; returns the cap in force.
+    #[cfg(test)]
+    fn limit_pages(&self, pages: i64) -> Result<i64> {
+        self.call(|reply| WorkerMessage::LimitPages { pages, reply })
+    }
 }
 
 fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> Result<()> {

@@ -251,6 +251,16 @@ impl Worker {
                 self.failing_commits = count;
                 let _ = reply.send(Ok(()));
             }
+            #[cfg(test)]
+            WorkerMessage::LimitPages { pages, reply } => {
+                let result = self
+                    .conn
+                    .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| {
+                        row.get(0)
+                    })
+                    .map_err(DatastoreError::from);
+                let _ = reply.send(result);
+            }
         }
         Flow::Continue
     }
