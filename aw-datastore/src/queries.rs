@@ -344,3 +344,46 @@ pub(crate) fn contains_identical(
     }
     Ok(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let values = [0i64; 5];
+        let count = stmt.parameter_count();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(&values[..count]), |row| {
+                row.get::<_, String>(3)
+            })
+            .unwrap();
+        rows.map(|row| row.unwrap()).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn range_reads_seek_both_ends_of_the_index_without_sorting() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::schema::migrate(&conn).unwrap();
+        let events = plan(
+            &conn,
+            "SELECT id, starttime, endtime, data FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
+             ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5",
+        );
+        assert!(
+            events.contains(&format!(
+                "SEARCH events USING INDEX {} (bucketrow=? AND starttime>? AND starttime<?)",
+                crate::schema::EVENTS_INDEX
+            )),
+            "{events}"
+        );
+        assert!(!events.contains("TEMP B-TREE"), "{events}");
+        let count = plan(
+            &conn,
+            "SELECT count(*) FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4",
+        );
+        assert!(count.contains("COVERING INDEX"), "{count}");
+    }
+}
