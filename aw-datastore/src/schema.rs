@@ -153,6 +153,14 @@ pub(crate) fn configure_writer(conn: &Connection, file_backed: bool) -> Result<(
     }
     conn.prepare_cached("PRAGMA synchronous = NORMAL")?
         .execute([])?;
+    if file_backed {
+        // SQLite's automatic checkpoint would run inside some commit every
+        // 1000 pages, with two fsyncs, delaying whichever heartbeat hit it;
+        // the worker checkpoints on its own schedule instead (`worker.rs`).
+        conn.query_row("PRAGMA wal_autocheckpoint = 0", [], |_| Ok(()))?;
+        // A WAL grown by a burst is cut back to this size once reset.
+        conn.query_row("PRAGMA journal_size_limit = 33554432", [], |_| Ok(()))?;
+    }
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
 }
