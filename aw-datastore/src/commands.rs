@@ -126,6 +126,9 @@ pub(crate) enum WorkerMessage {
         count: u32,
         reply: Reply<()>,
     },
+    /// Test hook: the worker panics, as a bug would make it.
+    #[cfg(test)]
+    Panic,
     /// Test hook: cap the file at `pages` pages (`PRAGMA max_page_count`),
     /// so growing it fails with `SQLITE_FULL` as a full disk would.
     #[cfg(test)]

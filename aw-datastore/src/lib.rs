@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
-use crossbeam_channel::{bounded, Sender};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
@@ -82,6 +82,8 @@ pub struct Datastore {
 const WRITE_QUEUE: usize = 1024;
 /// Read commands waiting for a reader.
 const READ_QUEUE: usize = 256;
+/// How often a waiting caller checks whether the worker has stopped.
+const CLOSED_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl Datastore {
     /// Opens (creating and migrating as needed) the database file.
@@ -354,7 +356,7 @@ impl Datastore {
                 readers
                     .send(command(reply))
                     .map_err(|_| DatastoreError::Closed)?;
-                answer.recv().map_err(|_| DatastoreError::Closed)?
+                self.wait(&answer)
             }
             None => self.call(|reply| WorkerMessage::Read(command(reply))),
         }
@@ -368,8 +370,25 @@ impl Datastore {
         self.writer
             .send(message(reply))
             .map_err(|_| DatastoreError::Closed)?;
-        // A dropped reply sender means the worker stopped before answering.
-        answer.recv().map_err(|_| DatastoreError::Closed)?
+        self.wait(&answer)
+    }
+
+    /// Waits for a reply. A dropped reply sender means the worker stopped
+    /// before answering; a command that reached the queue just as the
+    /// worker stopped may never be dropped, so the closed flag is polled
+    /// too, which keeps a caller from waiting forever on a dead worker.
+    fn wait<T>(&self, answer: &Receiver<Result<T>>) -> Result<T> {
+        loop {
+            match answer.recv_timeout(CLOSED_POLL) {
+                Ok(result) => return result,
+                Err(RecvTimeoutError::Disconnected) => return Err(DatastoreError::Closed),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.closed.load(Ordering::SeqCst) {
+                        return answer.try_recv().unwrap_or(Err(DatastoreError::Closed));
+                    }
+                }
+            }
+        }
     }
 
     /// Test hook: the next `count` commits fail like an I/O error.

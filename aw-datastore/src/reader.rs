@@ -43,8 +43,12 @@ pub(crate) fn run(
                 Err(_) => return,
             },
             // Only ever disconnects: the writer has stopped.
-            recv(stop) -> _ => return,
+            recv(stop) -> _ => break,
         }
+    }
+    // Answer what is queued rather than leave callers waiting on it.
+    while let Ok(command) = commands.try_recv() {
+        refuse(command);
     }
 }
 

@@ -168,3 +168,47 @@ fn full_file_fails_the_write_and_recovers_when_space_returns() {
         .unwrap();
     assert_eq!(store.count_events("b", None, None).unwrap(), 1);
 }
+
+#[test]
+fn a_dead_worker_answers_closed_and_never_hangs() {
+    for in_memory in [false, true] {
+        let (_dir, file) = file_store();
+        let store = if in_memory {
+            Datastore::open_in_memory().unwrap()
+        } else {
+            file
+        };
+        store.create_bucket(bucket("b")).unwrap();
+        // Callers busy at the moment of death finish with Ok or Closed.
+        std::thread::scope(|scope| {
+            for thread in 0..4 {
+                let store = store.clone();
+                scope.spawn(move || {
+                    for i in 0.. {
+                        let write = store.insert_events("b", vec![event(i, json!({}))]);
+                        let read = store.count_events("b", None, None);
+                        match (write, read) {
+                            (Err(DatastoreError::Closed), _) | (_, Err(DatastoreError::Closed)) => {
+                                break
+                            }
+                            (Ok(_), Ok(_)) => {}
+                            other => panic!("thread {thread}: {other:?}"),
+                        }
+                    }
+                });
+            }
+            let _ = store.writer.send(crate::commands::WorkerMessage::Panic);
+        });
+        assert!(matches!(store.health(), Err(DatastoreError::Closed)));
+        assert!(matches!(
+            store.insert_events("b", vec![event(1, json!({}))]),
+            Err(DatastoreError::Closed)
+        ));
+        assert!(matches!(store.buckets(), Err(DatastoreError::Closed)));
+        assert!(matches!(
+            store.events("b", EventQuery::default()),
+            Err(DatastoreError::Closed)
+        ));
+        assert!(matches!(store.close(), Err(DatastoreError::Closed)));
+    }
+}

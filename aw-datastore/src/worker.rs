@@ -114,12 +114,20 @@ fn as_storage(err: &DatastoreError) -> rusqlite::Error {
     }
 }
 
-/// Sets the shared closed flag when the worker stops, even by panic.
-struct ClosedOnDrop(Arc<AtomicBool>);
+/// Runs when the worker stops, even by panic: marks the datastore closed,
+/// then drops every queued command so its caller sees `Closed` at once.
+/// (A crossbeam channel keeps queued messages, and so their reply senders,
+/// alive while any sender exists, even after the receiver is gone; callers
+/// also poll the closed flag for a message queued after this drain.)
+struct ExitGuard {
+    closed: Arc<AtomicBool>,
+    messages: Receiver<WorkerMessage>,
+}
 
-impl Drop for ClosedOnDrop {
+impl Drop for ExitGuard {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.closed.store(true, Ordering::SeqCst);
+        while self.messages.try_recv().is_ok() {}
     }
 }
 
@@ -178,7 +186,14 @@ impl Worker {
 
     /// Serves until closed or until every handle is dropped.
     pub(crate) fn run(mut self, messages: Receiver<WorkerMessage>) {
-        let _closed = ClosedOnDrop(Arc::clone(&self.closed));
+        let guard = ExitGuard {
+            closed: Arc::clone(&self.closed),
+            messages,
+        };
+        self.serve(&guard.messages);
+    }
+
+    fn serve(&mut self, messages: &Receiver<WorkerMessage>) {
         loop {
             let message = if !self.unscanned.is_empty() {
                 match messages.try_recv() {
@@ -252,6 +267,8 @@ impl Worker {
                 self.failing_commits = count;
                 let _ = reply.send(Ok(()));
             }
+            #[cfg(test)]
+            WorkerMessage::Panic => panic!("worker panic requested by a test"),
             #[cfg(test)]
             WorkerMessage::LimitPages { pages, reply } => {
                 let result = self
