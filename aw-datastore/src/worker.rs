@@ -40,9 +40,10 @@
 //! its reads itself, after committing the open batch so a read sees only
 //! acknowledged writes.
 //!
-//! While the queue is empty the worker also scans, one bucket at a time,
-//! the longest event duration of buckets that existed at open (see
-//! `bounds.rs`); until then reads of such a bucket use an unbounded scan.
+//! While the queue is empty the worker also scans, some thousands of index
+//! entries at a time, the longest event duration of buckets that existed
+//! at open (see `bounds.rs`); until then reads of such a bucket use an
+//! unbounded scan.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +53,7 @@ use std::time::{Duration as StdDuration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 use rusqlite::{ffi, Connection};
 
-use crate::bounds::DurationBounds;
+use crate::bounds::{self, DurationBounds, Scan};
 use crate::commands::{Reply, WorkerMessage, WriteCommand};
 use crate::heartbeat::LastEvents;
 use crate::reader;
@@ -150,6 +151,7 @@ pub(crate) struct Worker {
     sync_due: Option<Instant>,
     wal_path: Option<PathBuf>,
     unscanned: Vec<i64>,
+    scanning: Option<Scan>,
     closed: Arc<AtomicBool>,
     #[cfg(test)]
     failing_commits: u32,
@@ -178,6 +180,7 @@ impl Worker {
             sync_due: None,
             wal_path,
             unscanned,
+            scanning: None,
             closed,
             #[cfg(test)]
             failing_commits: 0,
@@ -195,11 +198,11 @@ impl Worker {
 
     fn serve(&mut self, messages: &Receiver<WorkerMessage>) {
         loop {
-            let message = if !self.unscanned.is_empty() {
+            let message = if self.scanning.is_some() || !self.unscanned.is_empty() {
                 match messages.try_recv() {
                     Ok(message) => message,
                     Err(TryRecvError::Empty) => {
-                        self.scan_one_bound();
+                        self.scan_step();
                         continue;
                     }
                     Err(TryRecvError::Disconnected) => break,
@@ -488,22 +491,24 @@ impl Worker {
         Ok(())
     }
 
-    /// Learns the longest duration of one bucket that existed at open.
-    fn scan_one_bound(&mut self) {
-        let Some(row_id) = self.unscanned.pop() else {
-            return;
+    /// One step of learning the longest durations of buckets that existed
+    /// at open (see `bounds.rs`).
+    fn scan_step(&mut self) {
+        let mut scan = match self.scanning.take() {
+            Some(scan) => scan,
+            None => match self.unscanned.pop() {
+                Some(row_id) => self.bounds.begin_scan(row_id),
+                None => return,
+            },
         };
-        let longest = self
-            .conn
-            .prepare_cached(
-                "SELECT max(endtime - starttime) FROM events
-                 INDEXED BY events_bucketrow_starttime_endtime_index WHERE bucketrow = ?1",
-            )
-            .and_then(|mut stmt| stmt.query_row([row_id], |row| row.get::<_, Option<i64>>(0)));
-        match longest {
-            Ok(longest) => self.bounds.set(row_id, longest.unwrap_or(0).max(0)),
+        match bounds::scan_step(&self.conn, &mut scan) {
+            Ok(true) => self.bounds.finish_scan(scan),
+            Ok(false) => self.scanning = Some(scan),
             // Reads of this bucket stay unbounded, which is only slower.
-            Err(err) => log::warn!("Could not scan durations of bucket row {row_id}: {err}"),
+            Err(err) => {
+                log::warn!("Could not scan event durations: {err}");
+                self.bounds.abandon_scan(scan);
+            }
         }
     }
 }
