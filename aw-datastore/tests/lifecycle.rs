@@ -74,3 +74,9 @@ fn a_newer_schema_is_refused() {
         Err(DatastoreError::UnsupportedVersion(7))
     ));
 }
+
+#[test]
+fn handle_is_cheap_to_share_between_threads() {
+    fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
+    assert_shareable::<Datastore>();
+}
