@@ -202,6 +202,9 @@ impl Worker {
                 match messages.try_recv() {
                     Ok(message) => message,
                     Err(TryRecvError::Empty) => {
+                        if self.sync_due.is_some_and(|due| Instant::now() >= due) {
+                            self.sync();
+                        }
                         self.scan_step();
                         continue;
                     }
