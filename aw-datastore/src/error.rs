@@ -27,6 +27,10 @@ pub enum DatastoreError {
     /// The database file has a schema version newer than this program knows.
     #[error("Database schema version {0} is newer than this program supports")]
     UnsupportedVersion(i64),
+    /// The operating system refused something the datastore needs outside
+    /// SQLite: starting its threads, or syncing the WAL file to disk.
+    #[error("System call failed: {0}")]
+    Io(#[from] std::io::Error),
     /// The worker thread has stopped (closed, or died); nothing was done.
     #[error("The datastore is closed")]
     Closed,

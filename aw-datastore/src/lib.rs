@@ -1,14 +1,41 @@
 //! Storage of buckets, events and settings in one SQLite file.
 //!
-//! API STUB: the signatures below are the contract other crates code
-//! against; the implementation is being written.
+//! The file has aw-server-rust's schema (`schema.rs`), so either server
+//! opens the other's database. One writer thread owns the read-write
+//! connection and applies writes in batched transactions, answering each
+//! writer only after its batch committed (`worker.rs` explains the
+//! durability this gives); two reader threads serve reads on read-only
+//! connections beside it (`reader.rs`). [`Datastore`] is a cheap handle
+//! that sends commands over channels (`commands.rs`); it holds no lock and
+//! no connection. Range reads cost time in proportion to what they return
+//! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
+//!
+//! This crate knows nothing of HTTP or the query language; validation of
+//! client input belongs to aw-models (checked again here where cheap).
 
+mod bounds;
+mod commands;
 mod error;
+mod heartbeat;
+mod queries;
+mod reader;
+mod rows;
+mod schema;
+mod worker;
+mod writes;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::bounds::DurationBounds;
+use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
+use crate::worker::Worker;
 
 pub use error::DatastoreError;
 
@@ -38,44 +65,140 @@ pub struct ImportSummary {
 }
 
 /// Cheap, cloneable handle to the storage worker.
+///
+/// Every call sends a command and waits for its own reply; when the worker
+/// has stopped (closed, or died) calls return [`DatastoreError::Closed`]
+/// instead of hanging. Dropping the last handle commits, syncs and stops
+/// the worker.
 #[derive(Debug, Clone)]
-pub struct Datastore {}
+pub struct Datastore {
+    writer: Sender<WorkerMessage>,
+    /// `None` for in-memory databases, whose reads the writer serves.
+    readers: Option<Sender<ReadCommand>>,
+    closed: Arc<AtomicBool>,
+}
 
-#[allow(unused_variables, clippy::todo)]
+/// Commands waiting for the writer before senders block (back-pressure).
+const WRITE_QUEUE: usize = 1024;
+/// Read commands waiting for a reader.
+const READ_QUEUE: usize = 256;
+/// How often a waiting caller checks whether the worker has stopped.
+const CLOSED_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl Datastore {
     /// Opens (creating and migrating as needed) the database file.
     pub fn open(path: impl AsRef<Path>) -> Result<Datastore> {
-        todo!()
+        let path = path.as_ref();
+        let conn = Connection::open(path)?;
+        schema::configure_writer(&conn, true)?;
+        schema::migrate(&conn)?;
+        let wal_path = conn
+            .path()
+            .filter(|file| !file.is_empty())
+            .map(|file| std::path::PathBuf::from(format!("{file}-wal")));
+        let bounds = Arc::new(DurationBounds::default());
+        let closed = Arc::new(AtomicBool::new(false));
+        let (read_sender, read_receiver) = bounded(READ_QUEUE);
+        let (stop_sender, stop_receiver) = bounded::<()>(0);
+        // Readers are opened after the migration so they see the final
+        // schema, and before the writer starts so a failure is an `Err`.
+        let mut readers = Vec::with_capacity(reader::READERS);
+        for _ in 0..reader::READERS {
+            let reader_conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            schema::configure_reader(&reader_conn)?;
+            readers.push(reader_conn);
+        }
+        let worker = Worker::new(conn, Arc::clone(&bounds), wal_path, Arc::clone(&closed))?;
+        let (writer, messages) = bounded(WRITE_QUEUE);
+        for (index, reader_conn) in readers.into_iter().enumerate() {
+            let bounds = Arc::clone(&bounds);
+            let commands = read_receiver.clone();
+            let stop = stop_receiver.clone();
+            let closed = Arc::clone(&closed);
+            spawn(format!("aw-datastore-reader-{index}"), move || {
+                reader::run(reader_conn, bounds, commands, stop, closed)
+            })?;
+        }
+        spawn("aw-datastore-writer".to_string(), move || {
+            // The writer owns the stop sender: its end stops the readers.
+            let _stop = stop_sender;
+            worker.run(messages)
+        })?;
+        Ok(Datastore {
+            writer,
+            readers: Some(read_sender),
+            closed,
+        })
     }
+
     /// A fresh database that lives only as long as the handles (tests).
+    ///
+    /// Its reads are served by the writer thread (see `worker.rs`).
     pub fn open_in_memory() -> Result<Datastore> {
-        todo!()
+        let conn = Connection::open_in_memory()?;
+        schema::configure_writer(&conn, false)?;
+        schema::migrate(&conn)?;
+        let bounds = Arc::new(DurationBounds::default());
+        let closed = Arc::new(AtomicBool::new(false));
+        let worker = Worker::new(conn, bounds, None, Arc::clone(&closed))?;
+        let (writer, messages) = bounded(WRITE_QUEUE);
+        spawn("aw-datastore-writer".to_string(), move || {
+            worker.run(messages)
+        })?;
+        Ok(Datastore {
+            writer,
+            readers: None,
+            closed,
+        })
     }
+
     /// Ok while the worker runs; `Closed` once it has stopped.
     pub fn health(&self) -> Result<()> {
-        todo!()
+        self.call(|reply| WorkerMessage::Ping { reply })
     }
+
     /// Every bucket by id, with `metadata` filled in and `events: None`.
     pub fn buckets(&self) -> Result<BTreeMap<String, Bucket>> {
-        todo!()
+        self.read(|reply| ReadCommand::Buckets { reply })
     }
+
     /// One bucket, with `metadata`.
     pub fn bucket(&self, bucket_id: &str) -> Result<Bucket> {
-        todo!()
+        self.read(|reply| ReadCommand::Bucket {
+            bucket_id: bucket_id.to_string(),
+            reply,
+        })
     }
+
     /// Creates a bucket (`created` defaults to now); inserts `bucket.events` if any.
     pub fn create_bucket(&self, bucket: Bucket) -> Result<()> {
-        todo!()
+        self.write(|reply| WriteCommand::CreateBucket { bucket, reply })
     }
+
     /// Deletes a bucket and all its events.
     pub fn delete_bucket(&self, bucket_id: &str) -> Result<()> {
-        todo!()
+        self.write(|reply| WriteCommand::DeleteBucket {
+            bucket_id: bucket_id.to_string(),
+            reply,
+        })
     }
+
     /// Inserts events; an event with an `id` of this bucket replaces it.
     /// Returns the stored events with their ids.
+    ///
+    /// An `id` that no event has is kept; an `id` of another bucket's event
+    /// never touches that event: the event is stored with a fresh id.
     pub fn insert_events(&self, bucket_id: &str, events: Vec<Event>) -> Result<Vec<Event>> {
-        todo!()
+        self.write(|reply| WriteCommand::InsertEvents {
+            bucket_id: bucket_id.to_string(),
+            events,
+            reply,
+        })
     }
+
     /// Merges a heartbeat (spec §4); returns the stored event with its id.
     pub fn heartbeat(
         &self,
@@ -83,12 +206,23 @@ impl Datastore {
         heartbeat: Event,
         pulsetime: Duration,
     ) -> Result<Event> {
-        todo!()
+        self.write(|reply| WriteCommand::Heartbeat {
+            bucket_id: bucket_id.to_string(),
+            heartbeat,
+            pulsetime,
+            reply,
+        })
     }
+
     /// Events newest first, selected and clipped per spec §3.3.
     pub fn events(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<Event>> {
-        todo!()
+        self.read(|reply| ReadCommand::Events {
+            bucket_id: bucket_id.to_string(),
+            query,
+            reply,
+        })
     }
+
     /// Events of a bucket, unclipped, newest first (starttime, then id,
     /// descending), `limit` at a time: pass the last event of the previous
     /// page as `after`. For exports in bounded memory.
@@ -98,17 +232,44 @@ impl Datastore {
         after: Option<&Event>,
         limit: usize,
     ) -> Result<Vec<Event>> {
-        todo!()
+        let after = match after {
+            None => None,
+            Some(event) => Some((
+                event.timestamp,
+                event.id.ok_or_else(|| {
+                    DatastoreError::InvalidInput(
+                        "events_page: `after` must be a stored event with an id".to_string(),
+                    )
+                })?,
+            )),
+        };
+        self.read(|reply| ReadCommand::EventsPage {
+            bucket_id: bucket_id.to_string(),
+            after,
+            limit,
+            reply,
+        })
     }
+
     /// One event of the bucket; `NoSuchEvent` if missing or in another bucket.
     pub fn event(&self, bucket_id: &str, event_id: i64) -> Result<Event> {
-        todo!()
+        self.read(|reply| ReadCommand::Event {
+            bucket_id: bucket_id.to_string(),
+            event_id,
+            reply,
+        })
     }
+
     /// Deletes one event; an id not in this bucket changes nothing.
     /// Returns whether an event was deleted.
     pub fn delete_event(&self, bucket_id: &str, event_id: i64) -> Result<bool> {
-        todo!()
+        self.write(|reply| WriteCommand::DeleteEvent {
+            bucket_id: bucket_id.to_string(),
+            event_id,
+            reply,
+        })
     }
+
     /// Number of events overlapping `[start, end]` (inclusive, as `events`).
     pub fn count_events(
         &self,
@@ -116,41 +277,140 @@ impl Datastore {
         start: Option<Timestamp>,
         end: Option<Timestamp>,
     ) -> Result<u64> {
-        todo!()
+        self.read(|reply| ReadCommand::Count {
+            bucket_id: bucket_id.to_string(),
+            start,
+            end,
+            reply,
+        })
     }
+
     /// Import merge (spec §5): creates the bucket if missing, then adds each
     /// event unless an identical one (timestamp, duration, data) is stored.
     /// Imported ids are ignored: events get fresh ids.
     pub fn import_bucket(&self, bucket: Bucket) -> Result<ImportSummary> {
-        todo!()
+        self.write(|reply| WriteCommand::ImportBucket { bucket, reply })
     }
+
     /// The merge step of `import_bucket` for one more chunk of events of an
     /// existing bucket (streaming imports).
     pub fn import_events(&self, bucket_id: &str, events: Vec<Event>) -> Result<ImportSummary> {
-        todo!()
+        self.write(|reply| WriteCommand::ImportEvents {
+            bucket_id: bucket_id.to_string(),
+            events,
+            reply,
+        })
     }
+
     /// Every setting.
     pub fn settings(&self) -> Result<BTreeMap<String, SettingValue>> {
-        todo!()
+        self.read(|reply| ReadCommand::Settings { reply })
     }
+
     /// One setting, `None` if unset.
     pub fn setting(&self, key: &str) -> Result<Option<SettingValue>> {
-        todo!()
+        self.read(|reply| ReadCommand::Setting {
+            key: key.to_string(),
+            reply,
+        })
     }
+
     /// Stores a setting, replacing an earlier value.
     pub fn set_setting(&self, key: &str, value: SettingValue) -> Result<()> {
-        todo!()
+        self.write(|reply| WriteCommand::SetSetting {
+            key: key.to_string(),
+            value,
+            reply,
+        })
     }
+
     /// Deletes a setting; deleting an unset key is fine.
     pub fn delete_setting(&self, key: &str) -> Result<()> {
-        todo!()
+        self.write(|reply| WriteCommand::DeleteSetting {
+            key: key.to_string(),
+            reply,
+        })
     }
+
     /// Commits and syncs everything acknowledged so far to disk.
     pub fn force_commit(&self) -> Result<()> {
-        todo!()
+        self.call(|reply| WorkerMessage::ForceCommit { reply })
     }
+
     /// Commits, syncs and stops the worker; later calls return `Closed`.
     pub fn close(&self) -> Result<()> {
-        todo!()
+        self.call(|reply| WorkerMessage::Close { reply })
+    }
+
+    fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
+        self.call(|reply| WorkerMessage::Write(command(reply)))
+    }
+
+    fn read<T>(&self, command: impl FnOnce(Reply<T>) -> ReadCommand) -> Result<T> {
+        match &self.readers {
+            Some(readers) => {
+                if self.closed.load(Ordering::SeqCst) {
+                    return Err(DatastoreError::Closed);
+                }
+                let (reply, answer) = bounded(1);
+                readers
+                    .send(command(reply))
+                    .map_err(|_| DatastoreError::Closed)?;
+                self.wait(&answer)
+            }
+            None => self.call(|reply| WorkerMessage::Read(command(reply))),
+        }
+    }
+
+    fn call<T>(&self, message: impl FnOnce(Reply<T>) -> WorkerMessage) -> Result<T> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(DatastoreError::Closed);
+        }
+        let (reply, answer) = bounded(1);
+        self.writer
+            .send(message(reply))
+            .map_err(|_| DatastoreError::Closed)?;
+        self.wait(&answer)
+    }
+
+    /// Waits for a reply. A dropped reply sender means the worker stopped
+    /// before answering; a command that reached the queue just as the
+    /// worker stopped may never be dropped, so the closed flag is polled
+    /// too, which keeps a caller from waiting forever on a dead worker.
+    fn wait<T>(&self, answer: &Receiver<Result<T>>) -> Result<T> {
+        loop {
+            match answer.recv_timeout(CLOSED_POLL) {
+                Ok(result) => return result,
+                Err(RecvTimeoutError::Disconnected) => return Err(DatastoreError::Closed),
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.closed.load(Ordering::SeqCst) {
+                        return answer.try_recv().unwrap_or(Err(DatastoreError::Closed));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Test hook: the next `count` commits fail like an I/O error.
+    #[cfg(test)]
+    fn fail_commits(&self, count: u32) -> Result<()> {
+        self.call(|reply| WorkerMessage::FailCommits { count, reply })
+    }
+
+    /// Test hook: caps the file size in pages; returns the cap in force.
+    #[cfg(test)]
+    fn limit_pages(&self, pages: i64) -> Result<i64> {
+        self.call(|reply| WorkerMessage::LimitPages { pages, reply })
     }
 }
+
+fn spawn(name: String, body: impl FnOnce() + Send + 'static) -> Result<()> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(body)
+        .map(|_| ())
+        .map_err(DatastoreError::Io)
+}
+
+#[cfg(test)]
+mod tests;

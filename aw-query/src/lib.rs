@@ -1,35 +1,72 @@
-//! The query2 language.
+//! The query2 language (spec §6–§8): lexer → parser → syntax tree →
+//! interpreter, with the event transforms as pure functions.
 //!
-//! API STUB: the signatures below are the contract the server codes
-//! against; the implementation is being written.
+//! The entry point is [`query`]: it parses a program once and runs it once
+//! per period against an [`EventSource`] (the datastore, or a
+//! [`MemorySource`] in tests). Every failure is a [`QueryError`] with an
+//! [`ErrorKind`] and, where it belongs to a place in the program, a
+//! [`Pos`]; the server turns them into 400 responses. Hostile programs are
+//! stopped by the limits documented in [`limits`].
+//!
+//! How the pieces fit:
+//!
+//! - `lexer` splits the text into tokens with line and column;
+//!   `parser` builds the tree of `ast` (bounded nesting, flat operator
+//!   chains) and marks each variable read that is the last use of it.
+//! - `interpreter` walks the tree with one environment per period; a last
+//!   use moves the value out, so a transform usually owns the only
+//!   reference to an event list and works in place. Lists, dicts and event
+//!   lists are reference counted (`value`); a list still held by a
+//!   variable reaches a transform shared, and filters then copy only what
+//!   they keep.
+//! - `functions` checks arguments and dispatches to [`transforms`] (one
+//!   concept per file), to `rules` for categorize/tag (regexes compiled
+//!   once per query by `regex`, with the `regex` crate for plain patterns
+//!   and `fancy-regex` for lookaround and backreferences, and one match per
+//!   distinct combination of looked-at values), and to the [`EventSource`].
+//!
+//! This crate knows nothing of HTTP or SQL: the server maps errors to
+//! responses, the datastore selects and clips events.
+//!
+//! ```
+//! use aw_query::{query, MemorySource};
+//! let period = "2021-06-01T00:00:00Z/2021-06-02T00:00:00Z".parse().unwrap();
+//! let result = query("x = 1 + 2; RETURN = {\"x\": x};", &[period], &MemorySource::new()).unwrap();
+//! assert_eq!(result, [serde_json::json!({"x": 3.0})]);
+//! ```
 
-use aw_models::{Event, TimeInterval};
+mod ast;
+mod error;
+mod functions;
+mod interpreter;
+mod lexer;
+pub mod limits;
+mod parser;
+mod regex;
+mod rules;
+mod source;
+pub mod transforms;
+mod value;
 
-/// How the interpreter reaches stored events; implemented by
-/// `aw_datastore::Datastore` and by in-memory sources in tests.
-pub trait EventSource {
-    /// Events of `bucket_id` overlapping `interval`, clipped, newest first.
-    fn query_bucket(&self, bucket_id: &str, interval: &TimeInterval) -> Result<Vec<Event>, String>;
-    /// `(id, hostname)` of every bucket.
-    fn buckets(&self) -> Result<Vec<(String, String)>, String>;
-    /// Number of events of `bucket_id` overlapping `interval`.
-    fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, String>;
-}
+use aw_models::TimeInterval;
 
-/// A failed query: what went wrong and where.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct QueryError {
-    /// Human-readable description.
-    pub message: String,
-}
+pub use error::{ErrorKind, Pos, QueryError};
+pub use functions::Builtin;
+pub use source::{EventSource, MemorySource, SourceError};
 
-/// Runs `program` once per period; one JSON result per period.
-#[allow(unused_variables, clippy::todo)]
+/// Runs `program` once per period; one JSON result per period, in order.
+///
+/// The program is parsed once; a syntax error fails the request even with
+/// no periods. Regexes are compiled once for all periods.
 pub fn query(
     program: &str,
     timeperiods: &[TimeInterval],
     source: &dyn EventSource,
 ) -> Result<Vec<serde_json::Value>, QueryError> {
-    todo!()
+    let program = parser::parse(program)?;
+    let mut interpreter = interpreter::Interpreter::new(source);
+    timeperiods
+        .iter()
+        .map(|period| interpreter.run(&program, period))
+        .collect()
 }

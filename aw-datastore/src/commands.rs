@@ -1,0 +1,139 @@
+//! The messages sent from a `Datastore` handle to the worker threads.
+//!
+//! Every command names its fields and carries its own reply sender typed
+//! with exactly what it answers, so a reply of the wrong kind cannot be
+//! sent and the caller never matches on a shared response enum. A dropped
+//! reply sender (worker gone) reads as `Closed` on the caller's side.
+
+use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
+use crossbeam_channel::Sender;
+use std::collections::BTreeMap;
+
+use crate::{EventQuery, ImportSummary, Result};
+
+/// Where a command sends its answer.
+pub(crate) type Reply<T> = Sender<Result<T>>;
+
+/// A change to the database; answered only after its batch commits.
+#[derive(Debug)]
+pub(crate) enum WriteCommand {
+    CreateBucket {
+        bucket: Bucket,
+        reply: Reply<()>,
+    },
+    DeleteBucket {
+        bucket_id: String,
+        reply: Reply<()>,
+    },
+    InsertEvents {
+        bucket_id: String,
+        events: Vec<Event>,
+        reply: Reply<Vec<Event>>,
+    },
+    Heartbeat {
+        bucket_id: String,
+        heartbeat: Event,
+        pulsetime: Duration,
+        reply: Reply<Event>,
+    },
+    DeleteEvent {
+        bucket_id: String,
+        event_id: i64,
+        reply: Reply<bool>,
+    },
+    ImportBucket {
+        bucket: Bucket,
+        reply: Reply<ImportSummary>,
+    },
+    ImportEvents {
+        bucket_id: String,
+        events: Vec<Event>,
+        reply: Reply<ImportSummary>,
+    },
+    SetSetting {
+        key: String,
+        value: SettingValue,
+        reply: Reply<()>,
+    },
+    DeleteSetting {
+        key: String,
+        reply: Reply<()>,
+    },
+}
+
+/// A question about committed data.
+#[derive(Debug)]
+pub(crate) enum ReadCommand {
+    Buckets {
+        reply: Reply<BTreeMap<String, Bucket>>,
+    },
+    Bucket {
+        bucket_id: String,
+        reply: Reply<Bucket>,
+    },
+    Events {
+        bucket_id: String,
+        query: EventQuery,
+        reply: Reply<Vec<Event>>,
+    },
+    EventsPage {
+        bucket_id: String,
+        after: Option<(Timestamp, i64)>,
+        limit: usize,
+        reply: Reply<Vec<Event>>,
+    },
+    Event {
+        bucket_id: String,
+        event_id: i64,
+        reply: Reply<Event>,
+    },
+    Count {
+        bucket_id: String,
+        start: Option<Timestamp>,
+        end: Option<Timestamp>,
+        reply: Reply<u64>,
+    },
+    Settings {
+        reply: Reply<BTreeMap<String, SettingValue>>,
+    },
+    Setting {
+        key: String,
+        reply: Reply<Option<SettingValue>>,
+    },
+}
+
+/// Everything the writer thread receives.
+#[derive(Debug)]
+pub(crate) enum WorkerMessage {
+    Write(WriteCommand),
+    /// Only for in-memory databases, which have no reader threads.
+    Read(ReadCommand),
+    /// Commit and fsync what was acknowledged so far.
+    ForceCommit {
+        reply: Reply<()>,
+    },
+    /// Commit, fsync, stop the readers and the worker.
+    Close {
+        reply: Reply<()>,
+    },
+    /// Answers at once; tells `health` the worker is alive.
+    Ping {
+        reply: Reply<()>,
+    },
+    /// Test hook: make the next `count` commits fail as an I/O error would.
+    #[cfg(test)]
+    FailCommits {
+        count: u32,
+        reply: Reply<()>,
+    },
+    /// Test hook: the worker panics, as a bug would make it.
+    #[cfg(test)]
+    Panic,
+    /// Test hook: cap the file at `pages` pages (`PRAGMA max_page_count`),
+    /// so growing it fails with `SQLITE_FULL` as a full disk would.
+    #[cfg(test)]
+    LimitPages {
+        pages: i64,
+        reply: Reply<i64>,
+    },
+}

@@ -1,0 +1,389 @@
+//! Read operations, run on a reader connection (or on the writer's
+//! connection for in-memory databases and for the writer's own lookups).
+//!
+//! Every range read goes through the composite index
+//! `(bucketrow, starttime DESC, endtime)` (forced with `INDEXED BY`, so a
+//! v6 file's extra index cannot change the plan) and is bounded from below
+//! with the bucket's longest duration (see `bounds.rs`). Callers on reader
+//! connections run these inside one read transaction, started by the
+//! bucket lookup, before the bound is consulted.
+
+use std::collections::BTreeMap;
+
+use aw_models::{Bucket, BucketMetadata, Data, Event, SettingValue, Timestamp};
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::bounds::DurationBounds;
+use crate::rows::{event_from_row, parse_created, parse_data, EVENT_COLUMNS};
+use crate::{DatastoreError, EventQuery, Result};
+
+/// Key prefix of settings in `key_value`, as aw-server-rust stores them.
+pub(crate) const SETTINGS_PREFIX: &str = "settings.";
+
+/// The row id of a bucket, `NoSuchBucket` if absent.
+pub(crate) fn bucket_row(conn: &Connection, bucket_id: &str) -> Result<i64> {
+    conn.prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+        .query_row([bucket_id], |row| row.get(0))
+        .optional()?
+        .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))
+}
+
+/// Every bucket with metadata.
+pub(crate) fn buckets(
+    conn: &Connection,
+    bounds: &DurationBounds,
+) -> Result<BTreeMap<String, Bucket>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name, type, client, hostname, created, data FROM buckets ORDER BY name",
+    )?;
+    let rows = stmt
+        .query_map([], bucket_parts)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut result = BTreeMap::new();
+    for (row_id, bucket) in rows {
+        let bucket = with_metadata(conn, bounds, row_id, bucket)?;
+        result.insert(bucket.id.clone(), bucket);
+    }
+    Ok(result)
+}
+
+/// One bucket with metadata.
+pub(crate) fn bucket(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    bucket_id: &str,
+) -> Result<Bucket> {
+    let found = conn
+        .prepare_cached(
+            "SELECT id, name, type, client, hostname, created, data FROM buckets WHERE name = ?1",
+        )?
+        .query_row([bucket_id], bucket_parts)
+        .optional()?;
+    let (row_id, bucket) =
+        found.ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))?;
+    with_metadata(conn, bounds, row_id, bucket)
+}
+
+type BucketParts = (i64, Bucket);
+
+fn bucket_parts(row: &rusqlite::Row<'_>) -> rusqlite::Result<BucketParts> {
+    let created: Option<String> = row.get(5)?;
+    let data: Option<String> = row.get(6)?;
+    let data = data
+        .and_then(|text| {
+            parse_data(&text)
+                .inspect_err(|err| log::warn!("Bucket data is not a JSON object: {err}"))
+                .ok()
+        })
+        .unwrap_or_default();
+    Ok((
+        row.get(0)?,
+        Bucket {
+            id: row.get(1)?,
+            kind: row.get(2)?,
+            client: row.get(3)?,
+            hostname: row.get(4)?,
+            created: created.as_deref().and_then(parse_created),
+            data,
+            metadata: BucketMetadata::default(),
+            events: None,
+            last_updated: None,
+        },
+    ))
+}
+
+/// Fills in the earliest start and the latest end.
+///
+/// The earliest start is the first index entry of the bucket. The latest
+/// end is at least the end of the newest-starting event `E`, and any event
+/// ending later starts after `E.end - longest`, so only that tail of the
+/// index is scanned when the bound is known.
+fn with_metadata(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    row_id: i64,
+    mut bucket: Bucket,
+) -> Result<Bucket> {
+    let first: Option<i64> = conn
+        .prepare_cached(
+            "SELECT starttime FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 ORDER BY starttime ASC LIMIT 1",
+        )?
+        .query_row([row_id], |row| row.get(0))
+        .optional()?;
+    let newest: Option<i64> = conn
+        .prepare_cached(
+            "SELECT endtime FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 ORDER BY starttime DESC LIMIT 1",
+        )?
+        .query_row([row_id], |row| row.get(0))
+        .optional()?;
+    let last_end = match newest {
+        None => None,
+        Some(newest_end) => {
+            let low = bounds
+                .get(row_id)
+                .map_or(i64::MIN, |longest| newest_end.saturating_sub(longest));
+            conn.prepare_cached(
+                "SELECT max(endtime) FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+                 WHERE bucketrow = ?1 AND starttime >= ?2",
+            )?
+            .query_row(params![row_id, low], |row| row.get::<_, Option<i64>>(0))?
+            .map(|end| end.max(newest_end))
+        }
+    };
+    bucket.metadata = BucketMetadata {
+        start: first.map(Timestamp::from_nanos),
+        end: last_end.map(Timestamp::from_nanos),
+    };
+    Ok(bucket)
+}
+
+/// The scan window `[low, high]` on starttime and the end filter of a query,
+/// or `None` when nothing can match.
+struct Window {
+    start: i64,
+    end: i64,
+    low: i64,
+}
+
+fn window(
+    bounds: &DurationBounds,
+    row_id: i64,
+    start: Option<Timestamp>,
+    end: Option<Timestamp>,
+) -> Option<Window> {
+    let start = start.map_or(i64::MIN, Timestamp::nanos);
+    let end = end.map_or(i64::MAX, Timestamp::nanos);
+    if start > end {
+        return None;
+    }
+    let low = match (start, bounds.get(row_id)) {
+        (i64::MIN, _) | (_, None) => i64::MIN,
+        (start, Some(longest)) => start.saturating_sub(longest),
+    };
+    Some(Window { start, end, low })
+}
+
+/// Events per spec §3.3: overlapping `[start, end]` inclusively, clipped,
+/// newest first, the newest `limit`.
+pub(crate) fn events(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    bucket_id: &str,
+    query: EventQuery,
+) -> Result<Vec<Event>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let Some(window) = window(bounds, row_id, query.start, query.end) else {
+        return Ok(Vec::new());
+    };
+    // SQLite's LIMIT -1 means no limit.
+    let limit = query
+        .limit
+        .map_or(-1, |limit| i64::try_from(limit).unwrap_or(i64::MAX));
+    let clip = (query.start.is_some() || query.end.is_some()).then_some((window.start, window.end));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+         WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
+         ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5"
+    ))?;
+    let rows = stmt.query_map(
+        params![row_id, window.low, window.end, window.start, limit],
+        |row| event_from_row(row, clip),
+    )?;
+    collect_events(rows, bucket_id)
+}
+
+/// Keyset pagination, newest first by (starttime, id).
+pub(crate) fn events_page(
+    conn: &Connection,
+    bucket_id: &str,
+    after: Option<(Timestamp, i64)>,
+    limit: usize,
+) -> Result<Vec<Event>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let (after_start, after_id) = after.map_or((i64::MAX, i64::MAX), |(ts, id)| (ts.nanos(), id));
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+         WHERE bucketrow = ?1 AND starttime <= ?2 AND (starttime < ?2 OR id < ?3)
+         ORDER BY starttime DESC, id DESC LIMIT ?4"
+    ))?;
+    let rows = stmt.query_map(params![row_id, after_start, after_id, limit], |row| {
+        event_from_row(row, None)
+    })?;
+    collect_events(rows, bucket_id)
+}
+
+/// Keeps readable rows; a row whose data is not JSON is skipped with a
+/// warning rather than failing the whole listing (the reference does so).
+fn collect_events(
+    rows: impl Iterator<Item = rusqlite::Result<Event>>,
+    bucket_id: &str,
+) -> Result<Vec<Event>> {
+    let mut events = Vec::new();
+    for row in rows {
+        match row {
+            Ok(event) => events.push(event),
+            Err(err @ rusqlite::Error::FromSqlConversionFailure(..)) => {
+                log::warn!("Skipping corrupt event in bucket {bucket_id}: {err}");
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(events)
+}
+
+/// One event of the bucket.
+pub(crate) fn event(conn: &Connection, bucket_id: &str, event_id: i64) -> Result<Event> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    conn.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events WHERE id = ?1 AND bucketrow = ?2"
+    ))?
+    .query_row(params![event_id, row_id], |row| event_from_row(row, None))
+    .optional()?
+    .ok_or_else(|| DatastoreError::NoSuchEvent {
+        bucket_id: bucket_id.to_string(),
+        event_id,
+    })
+}
+
+/// The newest event as the listing orders it (heartbeat's fallback `L`).
+pub(crate) fn newest_event(conn: &Connection, row_id: i64) -> Result<Option<Event>> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1"
+        ))?
+        .query_row([row_id], |row| event_from_row(row, None))
+        .optional()?)
+}
+
+/// Number of events `events` would return without a limit.
+pub(crate) fn count(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    bucket_id: &str,
+    start: Option<Timestamp>,
+    end: Option<Timestamp>,
+) -> Result<u64> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let Some(window) = window(bounds, row_id, start, end) else {
+        return Ok(0);
+    };
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4",
+        )?
+        .query_row(
+            params![row_id, window.low, window.end, window.start],
+            |row| row.get(0),
+        )?;
+    Ok(u64::try_from(count).unwrap_or(0))
+}
+
+/// Every setting, keys without the prefix.
+pub(crate) fn settings(conn: &Connection) -> Result<BTreeMap<String, SettingValue>> {
+    // A range on the primary key selects the prefix exactly (LIKE would be
+    // case-insensitive and treat `_` as a wildcard).
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, value FROM key_value WHERE key >= 'settings.' AND key < 'settings/'",
+    )?;
+    let rows = stmt.query_map([], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
+    })?;
+    let mut result = BTreeMap::new();
+    for row in rows {
+        let (key, value) = row?;
+        if let Some(key) = key.strip_prefix(SETTINGS_PREFIX) {
+            result.insert(key.to_string(), setting_value(value));
+        }
+    }
+    Ok(result)
+}
+
+/// One setting.
+pub(crate) fn setting(conn: &Connection, key: &str) -> Result<Option<SettingValue>> {
+    let value: Option<Option<String>> = conn
+        .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
+        .query_row([format!("{SETTINGS_PREFIX}{key}")], |row| row.get(0))
+        .optional()?;
+    Ok(value.map(setting_value))
+}
+
+/// Stored text as JSON; text that is not JSON (written by hand or another
+/// tool) comes back as a JSON string instead of failing.
+fn setting_value(text: Option<String>) -> SettingValue {
+    match text {
+        None => SettingValue::Null,
+        Some(text) => serde_json::from_str(&text).unwrap_or(SettingValue::String(text)),
+    }
+}
+
+/// Whether an event equal to `(start, end, data)` is stored in the bucket
+/// (import identity, spec §5).
+pub(crate) fn contains_identical(
+    conn: &Connection,
+    row_id: i64,
+    start: i64,
+    end: i64,
+    data: &Data,
+) -> Result<bool> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT data FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+         WHERE bucketrow = ?1 AND starttime = ?2 AND endtime = ?3",
+    )?;
+    let mut rows = stmt.query(params![row_id, start, end])?;
+    while let Some(row) = rows.next()? {
+        let text: String = row.get(0)?;
+        // serde_json maps compare as maps: key order does not matter.
+        if parse_data(&text).is_ok_and(|stored| &stored == data) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let values = [0i64; 5];
+        let count = stmt.parameter_count();
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(&values[..count]), |row| {
+                row.get::<_, String>(3)
+            })
+            .unwrap();
+        rows.map(|row| row.unwrap()).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn range_reads_seek_both_ends_of_the_index_without_sorting() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::schema::migrate(&conn).unwrap();
+        let events = plan(
+            &conn,
+            "SELECT id, starttime, endtime, data FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
+             ORDER BY starttime DESC, endtime ASC, id ASC LIMIT ?5",
+        );
+        assert!(
+            events.contains(&format!(
+                "SEARCH events USING INDEX {} (bucketrow=? AND starttime>? AND starttime<?)",
+                crate::schema::EVENTS_INDEX
+            )),
+            "{events}"
+        );
+        assert!(!events.contains("TEMP B-TREE"), "{events}");
+        let count = plan(
+            &conn,
+            "SELECT count(*) FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4",
+        );
+        assert!(count.contains("COVERING INDEX"), "{count}");
+    }
+}

@@ -1,0 +1,142 @@
+//! Reader threads: each owns a read-only connection and serves read
+//! commands from a shared queue.
+//!
+//! WAL gives each read transaction a snapshot of the last commit without
+//! blocking the writer, so a long read (a year of events) runs beside
+//! heartbeats instead of ahead of them. Since the writer answers only after
+//! committing, a read sent after an acknowledgement sees that write. Each
+//! command runs in one read transaction, opened before the duration bound
+//! is looked up (see `bounds.rs`).
+//!
+//! Readers stop when the writer stops (its end disconnects `stop`), so a
+//! closed or dead datastore answers every call with `Closed`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{select, Receiver};
+use rusqlite::Connection;
+
+use crate::bounds::DurationBounds;
+use crate::commands::{ReadCommand, Reply};
+use crate::queries;
+use crate::{DatastoreError, Result};
+
+/// Number of reader threads of a file database. Two let one long read and
+/// one short read (a bucket list, a single event) run at the same time
+/// without adding much to a small machine's load.
+pub(crate) const READERS: usize = 2;
+
+/// Serves read commands until the queue or `stop` disconnects.
+pub(crate) fn run(
+    conn: Connection,
+    bounds: Arc<DurationBounds>,
+    commands: Receiver<ReadCommand>,
+    stop: Receiver<()>,
+    closed: Arc<AtomicBool>,
+) {
+    loop {
+        select! {
+            recv(commands) -> command => match command {
+                Ok(command) if closed.load(Ordering::SeqCst) => refuse(command),
+                Ok(command) => serve(&conn, &bounds, command, true),
+                Err(_) => return,
+            },
+            // Only ever disconnects: the writer has stopped.
+            recv(stop) -> _ => break,
+        }
+    }
+    // Answer what is queued rather than leave callers waiting on it.
+    while let Ok(command) = commands.try_recv() {
+        refuse(command);
+    }
+}
+
+/// Answers a command on `conn`, inside a read transaction if `snapshot`.
+pub(crate) fn serve(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    command: ReadCommand,
+    snapshot: bool,
+) {
+    match command {
+        ReadCommand::Buckets { reply } => {
+            answer(conn, snapshot, reply, || queries::buckets(conn, bounds))
+        }
+        ReadCommand::Bucket { bucket_id, reply } => answer(conn, snapshot, reply, || {
+            queries::bucket(conn, bounds, &bucket_id)
+        }),
+        ReadCommand::Events {
+            bucket_id,
+            query,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::events(conn, bounds, &bucket_id, query)
+        }),
+        ReadCommand::EventsPage {
+            bucket_id,
+            after,
+            limit,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::events_page(conn, &bucket_id, after, limit)
+        }),
+        ReadCommand::Event {
+            bucket_id,
+            event_id,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::event(conn, &bucket_id, event_id)
+        }),
+        ReadCommand::Count {
+            bucket_id,
+            start,
+            end,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::count(conn, bounds, &bucket_id, start, end)
+        }),
+        ReadCommand::Settings { reply } => {
+            answer(conn, snapshot, reply, || queries::settings(conn))
+        }
+        ReadCommand::Setting { key, reply } => {
+            answer(conn, snapshot, reply, || queries::setting(conn, &key))
+        }
+    }
+}
+
+fn answer<T>(conn: &Connection, snapshot: bool, reply: Reply<T>, read: impl FnOnce() -> Result<T>) {
+    let result = if snapshot {
+        in_read_transaction(conn, read)
+    } else {
+        read()
+    };
+    // A caller that stopped waiting is no concern of the reader.
+    let _ = reply.send(result);
+}
+
+fn in_read_transaction<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+    let result = read();
+    // Ending a read transaction cannot lose data; an error here only means
+    // there was nothing to end.
+    let _ = conn
+        .prepare_cached("COMMIT")
+        .and_then(|mut stmt| stmt.execute([]));
+    result
+}
+
+fn refuse(command: ReadCommand) {
+    fn closed<T>(reply: Reply<T>) {
+        let _ = reply.send(Err(DatastoreError::Closed));
+    }
+    match command {
+        ReadCommand::Buckets { reply } => closed(reply),
+        ReadCommand::Bucket { reply, .. } => closed(reply),
+        ReadCommand::Events { reply, .. } | ReadCommand::EventsPage { reply, .. } => closed(reply),
+        ReadCommand::Event { reply, .. } => closed(reply),
+        ReadCommand::Count { reply, .. } => closed(reply),
+        ReadCommand::Settings { reply } => closed(reply),
+        ReadCommand::Setting { reply, .. } => closed(reply),
+    }
+}

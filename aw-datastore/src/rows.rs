@@ -1,0 +1,94 @@
+//! Conversions between SQL rows and model values.
+//!
+//! Event rows are read as `id, starttime, endtime, data`. Bucket `created`
+//! is text in the format rusqlite writes for a chrono `DateTime<Utc>`
+//! (`2021-06-01 09:00:00.123456789+00:00`), which is what aw-server-rust
+//! stores; reading accepts the other forms that format has had.
+
+use aw_models::{Data, Duration, Event, Timestamp};
+use chrono::{NaiveDateTime, SecondsFormat};
+
+/// Columns an event query must select, in this order.
+pub(crate) const EVENT_COLUMNS: &str = "id, starttime, endtime, data";
+
+/// An event row, optionally clipped to `[start, end]`.
+pub(crate) fn event_from_row(
+    row: &rusqlite::Row<'_>,
+    clip: Option<(i64, i64)>,
+) -> rusqlite::Result<Event> {
+    let id: i64 = row.get(0)?;
+    let mut start: i64 = row.get(1)?;
+    let mut end: i64 = row.get(2)?;
+    let text: String = row.get(3)?;
+    if let Some((low, high)) = clip {
+        start = start.max(low);
+        end = end.min(high);
+    }
+    let data = parse_data(&text).map_err(|err| {
+        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(err))
+    })?;
+    Ok(Event {
+        id: Some(id),
+        timestamp: Timestamp::from_nanos(start),
+        duration: Duration::from_nanos(end.saturating_sub(start)),
+        data,
+    })
+}
+
+/// Parses a stored JSON object.
+pub(crate) fn parse_data(text: &str) -> Result<Data, serde_json::Error> {
+    serde_json::from_str(text)
+}
+
+/// Serializes `data` for storage.
+pub(crate) fn data_text(data: &Data) -> String {
+    // A map of JSON values always serializes; the fallback is unreachable
+    // but keeps a library free of panics.
+    serde_json::to_string(data).unwrap_or_else(|_| "{}".to_string())
+}
+
+/// `created` as aw-server-rust stores it.
+pub(crate) fn created_text(created: Timestamp) -> String {
+    // "%F %T%.f%:z" is rusqlite's ToSql for DateTime<Utc>.
+    created
+        .to_datetime()
+        .to_rfc3339_opts(SecondsFormat::AutoSi, false)
+        .replacen('T', " ", 1)
+}
+
+/// Parses `created`; `None` (and a warning) for text no version wrote.
+pub(crate) fn parse_created(text: &str) -> Option<Timestamp> {
+    if let Ok(parsed) = Timestamp::parse(text) {
+        return Some(parsed);
+    }
+    // Old rusqlite versions wrote a naive UTC time.
+    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(naive) = NaiveDateTime::parse_from_str(text.trim(), format) {
+            return Timestamp::from_datetime(naive.and_utc()).ok();
+        }
+    }
+    log::warn!("Bucket creation time '{text}' is not a timestamp; reported as null");
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_round_trips_in_the_reference_format() {
+        let created = Timestamp::parse("2021-06-01T09:00:00.123456789Z").unwrap();
+        assert_eq!(created_text(created), "2021-06-01 09:00:00.123456789+00:00");
+        assert_eq!(parse_created(&created_text(created)), Some(created));
+        let whole = Timestamp::parse("2021-06-01T09:00:00Z").unwrap();
+        assert_eq!(created_text(whole), "2021-06-01 09:00:00+00:00");
+        for text in [
+            "2021-06-01T09:00:00+00:00",
+            "2021-06-01 09:00:00",
+            "2021-06-01T09:00:00.000",
+        ] {
+            assert_eq!(parse_created(text), Some(whole), "{text}");
+        }
+        assert_eq!(parse_created("yesterday"), None);
+    }
+}

@@ -1,0 +1,214 @@
+//! Failure of a batch, through the worker's test hooks: writers of a batch
+//! whose commit fails get an error and nothing of theirs is stored; the
+//! worker keeps serving and later writes succeed. (`tests/disk_full.rs`
+//! does the same with a really full file system where it can mount one.)
+
+use aw_models::{Bucket, BucketMetadata, Data, Duration, Event, Timestamp};
+use serde_json::json;
+
+use crate::{Datastore, DatastoreError, EventQuery};
+
+fn bucket(id: &str) -> Bucket {
+    Bucket {
+        id: id.to_string(),
+        kind: "test".to_string(),
+        client: "test".to_string(),
+        hostname: "host".to_string(),
+        created: None,
+        data: Data::new(),
+        metadata: BucketMetadata::default(),
+        events: None,
+        last_updated: None,
+    }
+}
+
+fn event(secs: i64, data: serde_json::Value) -> Event {
+    let serde_json::Value::Object(data) = data else {
+        panic!("not an object")
+    };
+    Event::new(
+        Timestamp::from_nanos(secs * 1_000_000_000),
+        Duration::ZERO,
+        data,
+    )
+}
+
+fn file_store() -> (tempfile::TempDir, Datastore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Datastore::open(dir.path().join("db.sqlite")).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn failed_commit_fails_every_writer_of_the_batch() {
+    let (_dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    store.fail_commits(u32::MAX).unwrap();
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|thread| {
+                let store = store.clone();
+                scope.spawn(move || {
+                    (0..20)
+                        .map(|i| store.insert_events("b", vec![event(thread * 100 + i, json!({}))]))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert_eq!(results.len(), 160);
+    for result in results {
+        assert!(
+            matches!(result, Err(DatastoreError::Storage(_))),
+            "{result:?}"
+        );
+    }
+    assert_eq!(store.count_events("b", None, None).unwrap(), 0);
+    // The cause is gone: the worker serves on.
+    store.fail_commits(0).unwrap();
+    store.insert_events("b", vec![event(1, json!({}))]).unwrap();
+    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+}
+
+#[test]
+fn only_acknowledged_writes_of_a_mixed_run_are_stored() {
+    let (_dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    store.fail_commits(3).unwrap();
+    let results: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|thread| {
+                let store = store.clone();
+                scope.spawn(move || {
+                    (0..50)
+                        .map(|i| {
+                            let data = json!({"t": thread, "i": i});
+                            (data.clone(), store.insert_events("b", vec![event(i, data)]))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let stored = store.events("b", EventQuery::default()).unwrap();
+    let failed = results.iter().filter(|(_, result)| result.is_err()).count();
+    assert!(
+        failed >= 3,
+        "three commits failed, each failing at least one writer"
+    );
+    assert_eq!(stored.len(), results.len() - failed);
+    for (data, result) in &results {
+        let present = stored
+            .iter()
+            .any(|e| serde_json::Value::Object(e.data.clone()) == *data);
+        assert_eq!(present, result.is_ok(), "{data}: {result:?}");
+    }
+}
+
+#[test]
+fn failed_commit_drops_the_remembered_heartbeat() {
+    let (_dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    let pulse = Duration::from_secs(10);
+    let first = store
+        .heartbeat("b", event(0, json!({"a": 1})), pulse)
+        .unwrap();
+    store.fail_commits(1).unwrap();
+    // This would start a new event; its batch fails.
+    assert!(store
+        .heartbeat("b", event(5, json!({"a": 2})), pulse)
+        .is_err());
+    // So the next heartbeat merges with the stored event, not the lost one.
+    let merged = store
+        .heartbeat("b", event(8, json!({"a": 1})), pulse)
+        .unwrap();
+    assert_eq!(merged.id, first.id);
+    let all = store.events("b", EventQuery::default()).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].duration, Duration::from_secs(8));
+}
+
+#[test]
+fn full_file_fails_the_write_and_recovers_when_space_returns() {
+    // max_page_count makes SQLite refuse to grow the file with SQLITE_FULL,
+    // the error a full disk gives while pages are allocated. (A full disk
+    // at commit time, when WAL frames are written, is tests/disk_full.rs.)
+    let (_dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    store.force_commit().unwrap();
+    let current = store.limit_pages(1).unwrap();
+    assert!(current >= 1);
+    let big = "x".repeat(64 * 1024);
+    let mut acknowledged = 0;
+    let mut failures = 0;
+    for i in 0..50 {
+        match store.insert_events("b", vec![event(i, json!({ "big": big }))]) {
+            Ok(_) => acknowledged += 1,
+            Err(DatastoreError::Storage(err)) => {
+                assert_eq!(err.sqlite_error_code(), Some(rusqlite::ErrorCode::DiskFull));
+                failures += 1;
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(acknowledged, 0);
+    assert_eq!(failures, 50);
+    store.health().unwrap();
+    store.limit_pages(1_000_000).unwrap();
+    store
+        .insert_events("b", vec![event(100, json!({ "big": big }))])
+        .unwrap();
+    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+}
+
+#[test]
+fn a_dead_worker_answers_closed_and_never_hangs() {
+    for in_memory in [false, true] {
+        let (_dir, file) = file_store();
+        let store = if in_memory {
+            Datastore::open_in_memory().unwrap()
+        } else {
+            file
+        };
+        store.create_bucket(bucket("b")).unwrap();
+        // Callers busy at the moment of death finish with Ok or Closed.
+        std::thread::scope(|scope| {
+            for thread in 0..4 {
+                let store = store.clone();
+                scope.spawn(move || {
+                    for i in 0.. {
+                        let write = store.insert_events("b", vec![event(i, json!({}))]);
+                        let read = store.count_events("b", None, None);
+                        match (write, read) {
+                            (Err(DatastoreError::Closed), _) | (_, Err(DatastoreError::Closed)) => {
+                                break
+                            }
+                            (Ok(_), Ok(_)) => {}
+                            other => panic!("thread {thread}: {other:?}"),
+                        }
+                    }
+                });
+            }
+            let _ = store.writer.send(crate::commands::WorkerMessage::Panic);
+        });
+        assert!(matches!(store.health(), Err(DatastoreError::Closed)));
+        assert!(matches!(
+            store.insert_events("b", vec![event(1, json!({}))]),
+            Err(DatastoreError::Closed)
+        ));
+        assert!(matches!(store.buckets(), Err(DatastoreError::Closed)));
+        assert!(matches!(
+            store.events("b", EventQuery::default()),
+            Err(DatastoreError::Closed)
+        ));
+        assert!(matches!(store.close(), Err(DatastoreError::Closed)));
+    }
+}

@@ -1,0 +1,523 @@
+//! The writer thread: owns the read-write connection, applies writes in
+//! batches, and decides when data is committed and when it is synced.
+//!
+//! # Durability
+//!
+//! Writes are applied inside one transaction per batch. A batch ends when
+//! the command queue is empty or after [`MAX_BATCH`] commands; it is then
+//! committed and only *then* is every writer of the batch answered. The
+//! commit runs with `synchronous=NORMAL` in WAL mode: SQLite `write()`s the
+//! WAL frames without `fsync`, so an acknowledged write is in the OS page
+//! cache and survives the process being killed (SIGKILL, panic, OOM), which
+//! is the common failure of a desktop service. Surviving power loss needs
+//! the frames on disk: the worker syncs (a passive checkpoint, then an
+//! `fsync` of the WAL file) after [`IDLE_SYNC`] without commits, at the
+//! latest [`MAX_UNSYNCED`] after the first unsynced commit even under
+//! constant load, on `force_commit`, on `close` and when the last handle is
+//! dropped. So at most 15 s of acknowledged writes are exposed to a power
+//! cut, while a heartbeat costs a `write()`, not an `fsync`. SQLite's own
+//! automatic checkpoints are off (`schema.rs`) so no commit pays for one. (The reference
+//! answers before committing and commits every 15 s or 100 events, so a
+//! crash loses acknowledged writes; holding replies until the commit is
+//! what makes an acknowledgement mean "stored".)
+//!
+//! A commit that fails (disk full, I/O error) is rolled back and every
+//! writer of the batch gets the error; the worker's memory (remembered last
+//! heartbeats) is dropped since it may describe rolled-back rows, and the
+//! next command starts a fresh batch, so writes work again once the cause
+//! is gone. Each command runs in a savepoint, so a command that fails alone
+//! (unknown bucket, bad input) changes nothing and does not fail its batch;
+//! if SQLite itself rolled the transaction back on a statement error
+//! (`SQLITE_FULL`, `SQLITE_IOERR`), the whole batch is failed the same way.
+//!
+//! # Reads
+//!
+//! File databases are read by reader threads on their own read-only
+//! connections (see `reader.rs`): WAL lets them read committed data while
+//! this thread writes, so a year-long read does not delay heartbeats. An
+//! in-memory database cannot be shared between connections without
+//! SQLite's shared cache (which locks whole tables), so this thread serves
+//! its reads itself, after committing the open batch so a read sees only
+//! acknowledged writes.
+//!
+//! While the queue is empty the worker also scans, some thousands of index
+//! entries at a time, the longest event duration of buckets that existed
+//! at open (see `bounds.rs`); until then reads of such a bucket use an
+//! unbounded scan.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration as StdDuration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
+use rusqlite::{ffi, Connection};
+
+use crate::bounds::{self, DurationBounds, Scan};
+use crate::commands::{Reply, WorkerMessage, WriteCommand};
+use crate::heartbeat::LastEvents;
+use crate::reader;
+use crate::writes::{self, WriterMemory};
+use crate::{DatastoreError, Result};
+
+/// Most commands in one transaction, so replies are not held for long
+/// under a flood of writes.
+pub(crate) const MAX_BATCH: usize = 500;
+/// Sync after this long without a commit.
+pub(crate) const IDLE_SYNC: StdDuration = StdDuration::from_secs(1);
+/// Longest time an acknowledged write may stay unsynced.
+pub(crate) const MAX_UNSYNCED: StdDuration = StdDuration::from_secs(15);
+
+/// A reply held until its batch commits.
+trait Held: Send {
+    /// Sends the value, or the commit failure.
+    fn deliver(self: Box<Self>, failure: Option<&rusqlite::Error>);
+}
+
+struct HeldReply<T> {
+    reply: Reply<T>,
+    value: T,
+}
+
+impl<T: Send> Held for HeldReply<T> {
+    fn deliver(self: Box<Self>, failure: Option<&rusqlite::Error>) {
+        let answer = match failure {
+            None => Ok(self.value),
+            Some(err) => Err(DatastoreError::Storage(duplicate(err))),
+        };
+        // A caller that stopped waiting is no concern of the worker.
+        let _ = self.reply.send(answer);
+    }
+}
+
+/// One copy of a commit failure for each writer of the batch
+/// (`rusqlite::Error` is not `Clone`).
+fn duplicate(err: &rusqlite::Error) -> rusqlite::Error {
+    match err {
+        rusqlite::Error::SqliteFailure(code, message) => {
+            rusqlite::Error::SqliteFailure(*code, message.clone())
+        }
+        other => rusqlite::Error::SqliteFailure(
+            ffi::Error::new(ffi::SQLITE_ERROR),
+            Some(other.to_string()),
+        ),
+    }
+}
+
+/// The error that failed a batch, as a SQLite error for every writer.
+fn as_storage(err: &DatastoreError) -> rusqlite::Error {
+    match err {
+        DatastoreError::Storage(err) => duplicate(err),
+        other => rusqlite::Error::SqliteFailure(
+            ffi::Error::new(ffi::SQLITE_ABORT),
+            Some(format!("batch rolled back: {other}")),
+        ),
+    }
+}
+
+/// Runs when the worker stops, even by panic: marks the datastore closed,
+/// then drops every queued command so its caller sees `Closed` at once.
+/// (A crossbeam channel keeps queued messages, and so their reply senders,
+/// alive while any sender exists, even after the receiver is gone; callers
+/// also poll the closed flag for a message queued after this drain.)
+struct ExitGuard {
+    closed: Arc<AtomicBool>,
+    messages: Receiver<WorkerMessage>,
+}
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::SeqCst);
+        while self.messages.try_recv().is_ok() {}
+    }
+}
+
+/// What the loop does after a message.
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Stop,
+}
+
+/// The writer thread's state.
+pub(crate) struct Worker {
+    conn: Connection,
+    bounds: Arc<DurationBounds>,
+    last_events: LastEvents,
+    held: Vec<Box<dyn Held>>,
+    in_batch: bool,
+    batch_len: usize,
+    first_unsynced: Option<Instant>,
+    sync_due: Option<Instant>,
+    wal_path: Option<PathBuf>,
+    unscanned: Vec<i64>,
+    scanning: Option<Scan>,
+    closed: Arc<AtomicBool>,
+    #[cfg(test)]
+    failing_commits: u32,
+}
+
+impl Worker {
+    /// A worker over a migrated, configured connection.
+    pub(crate) fn new(
+        conn: Connection,
+        bounds: Arc<DurationBounds>,
+        wal_path: Option<PathBuf>,
+        closed: Arc<AtomicBool>,
+    ) -> Result<Worker> {
+        let unscanned = conn
+            .prepare_cached("SELECT id FROM buckets ORDER BY id DESC")?
+            .query_map([], |row| row.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?;
+        Ok(Worker {
+            conn,
+            bounds,
+            last_events: LastEvents::default(),
+            held: Vec::new(),
+            in_batch: false,
+            batch_len: 0,
+            first_unsynced: None,
+            sync_due: None,
+            wal_path,
+            unscanned,
+            scanning: None,
+            closed,
+            #[cfg(test)]
+            failing_commits: 0,
+        })
+    }
+
+    /// Serves until closed or until every handle is dropped.
+    pub(crate) fn run(mut self, messages: Receiver<WorkerMessage>) {
+        let guard = ExitGuard {
+            closed: Arc::clone(&self.closed),
+            messages,
+        };
+        self.serve(&guard.messages);
+    }
+
+    fn serve(&mut self, messages: &Receiver<WorkerMessage>) {
+        loop {
+            let message = if self.scanning.is_some() || !self.unscanned.is_empty() {
+                match messages.try_recv() {
+                    Ok(message) => message,
+                    Err(TryRecvError::Empty) => {
+                        if self.sync_due.is_some_and(|due| Instant::now() >= due) {
+                            self.sync();
+                        }
+                        self.scan_step();
+                        continue;
+                    }
+                    Err(TryRecvError::Disconnected) => break,
+                }
+            } else if let Some(due) = self.sync_due {
+                match messages.recv_deadline(due) {
+                    Ok(message) => message,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.sync();
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match messages.recv() {
+                    Ok(message) => message,
+                    Err(_) => break,
+                }
+            };
+            if self.handle(message) == Flow::Stop {
+                return;
+            }
+            while self.in_batch && self.batch_len < MAX_BATCH {
+                match messages.try_recv() {
+                    Ok(message) => {
+                        if self.handle(message) == Flow::Stop {
+                            return;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            let _ = self.commit();
+            if self.sync_due.is_some_and(|due| Instant::now() >= due) {
+                self.sync();
+            }
+        }
+        // Every handle is gone: keep what was acknowledged.
+        let _ = self.commit();
+        self.sync();
+    }
+
+    fn handle(&mut self, message: WorkerMessage) -> Flow {
+        match message {
+            WorkerMessage::Write(command) => self.apply(command),
+            WorkerMessage::Read(command) => {
+                let _ = self.commit();
+                reader::serve(&self.conn, &self.bounds, command, false);
+            }
+            WorkerMessage::ForceCommit { reply } => {
+                let result = self.commit().and_then(|()| self.sync_now());
+                let _ = reply.send(result);
+            }
+            WorkerMessage::Close { reply } => {
+                let result = self.commit().and_then(|()| self.sync_now());
+                self.closed.store(true, Ordering::SeqCst);
+                let _ = reply.send(result);
+                return Flow::Stop;
+            }
+            WorkerMessage::Ping { reply } => {
+                let _ = reply.send(Ok(()));
+            }
+            #[cfg(test)]
+            WorkerMessage::FailCommits { count, reply } => {
+                self.failing_commits = count;
+                let _ = reply.send(Ok(()));
+            }
+            #[cfg(test)]
+            WorkerMessage::Panic => panic!("worker panic requested by a test"),
+            #[cfg(test)]
+            WorkerMessage::LimitPages { pages, reply } => {
+                let result = self
+                    .conn
+                    .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |row| {
+                        row.get(0)
+                    })
+                    .map_err(DatastoreError::from);
+                let _ = reply.send(result);
+            }
+        }
+        Flow::Continue
+    }
+
+    fn apply(&mut self, command: WriteCommand) {
+        match command {
+            WriteCommand::CreateBucket { bucket, reply } => {
+                let result =
+                    self.in_savepoint(|conn, memory| writes::create_bucket(conn, memory, bucket));
+                self.hold(reply, result);
+            }
+            WriteCommand::DeleteBucket { bucket_id, reply } => {
+                let result = self
+                    .in_savepoint(|conn, memory| writes::delete_bucket(conn, memory, &bucket_id));
+                self.hold(reply, result);
+            }
+            WriteCommand::InsertEvents {
+                bucket_id,
+                events,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    writes::insert_events(conn, memory, &bucket_id, events)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::Heartbeat {
+                bucket_id,
+                heartbeat,
+                pulsetime,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    writes::heartbeat(conn, memory, &bucket_id, heartbeat, pulsetime)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::DeleteEvent {
+                bucket_id,
+                event_id,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    writes::delete_event(conn, memory, &bucket_id, event_id)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::ImportBucket { bucket, reply } => {
+                let result =
+                    self.in_savepoint(|conn, memory| writes::import_bucket(conn, memory, bucket));
+                self.hold(reply, result);
+            }
+            WriteCommand::ImportEvents {
+                bucket_id,
+                events,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    writes::import_events(conn, memory, &bucket_id, events)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::SetSetting { key, value, reply } => {
+                let result = self.in_savepoint(|conn, _| writes::set_setting(conn, &key, &value));
+                self.hold(reply, result);
+            }
+            WriteCommand::DeleteSetting { key, reply } => {
+                let result = self.in_savepoint(|conn, _| writes::delete_setting(conn, &key));
+                self.hold(reply, result);
+            }
+        }
+    }
+
+    /// Runs one command in a savepoint of the batch transaction.
+    fn in_savepoint<T>(
+        &mut self,
+        command: impl FnOnce(&Connection, &mut WriterMemory<'_>) -> Result<T>,
+    ) -> Result<T> {
+        if !self.in_batch {
+            execute(&self.conn, "BEGIN IMMEDIATE")?;
+            self.in_batch = true;
+        }
+        self.batch_len += 1;
+        execute(&self.conn, "SAVEPOINT command")?;
+        let mut memory = WriterMemory {
+            last_events: &mut self.last_events,
+            bounds: &self.bounds,
+        };
+        let result = command(&self.conn, &mut memory);
+        if self.conn.is_autocommit() {
+            // SQLite rolled the whole transaction back (SQLITE_FULL,
+            // SQLITE_IOERR...): earlier commands of the batch are gone too.
+            let failure = match &result {
+                Ok(_) => rusqlite::Error::SqliteFailure(
+                    ffi::Error::new(ffi::SQLITE_ABORT),
+                    Some("transaction rolled back".to_string()),
+                ),
+                Err(err) => as_storage(err),
+            };
+            self.fail_batch(&failure);
+            return result.and(Err(DatastoreError::Storage(failure)));
+        }
+        match &result {
+            Ok(_) => execute(&self.conn, "RELEASE command")?,
+            Err(_) => {
+                execute(&self.conn, "ROLLBACK TO command")?;
+                execute(&self.conn, "RELEASE command")?;
+            }
+        }
+        result
+    }
+
+    /// Holds a success until the commit; sends a failure at once (nothing
+    /// of it was stored).
+    fn hold<T: Send + 'static>(&mut self, reply: Reply<T>, result: Result<T>) {
+        match result {
+            Ok(value) => self.held.push(Box::new(HeldReply { reply, value })),
+            Err(err) => {
+                let _ = reply.send(Err(err));
+            }
+        }
+    }
+
+    /// Commits the open batch and answers its writers.
+    fn commit(&mut self) -> Result<()> {
+        if !self.in_batch {
+            return Ok(());
+        }
+        self.in_batch = false;
+        self.batch_len = 0;
+        match self.try_commit() {
+            Ok(()) => {
+                for held in self.held.drain(..) {
+                    held.deliver(None);
+                }
+                let now = Instant::now();
+                let first = *self.first_unsynced.get_or_insert(now);
+                self.sync_due = Some((first + MAX_UNSYNCED).min(now + IDLE_SYNC));
+                Ok(())
+            }
+            Err(err) => {
+                log::error!("Commit failed, batch rolled back: {err}");
+                if !self.conn.is_autocommit() {
+                    if let Err(rollback) = execute(&self.conn, "ROLLBACK") {
+                        log::error!("Rollback after failed commit failed: {rollback}");
+                    }
+                }
+                self.fail_batch(&err);
+                Err(DatastoreError::Storage(err))
+            }
+        }
+    }
+
+    fn try_commit(&mut self) -> rusqlite::Result<()> {
+        #[cfg(test)]
+        if self.failing_commits > 0 {
+            self.failing_commits -= 1;
+            return Err(rusqlite::Error::SqliteFailure(
+                ffi::Error::new(ffi::SQLITE_IOERR),
+                Some("injected commit failure".to_string()),
+            ));
+        }
+        self.conn.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    }
+
+    /// Answers every held writer with `failure` and forgets what the
+    /// batch may have taught the memory.
+    fn fail_batch(&mut self, failure: &rusqlite::Error) {
+        self.in_batch = false;
+        self.batch_len = 0;
+        self.last_events.clear();
+        for held in self.held.drain(..) {
+            held.deliver(Some(failure));
+        }
+    }
+
+    /// A timed sync; failures are logged and retried later.
+    fn sync(&mut self) {
+        if let Err(err) = self.sync_now() {
+            log::error!("Syncing the database failed, retrying: {err}");
+            self.sync_due = Some(Instant::now() + IDLE_SYNC);
+        }
+    }
+
+    /// Gets every committed write onto the disk.
+    fn sync_now(&mut self) -> Result<()> {
+        let Some(wal_path) = &self.wal_path else {
+            self.first_unsynced = None;
+            self.sync_due = None;
+            return Ok(());
+        };
+        // A passive checkpoint copies what it can into the main file
+        // (syncing the WAL first and the file after) without waiting for
+        // readers; the explicit fsync then covers the frames it could not
+        // copy because a reader still uses them.
+        self.conn
+            .prepare_cached("PRAGMA wal_checkpoint(PASSIVE)")?
+            .query_row([], |_| Ok(()))?;
+        match std::fs::File::open(wal_path).and_then(|wal| wal.sync_data()) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(DatastoreError::Io(err)),
+        }
+        self.first_unsynced = None;
+        self.sync_due = None;
+        Ok(())
+    }
+
+    /// One step of learning the longest durations of buckets that existed
+    /// at open (see `bounds.rs`).
+    fn scan_step(&mut self) {
+        let mut scan = match self.scanning.take() {
+            Some(scan) => scan,
+            None => match self.unscanned.pop() {
+                Some(row_id) => self.bounds.begin_scan(row_id),
+                None => return,
+            },
+        };
+        match bounds::scan_step(&self.conn, &mut scan) {
+            Ok(true) => self.bounds.finish_scan(scan),
+            Ok(false) => self.scanning = Some(scan),
+            // Reads of this bucket stay unbounded, which is only slower.
+            Err(err) => {
+                log::warn!("Could not scan event durations: {err}");
+                self.bounds.abandon_scan(scan);
+            }
+        }
+    }
+}
+
+/// Runs a statement without parameters through the statement cache.
+fn execute(conn: &Connection, sql: &str) -> Result<()> {
+    conn.prepare_cached(sql)?.execute([])?;
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! Write operations, run by the worker inside the open batch transaction.
+//!
+//! Each function is one command's effect on the connection and on the
+//! writer's memory (last heartbeat events, duration bounds). The worker
+//! wraps each call in a savepoint, so a command that fails changes nothing;
+//! memory is only *set* after the SQL succeeded, and only *forgotten*
+//! before, so it never describes rows that are not there.
+
+use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::bounds::DurationBounds;
+use crate::heartbeat::{merge, LastEvents};
+use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
+use crate::rows::{created_text, data_text};
+use crate::{DatastoreError, ImportSummary, Result};
+
+/// The writer's memory that commands read and update.
+#[derive(Debug)]
+pub(crate) struct WriterMemory<'a> {
+    /// Remembered heartbeat results.
+    pub(crate) last_events: &'a mut LastEvents,
+    /// Longest durations, shared with the readers.
+    pub(crate) bounds: &'a DurationBounds,
+}
+
+/// Creates a bucket and inserts its events (ids ignored unless they are
+/// free, as for any insert).
+pub(crate) fn create_bucket(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket: Bucket,
+) -> Result<()> {
+    let row_id = insert_bucket_row(conn, memory, &bucket)?;
+    if let Some(events) = bucket.events {
+        for event in events {
+            insert_one(conn, memory, row_id, event, IdRule::ReplaceInBucket)?;
+        }
+    }
+    Ok(())
+}
+
+fn insert_bucket_row(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket: &Bucket,
+) -> Result<i64> {
+    let exists = conn
+        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+        .query_row([&bucket.id], |row| row.get::<_, i64>(0))
+        .optional()?;
+    if exists.is_some() {
+        return Err(DatastoreError::BucketExists(bucket.id.clone()));
+    }
+    let created = bucket.created.unwrap_or_else(Timestamp::now);
+    conn.prepare_cached(
+        "INSERT INTO buckets (name, type, client, hostname, created, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        bucket.id,
+        bucket.kind,
+        bucket.client,
+        bucket.hostname,
+        created_text(created),
+        data_text(&bucket.data)
+    ])?;
+    let row_id = conn.last_insert_rowid();
+    memory.bounds.reset(row_id);
+    memory.last_events.forget(row_id);
+    Ok(row_id)
+}
+
+/// Deletes a bucket and its events.
+pub(crate) fn delete_bucket(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+) -> Result<()> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    memory.last_events.forget(row_id);
+    conn.prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
+        .execute([row_id])?;
+    conn.prepare_cached("DELETE FROM buckets WHERE id = ?1")?
+        .execute([row_id])?;
+    // Row ids are AUTOINCREMENT, never reused once committed, so dropping
+    // the bound here cannot confuse a later bucket.
+    memory.bounds.forget(row_id);
+    Ok(())
+}
+
+/// How an insert treats an event's `id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdRule {
+    /// Replace the event with that id if it is in this bucket; keep the id
+    /// if no event has it; otherwise insert with a fresh id (B-5).
+    ReplaceInBucket,
+    /// Ignore it: imported ids come from another database (spec §5).
+    Fresh,
+}
+
+/// Inserts events; returns them with their ids.
+pub(crate) fn insert_events(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    events: Vec<Event>,
+) -> Result<Vec<Event>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    // Spec §4: an insert makes the next heartbeat compare with the newest
+    // stored event.
+    memory.last_events.forget(row_id);
+    events
+        .into_iter()
+        .map(|event| insert_one(conn, memory, row_id, event, IdRule::ReplaceInBucket))
+        .collect()
+}
+
+fn validate(event: &Event) -> Result<()> {
+    event
+        .validate()
+        .map_err(|err| DatastoreError::InvalidInput(err.to_string()))
+}
+
+fn insert_one(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    row_id: i64,
+    mut event: Event,
+    rule: IdRule,
+) -> Result<Event> {
+    validate(&event)?;
+    let start = event.timestamp.nanos();
+    let end = event.end().nanos();
+    let data = data_text(&event.data);
+    memory.bounds.note(row_id, end - start);
+    let wanted = match rule {
+        IdRule::Fresh => None,
+        IdRule::ReplaceInBucket => event.id,
+    };
+    let owner = match wanted {
+        None => None,
+        Some(id) => conn
+            .prepare_cached("SELECT bucketrow FROM events WHERE id = ?1")?
+            .query_row([id], |row| row.get::<_, i64>(0))
+            .optional()?
+            .map(|owner| (id, owner)),
+    };
+    match (wanted, owner) {
+        (Some(id), Some((_, owner))) if owner == row_id => {
+            conn.prepare_cached(
+                "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
+            )?
+            .execute(params![start, end, data, id])?;
+        }
+        (Some(id), None) => {
+            conn.prepare_cached(
+                "INSERT INTO events (id, bucketrow, starttime, endtime, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![id, row_id, start, end, data])?;
+        }
+        _ => {
+            conn.prepare_cached(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![row_id, start, end, data])?;
+            event.id = Some(conn.last_insert_rowid());
+        }
+    }
+    Ok(event)
+}
+
+/// Applies a heartbeat (spec §4); returns the stored event.
+pub(crate) fn heartbeat(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    mut heartbeat: Event,
+    pulsetime: Duration,
+) -> Result<Event> {
+    validate(&heartbeat)?;
+    if pulsetime.nanos() < 0 {
+        return Err(DatastoreError::InvalidInput(
+            "pulsetime must not be negative".to_string(),
+        ));
+    }
+    // Spec §3.4: a heartbeat's id is ignored.
+    heartbeat.id = None;
+    let row_id = bucket_row(conn, bucket_id)?;
+    let last = match memory.last_events.get(row_id) {
+        Some(last) => Some(last.clone()),
+        None => newest_event(conn, row_id)?,
+    };
+    let merged = last
+        .as_ref()
+        .and_then(|last| merge(last, &heartbeat, pulsetime));
+    let stored = match (merged, last) {
+        (Some(merged), Some(last)) => {
+            let id = last.id.unwrap_or_default();
+            let end = merged.end().nanos();
+            memory.bounds.note(row_id, merged.duration.nanos());
+            let changed = conn
+                .prepare_cached("UPDATE events SET endtime = ?1 WHERE id = ?2 AND bucketrow = ?3")?
+                .execute(params![end, id, row_id])?;
+            if changed == 1 {
+                merged
+            } else {
+                // The remembered event is gone (cannot happen while every
+                // delete forgets it, but a stale memory must not fail a
+                // heartbeat, B-3): start over from the stored events.
+                log::warn!("Remembered last event {id} of bucket {bucket_id} is gone");
+                memory.last_events.forget(row_id);
+                return self::heartbeat(conn, memory, bucket_id, heartbeat, pulsetime);
+            }
+        }
+        _ => insert_one(conn, memory, row_id, heartbeat, IdRule::Fresh)?,
+    };
+    memory.last_events.remember(row_id, stored.clone());
+    Ok(stored)
+}
+
+/// Deletes one event of the bucket; whether one was deleted.
+pub(crate) fn delete_event(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    event_id: i64,
+) -> Result<bool> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let deleted = conn
+        .prepare_cached("DELETE FROM events WHERE id = ?1 AND bucketrow = ?2")?
+        .execute(params![event_id, row_id])?;
+    if deleted > 0 {
+        memory.last_events.forget(row_id);
+    }
+    Ok(deleted > 0)
+}
+
+/// Import of one bucket (spec §5): create and insert all, or merge.
+pub(crate) fn import_bucket(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    mut bucket: Bucket,
+) -> Result<ImportSummary> {
+    let events = bucket.events.take().unwrap_or_default();
+    let exists = conn
+        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+        .query_row([&bucket.id], |row| row.get::<_, i64>(0))
+        .optional()?;
+    match exists {
+        Some(_) => import_events(conn, memory, &bucket.id, events),
+        None => {
+            let row_id = insert_bucket_row(conn, memory, &bucket)?;
+            let inserted = events.len() as u64;
+            for event in events {
+                insert_one(conn, memory, row_id, event, IdRule::Fresh)?;
+            }
+            Ok(ImportSummary {
+                buckets_created: 1,
+                inserted,
+                skipped: 0,
+            })
+        }
+    }
+}
+
+/// Merges events into an existing bucket, skipping identical ones.
+pub(crate) fn import_events(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    events: Vec<Event>,
+) -> Result<ImportSummary> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    memory.last_events.forget(row_id);
+    let mut summary = ImportSummary::default();
+    for event in events {
+        validate(&event)?;
+        let start = event.timestamp.nanos();
+        let end = event.end().nanos();
+        if contains_identical(conn, row_id, start, end, &event.data)? {
+            summary.skipped += 1;
+        } else {
+            insert_one(conn, memory, row_id, event, IdRule::Fresh)?;
+            summary.inserted += 1;
+        }
+    }
+    Ok(summary)
+}
+
+/// Stores a setting as JSON text under `settings.<key>`.
+pub(crate) fn set_setting(conn: &Connection, key: &str, value: &SettingValue) -> Result<()> {
+    let text = serde_json::to_string(value)
+        .map_err(|err| DatastoreError::InvalidInput(err.to_string()))?;
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        format!("{SETTINGS_PREFIX}{key}"),
+        text,
+        Timestamp::now().nanos() / 1_000_000_000
+    ])?;
+    Ok(())
+}
+
+/// Deletes a setting.
+pub(crate) fn delete_setting(conn: &Connection, key: &str) -> Result<()> {
+    conn.prepare_cached("DELETE FROM key_value WHERE key = ?1")?
+        .execute([format!("{SETTINGS_PREFIX}{key}")])?;
+    Ok(())
+}

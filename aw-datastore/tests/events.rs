@@ -1,0 +1,303 @@
+//! Event insert, replace, listing, paging, single get, delete and count.
+
+mod common;
+
+use aw_datastore::{Datastore, DatastoreError, EventQuery};
+use aw_models::{Duration, Event};
+use common::*;
+use serde_json::json;
+
+fn query(start: Option<i64>, end: Option<i64>, limit: Option<usize>) -> EventQuery {
+    EventQuery {
+        start: start.map(at),
+        end: end.map(at),
+        limit,
+    }
+}
+
+#[test]
+fn inserted_events_come_back_newest_first_with_ids() {
+    let (_db, store) = with_bucket();
+    let stored = store
+        .insert_events(
+            "b",
+            vec![
+                event(10, 5, app("a")),
+                event(30, 5, app("c")),
+                event(20, 5, app("b")),
+            ],
+        )
+        .unwrap();
+    assert!(stored.iter().all(|e| e.id.is_some()));
+    let listed = store.events("b", EventQuery::default()).unwrap();
+    assert_eq!(spans(&listed), vec![(30, 5), (20, 5), (10, 5)]);
+    assert_eq!(listed[0].data, object(app("c")));
+    assert_eq!(store.insert_events("b", vec![]).unwrap(), vec![]);
+}
+
+#[test]
+fn data_and_nanoseconds_are_kept_exactly() {
+    let (_db, store) = with_bucket();
+    let data = object(json!({"": 1, "a.b": [1, 1.0, {"$x": null}], "ünï": "☃"}));
+    let exact = Event::new(
+        aw_models::Timestamp::from_nanos(1_622_538_000_123_456_789),
+        Duration::from_nanos(1_500_000_001),
+        data,
+    );
+    let id = store.insert_events("b", vec![exact.clone()]).unwrap()[0].id;
+    let fetched = store.event("b", id.unwrap()).unwrap();
+    assert_eq!(
+        Event {
+            id: None,
+            ..fetched
+        },
+        exact
+    );
+}
+
+#[test]
+fn range_selects_inclusively_and_clips() {
+    let (_db, store) = with_bucket();
+    store
+        .insert_events(
+            "b",
+            vec![
+                event(0, 10, app("ends-at-start")),
+                event(5, 10, app("crosses-start")),
+                event(20, 5, app("inside")),
+                event(28, 10, app("crosses-end")),
+                event(30, 5, app("starts-at-end")),
+                event(31, 5, app("after")),
+            ],
+        )
+        .unwrap();
+    let listed = store.events("b", query(Some(10), Some(30), None)).unwrap();
+    assert_eq!(
+        spans(&listed),
+        vec![(30, 0), (28, 2), (20, 5), (10, 5), (10, 0)]
+    );
+    assert_eq!(
+        store.count_events("b", Some(at(10)), Some(at(30))).unwrap(),
+        5
+    );
+    // Limit keeps the newest.
+    let limited = store
+        .events("b", query(Some(10), Some(30), Some(2)))
+        .unwrap();
+    assert_eq!(spans(&limited), vec![(30, 0), (28, 2)]);
+    assert!(store
+        .events("b", query(None, None, Some(0)))
+        .unwrap()
+        .is_empty());
+    // start > end selects nothing.
+    assert!(store
+        .events("b", query(Some(30), Some(10), None))
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.count_events("b", Some(at(30)), Some(at(10))).unwrap(),
+        0
+    );
+    // One-sided bounds (B-2: count honours them).
+    assert_eq!(store.count_events("b", Some(at(31)), None).unwrap(), 3);
+    assert_eq!(store.count_events("b", None, Some(at(5))).unwrap(), 2);
+    assert_eq!(store.count_events("b", None, None).unwrap(), 6);
+    let before = store.events("b", query(None, Some(5), None)).unwrap();
+    assert_eq!(spans(&before), vec![(5, 0), (0, 5)]);
+}
+
+#[test]
+fn equal_timestamps_order_by_end_then_insertion() {
+    let (_db, store) = with_bucket();
+    let stored = store
+        .insert_events(
+            "b",
+            vec![
+                event(10, 9, app("x")),
+                event(10, 3, app("y")),
+                event(10, 3, app("z")),
+            ],
+        )
+        .unwrap();
+    let listed = store.events("b", EventQuery::default()).unwrap();
+    let ids: Vec<_> = listed.iter().map(|e| e.id).collect();
+    assert_eq!(ids, vec![stored[1].id, stored[2].id, stored[0].id]);
+}
+
+#[test]
+fn long_events_are_found_by_bounded_range_reads() {
+    // The scan is bounded below by the bucket's longest duration: an event
+    // starting long before the range but reaching into it must be found,
+    // both when the bound was learned from writes and after reopening,
+    // when it is scanned in the background (or unknown).
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    let mut events: Vec<_> = (0..200).map(|i| event(i * 100, 10, app("short"))).collect();
+    events.push(event(5, 50_000, app("long")));
+    store.insert_events("b", events).unwrap();
+    let check = |store: &Datastore| {
+        let listed = store
+            .events("b", query(Some(19_000), Some(19_050), None))
+            .unwrap();
+        assert_eq!(spans(&listed), vec![(19_000, 10), (19_000, 50)]);
+        assert_eq!(
+            store
+                .count_events("b", Some(at(19_000)), Some(at(19_050)))
+                .unwrap(),
+            2
+        );
+        assert_eq!(store.bucket("b").unwrap().metadata.end, Some(at(50_005)));
+    };
+    check(&store);
+    // A heartbeat that extends an event raises the bound before it is acknowledged.
+    store.create_bucket(bucket("h")).unwrap();
+    store
+        .heartbeat("h", event(0, 0, app("a")), Duration::from_secs(10))
+        .unwrap();
+    for i in 1..=100 {
+        store
+            .heartbeat("h", event(i * 10, 0, app("a")), Duration::from_secs(10))
+            .unwrap();
+    }
+    let listed = store
+        .events("h", query(Some(995), Some(996), None))
+        .unwrap();
+    assert_eq!(spans(&listed), vec![(995, 1)]);
+    store.close().unwrap();
+    let store = db.open();
+    check(&store);
+    assert_eq!(store.count_events("h", Some(at(999)), None).unwrap(), 1);
+}
+
+#[test]
+fn explicit_id_replaces_only_within_the_bucket() {
+    let (_db, store) = with_bucket();
+    store.create_bucket(bucket("other")).unwrap();
+    let original = store
+        .insert_events("b", vec![event(10, 5, app("a"))])
+        .unwrap()[0]
+        .clone();
+    let foreign = store
+        .insert_events("other", vec![event(10, 5, app("o"))])
+        .unwrap()[0]
+        .clone();
+    // Same bucket: replaced in place, id kept.
+    let mut replacement = event(11, 7, app("edited"));
+    replacement.id = original.id;
+    let stored = store.insert_events("b", vec![replacement.clone()]).unwrap();
+    assert_eq!(stored[0].id, original.id);
+    assert_eq!(store.event("b", original.id.unwrap()).unwrap(), replacement);
+    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+    // Another bucket's id (B-5): that event is untouched, ours gets a fresh id.
+    let mut intruder = event(50, 1, app("intruder"));
+    intruder.id = foreign.id;
+    let stored = store.insert_events("b", vec![intruder]).unwrap();
+    assert_ne!(stored[0].id, foreign.id);
+    assert_eq!(store.event("other", foreign.id.unwrap()).unwrap(), foreign);
+    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    // An id nobody has is kept.
+    let mut unused = event(60, 1, app("kept"));
+    unused.id = Some(1_000_000);
+    let stored = store.insert_events("b", vec![unused]).unwrap();
+    assert_eq!(stored[0].id, Some(1_000_000));
+    assert_eq!(
+        store.event("b", 1_000_000).unwrap().data,
+        object(app("kept"))
+    );
+}
+
+#[test]
+fn single_event_of_another_bucket_is_no_such_event() {
+    let (_db, store) = with_bucket();
+    store.create_bucket(bucket("other")).unwrap();
+    let foreign = store
+        .insert_events("other", vec![event(1, 1, app("o"))])
+        .unwrap()[0]
+        .id
+        .unwrap();
+    for id in [foreign, 12345] {
+        assert!(matches!(
+            store.event("b", id),
+            Err(DatastoreError::NoSuchEvent { bucket_id, event_id }) if bucket_id == "b" && event_id == id
+        ));
+    }
+    // Deleting it through the wrong bucket changes nothing.
+    assert!(!store.delete_event("b", foreign).unwrap());
+    assert!(store.event("other", foreign).is_ok());
+    assert!(store.delete_event("other", foreign).unwrap());
+    assert!(!store.delete_event("other", foreign).unwrap());
+}
+
+#[test]
+fn events_page_walks_everything_once() {
+    let (_db, store) = with_bucket();
+    let mut events: Vec<_> = (0..57).map(|i| event(i / 3, 1, json!({"i": i}))).collect();
+    events.reverse();
+    store.insert_events("b", events).unwrap();
+    let mut seen = Vec::new();
+    let mut after: Option<Event> = None;
+    loop {
+        let page = store.events_page("b", after.as_ref(), 10).unwrap();
+        if page.is_empty() {
+            break;
+        }
+        after = page.last().cloned();
+        seen.extend(page);
+    }
+    assert_eq!(seen.len(), 57);
+    for pair in seen.windows(2) {
+        let key = |e: &Event| (e.timestamp, e.id);
+        assert!(key(&pair[0]) > key(&pair[1]), "{:?}", pair);
+    }
+    assert!(matches!(
+        store.events_page("b", Some(&event(1, 1, app("no id"))), 10),
+        Err(DatastoreError::InvalidInput(_))
+    ));
+}
+
+#[test]
+fn invalid_events_are_refused_not_stored() {
+    let (_db, store) = with_bucket();
+    let bad = Event::new(at(1), Duration::from_nanos(-5), object(app("a")));
+    assert!(matches!(
+        store.insert_events("b", vec![event(1, 1, app("ok")), bad.clone()]),
+        Err(DatastoreError::InvalidInput(_))
+    ));
+    // The whole command failed, so its valid event is not stored either.
+    assert_eq!(store.count_events("b", None, None).unwrap(), 0);
+    assert!(matches!(
+        store.heartbeat("b", bad, Duration::ZERO),
+        Err(DatastoreError::InvalidInput(_))
+    ));
+    let overflow = Event::new(
+        aw_models::Timestamp::MAX,
+        Duration::from_secs(1),
+        object(app("a")),
+    );
+    assert!(store.insert_events("b", vec![overflow]).is_err());
+    assert!(matches!(
+        store.heartbeat("b", event(1, 1, app("a")), Duration::from_nanos(-1)),
+        Err(DatastoreError::InvalidInput(_))
+    ));
+}
+
+#[test]
+fn reads_see_every_acknowledged_write_from_many_threads() {
+    let (_db, store) = with_bucket();
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let store = store.clone();
+            scope.spawn(move || {
+                for i in 0..50 {
+                    let stored = store
+                        .insert_events("b", vec![event(thread * 1000 + i, 1, app("x"))])
+                        .unwrap();
+                    // Read-your-writes through the reader threads.
+                    store.event("b", stored[0].id.unwrap()).unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(store.count_events("b", None, None).unwrap(), 200);
+}

@@ -1,0 +1,82 @@
+//! Health, force commit, close and what a closed datastore answers.
+
+mod common;
+
+use aw_datastore::{Datastore, DatastoreError, EventQuery};
+use common::*;
+
+fn assert_closed<T: std::fmt::Debug>(result: aw_datastore::Result<T>) {
+    assert!(matches!(result, Err(DatastoreError::Closed)), "{result:?}");
+}
+
+#[test]
+fn close_commits_and_every_later_call_is_closed() {
+    for in_memory in [false, true] {
+        let db = TempDb::new();
+        let store = if in_memory {
+            Datastore::open_in_memory().unwrap()
+        } else {
+            db.open()
+        };
+        store.create_bucket(bucket("b")).unwrap();
+        store.health().unwrap();
+        store.force_commit().unwrap();
+        let clone = store.clone();
+        store.close().unwrap();
+        assert_closed(clone.health());
+        assert_closed(clone.buckets());
+        assert_closed(clone.events("b", EventQuery::default()));
+        assert_closed(clone.insert_events("b", vec![event(1, 1, app("a"))]));
+        assert_closed(clone.setting("x"));
+        assert_closed(clone.close());
+        if !in_memory {
+            assert!(db.open().bucket("b").is_ok());
+        }
+    }
+}
+
+#[test]
+fn dropping_every_handle_keeps_acknowledged_writes() {
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    store
+        .heartbeat("b", event(1, 1, app("a")), Default::default())
+        .unwrap();
+    drop(store);
+    // The old worker may still be finishing; opening beside it is safe.
+    let store = db.open();
+    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_an_error() {
+    let db = TempDb::new();
+    std::fs::write(
+        db.path(),
+        b"this is not a database, just some text that is long enough",
+    )
+    .unwrap();
+    assert!(matches!(
+        Datastore::open(db.path()),
+        Err(DatastoreError::Storage(_))
+    ));
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let db = TempDb::new();
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    conn.execute_batch("PRAGMA user_version = 7").unwrap();
+    drop(conn);
+    assert!(matches!(
+        Datastore::open(db.path()),
+        Err(DatastoreError::UnsupportedVersion(7))
+    ));
+}
+
+#[test]
+fn handle_is_cheap_to_share_between_threads() {
+    fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
+    assert_shareable::<Datastore>();
+}

@@ -1,0 +1,182 @@
+//! Compiling and running the regexes of `filter_keyvals_regex` and of
+//! categorization rules.
+//!
+//! A pattern the `regex` crate accepts runs on it directly (linear time, no
+//! backtracking); only patterns that need lookaround or backreferences go
+//! to `fancy-regex`, with a backtracking limit per match and a time budget
+//! per query (a pattern just under the per-match limit could otherwise be
+//! slow on every one of a year of events). Both engines have a
+//! compiled-size limit. Each distinct pattern is compiled once per query.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::error::{ErrorKind, Failure};
+use crate::limits::{MAX_BACKTRACK, MAX_BACKTRACK_TIME, MAX_REGEX_SIZE};
+
+/// A compiled regex.
+#[derive(Debug)]
+pub(crate) enum Matcher {
+    /// Patterns the `regex` crate accepts.
+    Fast(regex::Regex),
+    /// Patterns that need backtracking features, with the query's budget
+    /// of backtracking time.
+    Fancy(fancy_regex::Regex, Rc<TimeBudget>),
+}
+
+/// Time the backtracking regexes of one query may spend.
+#[derive(Debug)]
+pub(crate) struct TimeBudget {
+    limit: Duration,
+    spent: Cell<Duration>,
+}
+
+impl Matcher {
+    /// Compiles `pattern`, case-insensitively if asked; backtracking
+    /// patterns spend from `budget`.
+    pub fn compile(
+        pattern: &str,
+        ignore_case: bool,
+        budget: &Rc<TimeBudget>,
+    ) -> Result<Matcher, Failure> {
+        let fast = regex::RegexBuilder::new(pattern)
+            .case_insensitive(ignore_case)
+            .size_limit(MAX_REGEX_SIZE)
+            .build();
+        match fast {
+            Ok(regex) => return Ok(Matcher::Fast(regex)),
+            Err(regex::Error::CompiledTooBig(_)) => {
+                return Err(Failure::new(
+                    ErrorKind::Regex,
+                    format!("regex {pattern:?} is too big (limit {MAX_REGEX_SIZE} bytes compiled)"),
+                ))
+            }
+            Err(_) => {}
+        }
+        fancy_regex::RegexBuilder::new(pattern)
+            .case_insensitive(ignore_case)
+            .backtrack_limit(MAX_BACKTRACK)
+            .delegate_size_limit(MAX_REGEX_SIZE)
+            .build()
+            .map(|regex| Matcher::Fancy(regex, Rc::clone(budget)))
+            .map_err(|error| {
+                Failure::new(
+                    ErrorKind::Regex,
+                    format!("invalid regex {pattern:?}: {error}"),
+                )
+            })
+    }
+
+    /// Whether the regex matches anywhere in `text`.
+    pub fn is_match(&self, text: &str) -> Result<bool, Failure> {
+        match self {
+            Matcher::Fast(regex) => Ok(regex.is_match(text)),
+            Matcher::Fancy(regex, budget) => {
+                let started = Instant::now();
+                let result = regex.is_match(text).map_err(|error| {
+                    let start: String = text.chars().take(40).collect();
+                    Failure::new(
+                        ErrorKind::Regex,
+                        format!(
+                            "regex {:?} gave up on the text starting {start:?}: {error}",
+                            regex.as_str()
+                        ),
+                    )
+                });
+                let spent = budget.spent.get() + started.elapsed();
+                budget.spent.set(spent);
+                if spent > budget.limit {
+                    return Err(Failure::new(
+                        ErrorKind::Regex,
+                        format!(
+                            "regexes with lookaround or backreferences took more than {:?} in this query (last: {:?})",
+                            budget.limit,
+                            regex.as_str()
+                        ),
+                    ));
+                }
+                result
+            }
+        }
+    }
+}
+
+/// Compiled regexes of one query, by pattern and case flag.
+#[derive(Debug)]
+pub(crate) struct RegexCache {
+    compiled: HashMap<(String, bool), Rc<Matcher>>,
+    budget: Rc<TimeBudget>,
+}
+
+impl Default for RegexCache {
+    fn default() -> RegexCache {
+        RegexCache::with_time_budget(MAX_BACKTRACK_TIME)
+    }
+}
+
+impl RegexCache {
+    /// A cache whose backtracking regexes may spend `limit` in all.
+    pub fn with_time_budget(limit: Duration) -> RegexCache {
+        RegexCache {
+            compiled: HashMap::new(),
+            budget: Rc::new(TimeBudget {
+                limit,
+                spent: Cell::new(Duration::ZERO),
+            }),
+        }
+    }
+
+    /// The compiled form of `pattern`, compiling it on first use.
+    pub fn get(&mut self, pattern: &str, ignore_case: bool) -> Result<Rc<Matcher>, Failure> {
+        if let Some(matcher) = self.compiled.get(&(pattern.to_string(), ignore_case)) {
+            return Ok(Rc::clone(matcher));
+        }
+        let matcher = Rc::new(Matcher::compile(pattern, ignore_case, &self.budget)?);
+        self.compiled
+            .insert((pattern.to_string(), ignore_case), Rc::clone(&matcher));
+        Ok(matcher)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_patterns_take_the_fast_path_and_fancy_ones_fall_back() {
+        let mut cache = RegexCache::default();
+        assert!(matches!(
+            *cache.get(r"\bvim\b", false).unwrap(),
+            Matcher::Fast(_)
+        ));
+        assert!(matches!(
+            *cache.get(r"a(?=b)", false).unwrap(),
+            Matcher::Fancy(..)
+        ));
+        assert!(matches!(
+            *cache.get(r"(a)\1", false).unwrap(),
+            Matcher::Fancy(..)
+        ));
+        let matcher = cache.get("FireFox", true).unwrap();
+        assert!(matcher.is_match("my firefox").unwrap());
+        assert_eq!(cache.get("(", false).unwrap_err().kind, ErrorKind::Regex);
+    }
+
+    #[test]
+    fn backtracking_regexes_share_a_time_budget_per_query() {
+        let mut cache = RegexCache::with_time_budget(Duration::from_millis(20));
+        let matcher = cache.get(r"(a|aa)+(?=b)", false).unwrap();
+        let text = "a".repeat(200);
+        let failure = (0..1_000_000)
+            .find_map(|_| matcher.is_match(&text).err())
+            .expect("the budget runs out");
+        assert_eq!(failure.kind, ErrorKind::Regex);
+        assert!(
+            failure.message.contains("took more than"),
+            "{}",
+            failure.message
+        );
+    }
+}

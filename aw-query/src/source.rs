@@ -1,0 +1,137 @@
+//! How the interpreter reaches stored events: the [`EventSource`] trait,
+//! its implementation for the datastore, and [`MemorySource`] for tests and
+//! benchmarks.
+
+use std::collections::BTreeMap;
+
+use aw_datastore::{Datastore, DatastoreError, EventQuery};
+use aw_models::{Event, TimeInterval};
+
+/// Why an [`EventSource`] call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// The bucket does not exist.
+    #[error("there is no bucket '{0}'")]
+    NoSuchBucket(String),
+    /// Anything else (storage failure, closed store).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// How the interpreter reaches buckets; implemented by
+/// `aw_datastore::Datastore` and by in-memory sources in tests.
+pub trait EventSource {
+    /// Events of `bucket_id` overlapping `interval` (inclusive), clipped to
+    /// it, newest first: what `GET .../events?start=&end=` returns.
+    fn query_bucket(
+        &self,
+        bucket_id: &str,
+        interval: &TimeInterval,
+    ) -> Result<Vec<Event>, SourceError>;
+    /// `(id, hostname)` of every bucket.
+    fn buckets(&self) -> Result<Vec<(String, String)>, SourceError>;
+    /// Number of events of `bucket_id` overlapping `interval` (inclusive).
+    fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, SourceError>;
+}
+
+fn source_error(error: DatastoreError) -> SourceError {
+    match error {
+        DatastoreError::NoSuchBucket(bucket) => SourceError::NoSuchBucket(bucket),
+        other => SourceError::Failed(other.to_string()),
+    }
+}
+
+impl EventSource for Datastore {
+    fn query_bucket(
+        &self,
+        bucket_id: &str,
+        interval: &TimeInterval,
+    ) -> Result<Vec<Event>, SourceError> {
+        let query = EventQuery {
+            start: Some(interval.start),
+            end: Some(interval.end),
+            limit: None,
+        };
+        self.events(bucket_id, query).map_err(source_error)
+    }
+
+    fn buckets(&self) -> Result<Vec<(String, String)>, SourceError> {
+        Ok(Datastore::buckets(self)
+            .map_err(source_error)?
+            .into_iter()
+            .map(|(id, bucket)| (id, bucket.hostname))
+            .collect())
+    }
+
+    fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, SourceError> {
+        Datastore::count_events(self, bucket_id, Some(interval.start), Some(interval.end))
+            .map_err(source_error)
+    }
+}
+
+/// Buckets held in memory with the datastore's selection rules: events
+/// overlapping the interval inclusively, clipped to it, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct MemorySource {
+    buckets: BTreeMap<String, (String, Vec<Event>)>,
+}
+
+impl MemorySource {
+    /// No buckets.
+    pub fn new() -> MemorySource {
+        MemorySource::default()
+    }
+
+    /// Adds (or replaces) a bucket.
+    pub fn insert(&mut self, bucket_id: &str, hostname: &str, events: Vec<Event>) {
+        self.buckets
+            .insert(bucket_id.to_string(), (hostname.to_string(), events));
+    }
+
+    fn overlapping<'a>(
+        &'a self,
+        bucket_id: &str,
+        interval: &'a TimeInterval,
+    ) -> Result<impl Iterator<Item = &'a Event> + 'a, SourceError> {
+        let (_, events) = self
+            .buckets
+            .get(bucket_id)
+            .ok_or_else(|| SourceError::NoSuchBucket(bucket_id.to_string()))?;
+        Ok(events
+            .iter()
+            .filter(|e| e.end() >= interval.start && e.timestamp <= interval.end))
+    }
+}
+
+impl EventSource for MemorySource {
+    fn query_bucket(
+        &self,
+        bucket_id: &str,
+        interval: &TimeInterval,
+    ) -> Result<Vec<Event>, SourceError> {
+        let mut events: Vec<Event> = self
+            .overlapping(bucket_id, interval)?
+            .map(|event| {
+                let mut event = event.clone();
+                let end = event.end().min(interval.end);
+                event.timestamp = event.timestamp.max(interval.start);
+                event.set_end(end.max(event.timestamp));
+                event
+            })
+            .collect();
+        events.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then(b.id.cmp(&a.id)));
+        Ok(events)
+    }
+
+    fn buckets(&self) -> Result<Vec<(String, String)>, SourceError> {
+        Ok(self
+            .buckets
+            .iter()
+            .map(|(id, (hostname, _))| (id.clone(), hostname.clone()))
+            .collect())
+    }
+
+    fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, SourceError> {
+        Ok(self.overlapping(bucket_id, interval)?.count() as u64)
+    }
+}

@@ -1,0 +1,94 @@
+//! `flood`: fill small gaps between consecutive events (spec §7.4).
+
+use aw_models::{Duration, Event};
+
+use super::sort::sort_by_timestamp;
+
+/// Gaps shorter than this are filled.
+pub const FLOOD_PULSETIME: Duration = Duration::from_secs(5);
+
+/// Sorts by timestamp, then walks the events once: a next event with the
+/// same data that overlaps or follows within `pulsetime` is merged into the
+/// current one; with different data, a gap below `pulsetime` is split in the
+/// middle. Overlaps between different data are left alone. Linear after the
+/// sort, whatever the overlaps.
+///
+/// ```
+/// # use aw_query::transforms::{flood, FLOOD_PULSETIME};
+/// # use aw_models::{Duration, Event, Timestamp};
+/// let at = |s: i64, d: i64, app: &str| Event::new(
+///     Timestamp::from_nanos(s * 1_000_000_000), Duration::from_secs(d),
+///     serde_json::json!({"app": app}).as_object().unwrap().clone());
+/// // [0,1)a [2,3)a [4,5)a [8,10)b  →  [0,6.5)a [6.5,10)b
+/// let out = flood(vec![at(0, 1, "a"), at(2, 1, "a"), at(4, 1, "a"), at(8, 2, "b")], FLOOD_PULSETIME);
+/// assert_eq!(out.len(), 2);
+/// assert_eq!(out[0].duration, Duration::from_millis(6500));
+/// assert_eq!(out[1].timestamp, Timestamp::from_nanos(6_500_000_000));
+/// ```
+pub fn flood(events: Vec<Event>, pulsetime: Duration) -> Vec<Event> {
+    let mut events = sort_by_timestamp(events).into_iter();
+    let Some(mut current) = events.next() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for mut next in events {
+        let gap = next.timestamp.nanos().saturating_sub(current.end().nanos());
+        if gap < pulsetime.nanos() && next.data == current.data {
+            let end = current.end().max(next.end());
+            current.set_end(end);
+            continue;
+        }
+        if (0..pulsetime.nanos()).contains(&gap) {
+            let half = Duration::from_nanos(gap / 2);
+            current.duration = current.duration.saturating_add(half);
+            next.timestamp = next.timestamp.saturating_sub(half);
+            next.duration = next.duration.saturating_add(half);
+        }
+        out.push(std::mem::replace(&mut current, next));
+    }
+    out.push(current);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transforms::testing::{ev, spans};
+
+    fn check(input: Vec<Event>, expected: &[(f64, f64, &str)]) {
+        let got = spans(&flood(input, FLOOD_PULSETIME));
+        let expected: Vec<_> = expected
+            .iter()
+            .map(|(s, e, k)| (*s, *e, k.to_string()))
+            .collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn spec_examples() {
+        check(vec![ev(0., 1., "a"), ev(3., 4., "a")], &[(0., 4., "a")]);
+        check(
+            vec![ev(0., 1., "a"), ev(3., 4., "b")],
+            &[(0., 2., "a"), (2., 4., "b")],
+        );
+        check(
+            vec![ev(0., 1., "a"), ev(6., 7., "a")],
+            &[(0., 1., "a"), (6., 7., "a")],
+        );
+        check(vec![ev(0., 10., "a"), ev(5., 15., "a")], &[(0., 15., "a")]);
+        check(
+            vec![ev(0., 10., "a"), ev(1., 6., "b")],
+            &[(0., 10., "a"), (1., 6., "b")],
+        );
+        check(
+            vec![
+                ev(4., 5., "a"),
+                ev(0., 1., "a"),
+                ev(8., 10., "b"),
+                ev(2., 3., "a"),
+            ],
+            &[(0., 6.5, "a"), (6.5, 10., "b")],
+        );
+        check(vec![], &[]);
+    }
+}

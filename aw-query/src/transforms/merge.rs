@@ -1,0 +1,102 @@
+//! `merge_events_by_keys`: sum durations per distinct key values (spec
+//! §7.5, with the correction §12 B-10).
+
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use aw_models::{Data, Event};
+use serde_json::Value as Json;
+
+/// One event per distinct combination of the values of `keys` (events
+/// lacking a key are left out): timestamp of the group's first event in
+/// input order, summed duration, no id, and data holding only the keys.
+/// Groups come out in order of first occurrence. Hashing keeps it linear;
+/// the input is only read, so a list still used elsewhere is not copied.
+///
+/// ```
+/// # use aw_query::transforms::merge_events_by_keys;
+/// # use aw_models::{Duration, Event, Timestamp};
+/// let at = |s: i64, app: &str, title: &str| Event::new(
+///     Timestamp::from_nanos(s), Duration::from_secs(1),
+///     serde_json::json!({"app": app, "title": title}).as_object().unwrap().clone());
+/// let merged = merge_events_by_keys(
+///     &[at(0, "vim", "a"), at(1, "firefox", "b"), at(2, "vim", "c")],
+///     &["app".to_string()],
+/// );
+/// assert_eq!(merged.len(), 2);
+/// assert_eq!(merged[0].duration, Duration::from_secs(2));
+/// assert_eq!(serde_json::Value::Object(merged[0].data.clone()), serde_json::json!({"app": "vim"}));
+/// ```
+pub fn merge_events_by_keys(events: &[Event], keys: &[String]) -> Vec<Event> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let hasher = RandomState::new();
+    let mut groups: Vec<Event> = Vec::new();
+    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    'events: for event in events {
+        let mut state = hasher.build_hasher();
+        for key in keys {
+            match event.data.get(key) {
+                Some(value) => hash_json(value, &mut state),
+                None => continue 'events,
+            }
+        }
+        let candidates = index.entry(state.finish()).or_default();
+        for &group in candidates.iter() {
+            let merged = &mut groups[group];
+            if keys
+                .iter()
+                .all(|key| merged.data.get(key) == event.data.get(key))
+            {
+                merged.duration = merged.duration.saturating_add(event.duration);
+                continue 'events;
+            }
+        }
+        candidates.push(groups.len());
+        let mut data = Data::new();
+        for key in keys {
+            if let Some(value) = event.data.get(key) {
+                data.insert(key.clone(), value.clone());
+            }
+        }
+        groups.push(Event {
+            id: None,
+            timestamp: event.timestamp,
+            duration: event.duration,
+            data,
+        });
+    }
+    groups
+}
+
+/// Feeds a JSON value to a hasher consistently with `==` on JSON values
+/// (equal numbers have equal `f64` forms).
+fn hash_json(value: &Json, state: &mut impl Hasher) {
+    match value {
+        Json::Null => 0u8.hash(state),
+        Json::Bool(flag) => (1u8, flag).hash(state),
+        Json::Number(number) => {
+            let float = number.as_f64().unwrap_or(0.0);
+            (2u8, if float == 0.0 { 0 } else { float.to_bits() }).hash(state)
+        }
+        Json::String(text) => (3u8, text).hash(state),
+        Json::Array(items) => {
+            (4u8, items.len()).hash(state);
+            items.iter().for_each(|item| hash_json(item, state));
+        }
+        Json::Object(map) => {
+            // Order-independent, so equal objects hash equally whatever
+            // order the map keeps its keys in.
+            let mut combined: u64 = 0;
+            for (key, item) in map {
+                let mut entry = std::hash::DefaultHasher::new();
+                key.hash(&mut entry);
+                hash_json(item, &mut entry);
+                combined = combined.wrapping_add(entry.finish());
+            }
+            (5u8, map.len(), combined).hash(state);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `split_url_events`: URL parts as data keys (spec §7.13).
+
+use aw_models::Event;
+use serde_json::Value as Json;
+
+/// For each event whose `data.url` is an absolute URL, adds `$protocol`,
+/// `$domain` (host without port and leading `www.`; the scheme for URLs
+/// without host), `$path` and `$params` (query string without `?`).
+/// Other events pass unchanged.
+///
+/// ```
+/// # use aw_query::transforms::split_url_events;
+/// # use aw_models::{Duration, Event, Timestamp};
+/// let e = Event::new(Timestamp::from_nanos(0), Duration::ZERO,
+///     serde_json::json!({"url": "https://www.github.com:443/ActivityWatch?tab=repos"}).as_object().unwrap().clone());
+/// let out = split_url_events(vec![e]);
+/// assert_eq!(out[0].data["$domain"], "github.com");
+/// assert_eq!(out[0].data["$path"], "/ActivityWatch");
+/// assert_eq!(out[0].data["$params"], "tab=repos");
+/// ```
+pub fn split_url_events(mut events: Vec<Event>) -> Vec<Event> {
+    for event in &mut events {
+        let Some(Json::String(text)) = event.data.get("url") else {
+            continue;
+        };
+        let Ok(url) = url::Url::parse(text) else {
+            continue;
+        };
+        let domain = match url.host_str() {
+            Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
+            _ => url.scheme(),
+        };
+        let parts = [
+            ("$protocol", url.scheme()),
+            ("$domain", domain),
+            ("$path", url.path()),
+            ("$params", url.query().unwrap_or("")),
+        ];
+        for (key, value) in parts {
+            event
+                .data
+                .insert(key.to_string(), Json::String(value.to_string()));
+        }
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aw_models::{Duration, Timestamp};
+    use serde_json::json;
+
+    #[test]
+    fn url_parts() {
+        let cases = [
+            (
+                "https://github.com/ActivityWatch/aw-server?tab=repos",
+                Some([
+                    "https",
+                    "github.com",
+                    "/ActivityWatch/aw-server",
+                    "tab=repos",
+                ]),
+            ),
+            (
+                "http://localhost:5600",
+                Some(["http", "localhost", "/", ""]),
+            ),
+            ("about:blank", Some(["about", "about", "blank", ""])),
+            (
+                "file:///home/x.txt",
+                Some(["file", "file", "/home/x.txt", ""]),
+            ),
+            ("not a url", None),
+        ];
+        for (url, expected) in cases {
+            let data = json!({"url": url}).as_object().cloned().unwrap();
+            let out = split_url_events(vec![Event::new(
+                Timestamp::from_nanos(0),
+                Duration::ZERO,
+                data,
+            )]);
+            match expected {
+                Some(parts) => {
+                    for (key, value) in ["$protocol", "$domain", "$path", "$params"]
+                        .iter()
+                        .zip(parts)
+                    {
+                        assert_eq!(out[0].data[*key], value, "{url} {key}");
+                    }
+                }
+                None => assert_eq!(out[0].data.len(), 1, "{url}"),
+            }
+        }
+    }
+}

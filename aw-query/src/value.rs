@@ -1,0 +1,351 @@
+//! Run-time values of the language (spec §6.4) and their JSON form.
+//!
+//! Lists, dicts and event lists are reference counted so that a variable
+//! read shares the value instead of copying it; a transform that owns the
+//! only reference takes the vector out without copying (see
+//! [`EventList`]). Lists and dicts remember their weight and depth
+//! so the limits of [`crate::limits`] are checked in constant time per
+//! element.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use aw_models::Event;
+use serde_json::Value as Json;
+
+use crate::error::{ErrorKind, Failure};
+use crate::functions::Builtin;
+use crate::limits::{Budget, MAX_DEPTH, MAX_WEIGHT};
+
+/// A value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `none`, the value of `print` and of an assignment.
+    None,
+    /// `true` / `false`.
+    Bool(bool),
+    /// Every number is a 64-bit float.
+    Number(f64),
+    /// A string.
+    String(Rc<str>),
+    /// A list of values (`[]` is also an empty list of events).
+    List(Rc<List>),
+    /// A dict with string keys.
+    Dict(Rc<Dict>),
+    /// A list of events, as returned by `query_bucket` and transforms.
+    Events(Rc<Vec<Event>>),
+    /// A built-in function.
+    Function(Builtin),
+}
+
+/// The items of a list value with their size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct List {
+    items: Vec<Value>,
+    size: Size,
+}
+
+/// The entries of a dict value with their size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dict {
+    entries: BTreeMap<String, Value>,
+    size: Size,
+}
+
+/// Weight (see [`crate::limits`]) and nesting depth of a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Size {
+    weight: u64,
+    depth: usize,
+}
+
+impl List {
+    /// The items.
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+
+    /// The items, by value.
+    pub fn into_items(self) -> Vec<Value> {
+        self.items
+    }
+}
+
+impl Dict {
+    /// The entries, sorted by key.
+    pub fn entries(&self) -> &BTreeMap<String, Value> {
+        &self.entries
+    }
+}
+
+impl Value {
+    /// A string value.
+    pub fn string(text: impl Into<Rc<str>>) -> Value {
+        Value::String(text.into())
+    }
+
+    /// A list of events (not limited: see [`crate::limits`]).
+    pub fn events(events: Vec<Event>) -> Value {
+        Value::Events(Rc::new(events))
+    }
+
+    /// A list built by the program; fails past the limits.
+    pub(crate) fn list(items: Vec<Value>) -> Result<Value, Failure> {
+        let size = combine(items.iter().map(Value::size))?;
+        Ok(Value::List(Rc::new(List { items, size })))
+    }
+
+    /// A dict built by the program; fails past the limits.
+    pub(crate) fn dict(entries: BTreeMap<String, Value>) -> Result<Value, Failure> {
+        let size = combine(entries.iter().map(|(key, value)| {
+            let size = value.size();
+            Size {
+                weight: size.weight.saturating_add(string_weight(key)),
+                depth: size.depth,
+            }
+        }))?;
+        Ok(Value::Dict(Rc::new(Dict { entries, size })))
+    }
+
+    fn size(&self) -> Size {
+        match self {
+            Value::None | Value::Bool(_) | Value::Number(_) | Value::Function(_) => Size {
+                weight: 1,
+                depth: 0,
+            },
+            Value::String(text) => Size {
+                weight: string_weight(text),
+                depth: 0,
+            },
+            Value::List(list) => list.size,
+            Value::Dict(dict) => dict.size,
+            Value::Events(events) => Size {
+                weight: events.len() as u64 + 1,
+                depth: 1,
+            },
+        }
+    }
+
+    /// The type as named in error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "none",
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::List(_) => "list",
+            Value::Dict(_) => "dict",
+            Value::Events(_) => "list of events",
+            Value::Function(_) => "function",
+        }
+    }
+
+    /// Whether `==` may compare the two (same type; every list kind is a list).
+    pub(crate) fn same_type(&self, other: &Value) -> bool {
+        let is_list = |value: &Value| matches!(value, Value::List(_) | Value::Events(_));
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            || (is_list(self) && is_list(other))
+    }
+
+    /// Structural equality; lists of events equal lists only when both are
+    /// empty (a list literal can never hold an event).
+    pub(crate) fn equals(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::List(a), Value::List(b)) => {
+                Rc::ptr_eq(a, b)
+                    || (a.items.len() == b.items.len()
+                        && a.items.iter().zip(&b.items).all(|(x, y)| x.equals(y)))
+            }
+            (Value::Dict(a), Value::Dict(b)) => {
+                Rc::ptr_eq(a, b)
+                    || (a.entries.len() == b.entries.len()
+                        && a.entries
+                            .iter()
+                            .zip(&b.entries)
+                            .all(|((ka, va), (kb, vb))| ka == kb && va.equals(vb)))
+            }
+            (Value::Events(a), Value::Events(b)) => a == b,
+            (Value::Events(events), Value::List(list))
+            | (Value::List(list), Value::Events(events)) => {
+                events.is_empty() && list.items.is_empty()
+            }
+            _ => self == other,
+        }
+    }
+
+    /// The events of an events argument: a list of events or an empty list,
+    /// owned when this is the only reference and shared otherwise.
+    pub(crate) fn into_event_list(self) -> Result<EventList, Value> {
+        match self {
+            Value::Events(events) => Ok(match Rc::try_unwrap(events) {
+                Ok(events) => EventList::Owned(events),
+                Err(shared) => EventList::Shared(shared),
+            }),
+            Value::List(list) if list.items.is_empty() => Ok(EventList::Owned(Vec::new())),
+            other => Err(other),
+        }
+    }
+
+    /// The events of an events argument, copied only if shared.
+    pub(crate) fn into_events(self) -> Result<Vec<Event>, Value> {
+        self.into_event_list().map(EventList::into_owned)
+    }
+
+    /// The JSON form of a result (spec §6.4): none is `null`, numbers are
+    /// floats (NaN and infinities `null`), events are objects. Functions
+    /// have no JSON form.
+    pub(crate) fn into_json(self) -> Result<Json, Failure> {
+        Ok(match self {
+            Value::None => Json::Null,
+            Value::Bool(value) => Json::Bool(value),
+            Value::Number(number) => number_json(number),
+            Value::String(text) => Json::String(text.to_string()),
+            Value::List(list) => {
+                let items = Rc::try_unwrap(list)
+                    .map(|list| list.items)
+                    .unwrap_or_else(|rc| rc.items.clone());
+                Json::Array(
+                    items
+                        .into_iter()
+                        .map(Value::into_json)
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            Value::Dict(dict) => {
+                let entries = Rc::try_unwrap(dict)
+                    .map(|dict| dict.entries)
+                    .unwrap_or_else(|rc| rc.entries.clone());
+                let mut map = serde_json::Map::new();
+                for (key, value) in entries {
+                    map.insert(key, value.into_json()?);
+                }
+                Json::Object(map)
+            }
+            Value::Events(events) => {
+                let events = Rc::try_unwrap(events).unwrap_or_else(|rc| (*rc).clone());
+                Json::Array(events.into_iter().map(event_json).collect())
+            }
+            Value::Function(function) => {
+                return Err(Failure::new(
+                    ErrorKind::ReturnedFunction,
+                    format!(
+                        "the result contains the function '{}', which cannot be returned; call it instead",
+                        function.name()
+                    ),
+                ))
+            }
+        })
+    }
+}
+
+/// An events argument: the vector itself when nothing else holds it, so a
+/// transform can work in place, or a shared reference when a variable
+/// still holds it, so transforms that only read or keep a subset copy no
+/// more than they return.
+#[derive(Debug)]
+pub(crate) enum EventList {
+    Owned(Vec<Event>),
+    Shared(Rc<Vec<Event>>),
+}
+
+impl EventList {
+    /// The events, to read.
+    pub fn as_slice(&self) -> &[Event] {
+        match self {
+            EventList::Owned(events) => events,
+            EventList::Shared(events) => events,
+        }
+    }
+
+    /// The events, to own (copied if shared).
+    pub fn into_owned(self) -> Vec<Event> {
+        match self {
+            EventList::Owned(events) => events,
+            EventList::Shared(events) => Rc::unwrap_or_clone(events),
+        }
+    }
+
+    /// The events `keep` accepts, in order; only those are copied (and
+    /// charged to `budget`) when the list is shared.
+    pub fn keep(
+        self,
+        budget: &mut Budget,
+        mut keep: impl FnMut(&Event) -> Result<bool, Failure>,
+    ) -> Result<Vec<Event>, Failure> {
+        match self {
+            EventList::Owned(mut events) => {
+                let mut failure = None;
+                events.retain(|event| {
+                    if failure.is_some() {
+                        return false;
+                    }
+                    keep(event).unwrap_or_else(|error| {
+                        failure = Some(error);
+                        false
+                    })
+                });
+                failure.map_or(Ok(events), Err)
+            }
+            EventList::Shared(events) => {
+                let mut kept = Vec::new();
+                for event in events.iter() {
+                    if keep(event)? {
+                        kept.push(event.clone());
+                    }
+                }
+                budget.charge(kept.len())?;
+                Ok(kept)
+            }
+        }
+    }
+}
+
+/// A number as JSON: always a float; NaN and infinities become `null`.
+pub(crate) fn number_json(number: f64) -> Json {
+    serde_json::Number::from_f64(number).map_or(Json::Null, Json::Number)
+}
+
+/// `{"id", "timestamp", "duration", "data"}` as aw-models writes an event.
+pub(crate) fn event_json(event: Event) -> Json {
+    let mut map = serde_json::Map::new();
+    map.insert("id".into(), event.id.map_or(Json::Null, Json::from));
+    map.insert(
+        "timestamp".into(),
+        Json::String(event.timestamp.to_string()),
+    );
+    map.insert("duration".into(), number_json(event.duration.as_secs_f64()));
+    map.insert("data".into(), Json::Object(event.data));
+    Json::Object(map)
+}
+
+fn string_weight(text: &str) -> u64 {
+    1 + text.len() as u64 / 8
+}
+
+fn combine(sizes: impl Iterator<Item = Size>) -> Result<Size, Failure> {
+    let mut total = Size {
+        weight: 1,
+        depth: 1,
+    };
+    for size in sizes {
+        total.weight = total.weight.saturating_add(size.weight);
+        total.depth = total.depth.max(size.depth + 1);
+    }
+    if total.depth > MAX_DEPTH {
+        return Err(Failure::new(
+            ErrorKind::TooDeep,
+            format!("value nested deeper than {MAX_DEPTH} levels"),
+        ));
+    }
+    if total.weight > MAX_WEIGHT {
+        return Err(too_large());
+    }
+    Ok(total)
+}
+
+pub(crate) fn too_large() -> Failure {
+    Failure::new(
+        ErrorKind::TooLarge,
+        format!("value too large (limit {MAX_WEIGHT} units in all; see the query limits)"),
+    )
+}
