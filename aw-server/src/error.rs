@@ -65,8 +65,11 @@ impl ApiError {
                 _ => Status::InternalServerError,
             },
             // The anchor answers 500 here (spec §12 B-7); a failed query is
-            // the client's program, so 400.
-            ApiError::Query(_) => Status::BadRequest,
+            // the client's program, so 400, unless storage failed under it.
+            ApiError::Query(error) => match error.kind {
+                aw_query::ErrorKind::Source => Status::InternalServerError,
+                _ => Status::BadRequest,
+            },
         }
     }
 
@@ -137,6 +140,21 @@ mod tests {
         ];
         for (error, code) in cases {
             assert_eq!(ApiError::from(error).status().code, code);
+        }
+    }
+
+    #[test]
+    fn query_errors_are_the_clients_unless_storage_failed() {
+        use aw_query::ErrorKind;
+        for (kind, code) in [
+            (ErrorKind::Syntax, 400),
+            (ErrorKind::NoSuchBucket, 400),
+            (ErrorKind::ReturnedFunction, 400),
+            (ErrorKind::TooLarge, 400),
+            (ErrorKind::Source, 500),
+        ] {
+            let error = QueryError::whole(kind, "x");
+            assert_eq!(ApiError::from(error).status().code, code, "{kind:?}");
         }
     }
 }
