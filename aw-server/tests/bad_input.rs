@@ -460,7 +460,10 @@ fn bodies_over_the_limit_are_413() {
     let client = server.client();
     fixture(&client);
     let before = snapshot(&client);
-    let size = 65 * 1024 * 1024;
+    // One byte over: the server reads it while checking the limit, so it
+    // closes with nothing unread and the client is not reset before it
+    // reads the answer.
+    let size = 64 * 1024 * 1024 + 1;
     assert_eq!(send_large(server.port, EVENTS, size), 413);
     assert_eq!(send_large(server.port, "/api/0/settings/big", size), 413);
     still_serving(&client);
