@@ -125,6 +125,18 @@ fn sequential(
     budget: Duration,
     request: impl Fn(&ureq::Agent, usize) -> Option<http::Reply>,
 ) -> Measurement {
+    paced(server, max, budget, Duration::ZERO, request)
+}
+
+/// [`sequential`] with a pause before each request, not counted in its
+/// latency (a watcher's rhythm).
+fn paced(
+    server: &ServerProcess,
+    max: usize,
+    budget: Duration,
+    pause: Duration,
+    request: impl Fn(&ureq::Agent, usize) -> Option<http::Reply>,
+) -> Measurement {
     let agent = http::agent();
     let cpu_before = server.cpu_time();
     let started = Instant::now();
@@ -132,6 +144,9 @@ fn sequential(
     for index in 0..max {
         if index > 0 && started.elapsed() > budget {
             break;
+        }
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
         }
         let sent = Instant::now();
         let reply = request(&agent, index);
@@ -387,8 +402,8 @@ fn scenarios() -> Vec<Scenario> {
                         shift += 1;
                     }
                 });
-                let measurement = sequential(s, w.count(500), Duration::from_secs(12), |a, i| {
-                    std::thread::sleep(Duration::from_millis(20));
+                let pause = Duration::from_millis(20);
+                let measurement = paced(s, w.count(500), Duration::from_secs(12), pause, |a, i| {
                     let timestamp = start.saturating_add(AwDuration::from_secs(i as i64));
                     let body =
                         json!({"timestamp": timestamp, "duration": 0, "data": {"app": "bench"}});
