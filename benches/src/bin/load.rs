@@ -46,9 +46,9 @@ struct Args {
     /// Fewer requests per scenario, for a quick look.
     #[arg(long)]
     quick: bool,
-    /// Only scenarios whose name contains this text.
+    /// Only scenarios whose name contains this text (repeatable: any of them).
     #[arg(long)]
-    only: Option<String>,
+    only: Vec<String>,
     /// Where to write the JSON results.
     #[arg(long, default_value = "target/bench/load.json")]
     json: PathBuf,
@@ -542,11 +542,7 @@ fn main() -> io::Result<()> {
 
     let selected: Vec<Scenario> = scenarios()
         .into_iter()
-        .filter(|s| {
-            args.only
-                .as_ref()
-                .is_none_or(|only| s.name.contains(only.as_str()))
-        })
+        .filter(|s| args.only.is_empty() || args.only.iter().any(|only| s.name.contains(only)))
         .collect();
     let bar = progress(
         (selected.len() * servers.len()) as u64 * u64::from(args.rounds),
