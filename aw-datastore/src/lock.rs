@@ -53,12 +53,8 @@ pub(crate) fn lock(path: &Path) -> Result<FileLock, DatastoreError> {
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(FileLock { _file: file }),
-            Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
-                std::thread::sleep(POLL)
-            }
-            Err(TryLockError::WouldBlock) => {
-                return Err(DatastoreError::InUse(path.to_path_buf()))
-            }
+            Err(TryLockError::WouldBlock) if Instant::now() < deadline => std::thread::sleep(POLL),
+            Err(TryLockError::WouldBlock) => return Err(DatastoreError::InUse(path.to_path_buf())),
             Err(TryLockError::Error(error)) => return Err(DatastoreError::Io(error)),
         }
     }

@@ -33,6 +33,7 @@ pub mod error;
 pub mod logging;
 mod security;
 mod static_files;
+pub mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
