@@ -19,12 +19,15 @@
 use std::fs::File;
 use std::io::Seek;
 
+use aw_datastore::ImportSummary;
 use rocket::data::{ByteUnit, Data as Body};
-use rocket::http::{ContentType, Status};
+use rocket::http::{ContentType, Header, Status};
+use rocket::request::Request;
+use rocket::response::{self, Responder, Response};
 use rocket::tokio::io::AsyncWriteExt;
 use rocket::{post, State};
 
-use super::{blocking, Empty};
+use super::blocking;
 use crate::error::ApiError;
 use crate::transfer::{import_file, internal};
 use crate::ServerState;
@@ -32,13 +35,35 @@ use crate::ServerState;
 /// Largest import, as the anchor allows.
 pub const IMPORT_LIMIT: ByteUnit = ByteUnit::Megabyte(1000);
 
+/// The header of a successful import's answer with what it did, as JSON
+/// `{"buckets_created", "inserted", "skipped"}` (the `import` command
+/// reports it). The body stays empty, as the spec says and clients expect.
+pub const SUMMARY_HEADER: &str = "X-Import-Summary";
+
+/// 200 with an empty body and the [`SUMMARY_HEADER`].
+#[derive(Debug)]
+pub struct Imported(pub ImportSummary);
+
+impl<'r> Responder<'r, 'static> for Imported {
+    fn respond_to(self, _request: &'r Request<'_>) -> response::Result<'static> {
+        let summary = format!(
+            "{{\"buckets_created\":{},\"inserted\":{},\"skipped\":{}}}",
+            self.0.buckets_created, self.0.inserted, self.0.skipped
+        );
+        Ok(Response::build()
+            .status(Status::Ok)
+            .header(Header::new(SUMMARY_HEADER, summary))
+            .finalize())
+    }
+}
+
 /// Imports an export document, merging into existing buckets.
 #[post("/api/0/import", data = "<body>")]
 pub async fn import(
     content_type: Option<&ContentType>,
     body: Body<'_>,
     state: &State<ServerState>,
-) -> Result<Empty, ApiError> {
+) -> Result<Imported, ApiError> {
     let file = spool(content_type, body).await?;
     let datastore = state.datastore.clone();
     let summary = blocking(move || import_file(file, &datastore)).await?;
@@ -48,7 +73,7 @@ pub async fn import(
         summary.inserted,
         summary.skipped
     );
-    Ok(Empty(Status::Ok))
+    Ok(Imported(summary))
 }
 
 /// Writes the document to an anonymous temp file (deleted when closed).

@@ -28,7 +28,7 @@ const CHUNK_SIZE: usize = 5000;
 pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
     let buckets = validate(reader(&file)?)?;
     file.rewind().map_err(internal)?;
-    import_validated(file, &buckets, datastore)
+    import_validated(reader(&file)?, &buckets, datastore, &mut |_| {})
 }
 
 /// Pass 1: checks a whole document and returns its buckets (without
@@ -39,12 +39,14 @@ pub fn validate(reader: impl Read) -> Result<Vec<Bucket>, ApiError> {
     Ok(validator.buckets)
 }
 
-/// Pass 2: stores the document in `file` (read from its current position),
-/// which [`validate`] accepted with `buckets`.
+/// Pass 2: stores the document read from `reader`, which [`validate`]
+/// accepted with `buckets`. `progress` sees the running total after each
+/// chunk stored.
 pub fn import_validated(
-    file: File,
+    reader: impl Read,
     buckets: &[Bucket],
     datastore: &Datastore,
+    progress: &mut dyn FnMut(&ImportSummary),
 ) -> Result<ImportSummary, ApiError> {
     let mut importer = Importer {
         datastore,
@@ -52,8 +54,9 @@ pub fn import_validated(
         current: None,
         chunk: Vec::new(),
         summary: ImportSummary::default(),
+        progress,
     };
-    walk(reader(&file)?, &mut importer).map_err(|error| match error {
+    walk(reader, &mut importer).map_err(|error| match error {
         // The document validated a moment ago; a parse error now means the
         // temp file changed under us.
         ApiError::BadRequest(message) | ApiError::Unprocessable(message) => ApiError::Internal(
@@ -113,6 +116,7 @@ struct Importer<'a> {
     current: Option<String>,
     chunk: Vec<Event>,
     summary: ImportSummary,
+    progress: &'a mut dyn FnMut(&ImportSummary),
 }
 
 impl Importer<'_> {
@@ -124,6 +128,7 @@ impl Importer<'_> {
                     &mut self.summary,
                     self.datastore.import_events(bucket_id, events)?,
                 );
+                (self.progress)(&self.summary);
             }
         }
         Ok(())
