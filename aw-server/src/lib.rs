@@ -26,6 +26,7 @@
 //! - validates a whole import before storing any of it;
 //! - exempts `/api/0/info/` (with the slash) from the API key too.
 
+pub mod cli;
 pub mod config;
 pub mod dirs;
 pub mod endpoints;

@@ -1,0 +1,36 @@
+//! Progress on stderr: an indicatif bar with the rate and ETA when stderr
+//! is a terminal, nothing otherwise (scripts and logs get only the
+//! one-line summary).
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// What a bar counts.
+#[derive(Debug, Clone, Copy)]
+pub enum Unit {
+    /// Events, with events per second.
+    Events,
+    /// Bytes of a file.
+    Bytes,
+}
+
+/// A bar of `total` units (a spinner when unknown) labelled `message`.
+pub fn bar(total: Option<u64>, unit: Unit, message: String) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    let counts = match unit {
+        Unit::Events => "{human_pos}/{human_len} events ({per_sec}, ETA {eta})",
+        Unit::Bytes => "{bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta})",
+    };
+    let template = format!("{{msg}} [{{bar:30}}] {counts}");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message);
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
