@@ -63,10 +63,15 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, db: &Path) -> Server {
+        Server::start_with(root, db, &[])
+    }
+
+    fn start_with(root: &Path, db: &Path, args: &[&str]) -> Server {
         let port = free_port().to_string();
         let mut child = binary(root)
             .args(["--testing", "--port", &port, "--dbpath"])
             .arg(db)
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -367,6 +372,28 @@ fn online_round_trip_and_merge_go_through_the_server() {
     // The served file is not written by a second process.
     let stderr = fails(root, &["import", "--dbpath", s(&db), s(&source)], 1);
     assert!(stderr.contains("served by a running aw-server"), "{stderr}");
+}
+
+#[test]
+fn the_api_key_of_the_config_file_is_sent() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let source = write_source(root);
+    let config = path(root, "config.toml");
+    fs::write(&config, "[auth]\napi_key = \"sesame\"\n").unwrap();
+    let server = Server::start_with(root, &path(root, "served.db"), &["-c", s(&config)]);
+    let stderr = fails(root, &server.args(&["import", s(&source)]), 1);
+    assert!(stderr.contains("401"), "{stderr}");
+    ok(
+        root,
+        &server.args(&["import", "-c", s(&config), s(&source)]),
+    );
+    let out = path(root, "out.json");
+    ok(
+        root,
+        &server.args(&["export", "-c", s(&config), "-o", s(&out)]),
+    );
+    assert_eq!(essence(&read_json(&out)), essence(&document()));
 }
 
 /// A valid document with a bad timestamp in the middle of its events.
