@@ -369,9 +369,13 @@ fn online_round_trip_and_merge_go_through_the_server() {
         .unwrap();
     assert_eq!(afk[0]["duration"], 3600.0, "unclipped");
 
-    // The served file is not written by a second process.
+    // The served file is not written by a second process, nor served by
+    // a second server.
     let stderr = fails(root, &["import", "--dbpath", s(&db), s(&source)], 1);
     assert!(stderr.contains("served by a running aw-server"), "{stderr}");
+    let port = free_port().to_string();
+    let stderr = fails(root, &["--testing", "--port", &port, "--dbpath", s(&db)], 1);
+    assert!(stderr.contains("in use by another process"), "{stderr}");
 }
 
 #[test]

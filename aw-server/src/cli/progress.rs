@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// What a bar counts.
 #[derive(Debug, Clone, Copy)]
@@ -23,12 +23,16 @@ pub fn bar(total: Option<u64>, unit: Unit, message: String) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
     let counts = match unit {
-        Unit::Events => "{human_pos}/{human_len} events ({per_sec}, ETA {eta})",
+        Unit::Events => "{human_pos}/{human_len} events ({rate} events/s, ETA {eta})",
         Unit::Bytes => "{bytes}/{total_bytes} ({bytes_per_sec}, ETA {eta})",
     };
     let template = format!("{{msg}} [{{bar:30}}] {counts}");
     if let Ok(style) = ProgressStyle::with_template(&template) {
-        bar.set_style(style.progress_chars("=> "));
+        // indicatif's own {per_sec} prints four decimals.
+        let rate = |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+            let _ = write!(out, "{}", HumanCount(state.per_sec() as u64));
+        };
+        bar.set_style(style.progress_chars("=> ").with_key("rate", rate));
     }
     bar.set_message(message);
     bar.enable_steady_tick(Duration::from_millis(200));
