@@ -41,11 +41,8 @@ impl Server {
     /// Asks `/api/0/info`: `None` when nothing listens there (connection
     /// refused), an error when something listens but does not answer as a
     /// server should.
-    pub fn probe(
-        address: IpAddr,
-        port: u16,
-        api_key: Option<String>,
-    ) -> Result<Option<Server>, CliError> {
+    /// `authority` is `host:port`.
+    pub fn probe(authority: &str, api_key: Option<String>) -> Result<Option<Server>, CliError> {
         let agent: Agent = Agent::config_builder()
             .timeout_connect(Some(CONNECT_TIMEOUT))
             .http_status_as_error(false)
@@ -53,7 +50,7 @@ impl Server {
             .into();
         let server = Server {
             agent,
-            base: format!("http://{}", authority(address, port)),
+            base: format!("http://{authority}"),
             api_key,
         };
         let request = server

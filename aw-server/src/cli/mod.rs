@@ -18,7 +18,7 @@ mod http;
 pub mod import;
 mod progress;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
 use aw_datastore::{Datastore, DatastoreError};
@@ -41,7 +41,8 @@ pub struct ConnectionArgs {
     /// Testing mode: port 5666, the testing config and database files.
     #[arg(long)]
     pub testing: bool,
-    /// Address of the server (default: the config file's, or 127.0.0.1).
+    /// Address or host name of the server (default: the config file's, or
+    /// 127.0.0.1).
     #[arg(long)]
     pub host: Option<String>,
     /// Port of the server (default: the config file's, 5600, or 5666 with
@@ -100,32 +101,33 @@ pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> 
         .clone()
         .or(file.address.clone())
         .unwrap_or_else(|| "127.0.0.1".to_string());
-    let address = config::parse_address(&host).map_err(|error| CliError(error.to_string()))?;
-    // A server bound to every interface answers on loopback.
-    let address = if address.is_unspecified() {
-        match address {
-            IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-            IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
-        }
-    } else {
-        address
-    };
     let port = args
         .port
         .or(file.port)
         .unwrap_or(config::default_port(args.testing));
+    let authority = match config::parse_address(&host) {
+        // A server bound to every interface answers on loopback.
+        Ok(address) if address.is_unspecified() => match address {
+            IpAddr::V4(_) => http::authority(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            IpAddr::V6(_) => http::authority(IpAddr::V6(Ipv6Addr::LOCALHOST), port),
+        },
+        Ok(address) => http::authority(address, port),
+        // A host name: another machine's server.
+        Err(_) if !host.is_empty() && !host.contains(['/', '@', ' ', ':']) => {
+            format!("{host}:{port}")
+        }
+        Err(error) => return Err(CliError(error.to_string())),
+    };
     let api_key = file.auth.api_key.filter(|key| !key.is_empty());
-    match Server::probe(address, port, api_key)? {
+    match Server::probe(&authority, api_key)? {
         Some(server) => Ok(Target::Online(server)),
         None if args.host.is_some() || args.port.is_some() => Err(CliError(format!(
-            "no aw-server answers on {}; start it, or use --dbpath to work on a database file",
-            http::authority(address, port)
+            "no aw-server answers on {authority}; start it, or use --dbpath to work on a database file"
         ))),
         None => {
             let path = dirs::db_path(args.testing).map_err(|error| CliError(error.to_string()))?;
             eprintln!(
-                "No server answers on {}; working on the database file {}",
-                http::authority(address, port),
+                "No server answers on {authority}; working on the database file {}",
                 path.display()
             );
             open(&path, create)
