@@ -23,7 +23,8 @@
 //! - refuses bucket ids with control characters or over 1000 bytes (400);
 //! - refuses paths with `.`/`..` segments, also percent-encoded (400);
 //! - treats `POST /api/0/settings/<key>` with `null` as deleting the key;
-//! - validates a whole import before storing any of it;
+//! - validates a whole import before storing any of it, and answers it
+//!   with an empty body and an `X-Import-Summary` header (JSON counts);
 //! - exempts `/api/0/info/` (with the slash) from the API key too.
 
 pub mod cli;
