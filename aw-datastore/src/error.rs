@@ -31,6 +31,10 @@ pub enum DatastoreError {
     /// SQLite: starting its threads, or syncing the WAL file to disk.
     #[error("System call failed: {0}")]
     Io(#[from] std::io::Error),
+    /// Another process (or another open datastore) is using the database
+    /// file; nothing was opened. See `lock.rs`.
+    #[error("The database {} is in use by another process", .0.display())]
+    InUse(std::path::PathBuf),
     /// The worker thread has stopped (closed, or died); nothing was done.
     #[error("The datastore is closed")]
     Closed,

@@ -17,6 +17,7 @@ mod bounds;
 mod commands;
 mod error;
 mod heartbeat;
+mod lock;
 mod queries;
 mod reader;
 mod rows;
@@ -89,6 +90,9 @@ impl Datastore {
     /// Opens (creating and migrating as needed) the database file.
     pub fn open(path: impl AsRef<Path>) -> Result<Datastore> {
         let path = path.as_ref();
+        // Before SQLite touches the file, so a served file is not even
+        // migrated by a second process; the writer thread holds the lock.
+        let lock = lock::lock(path)?;
         let conn = Connection::open(path)?;
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
@@ -125,6 +129,7 @@ impl Datastore {
         spawn("aw-datastore-writer".to_string(), move || {
             // The writer owns the stop sender: its end stops the readers.
             let _stop = stop_sender;
+            let _lock = lock;
             worker.run(messages)
         })?;
         Ok(Datastore {

@@ -80,3 +80,18 @@ fn handle_is_cheap_to_share_between_threads() {
     fn assert_shareable<T: Clone + Send + Sync + 'static>() {}
     assert_shareable::<Datastore>();
 }
+
+#[test]
+fn a_file_in_use_is_refused_until_it_is_closed() {
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    match Datastore::open(db.path()) {
+        Err(DatastoreError::InUse(path)) => assert_eq!(path, db.path()),
+        other => panic!("opened twice: {other:?}"),
+    }
+    // The refused open touched nothing: the first handle still works.
+    assert!(store.bucket("b").is_ok());
+    store.close().unwrap();
+    assert!(db.open().bucket("b").is_ok());
+}

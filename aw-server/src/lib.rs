@@ -23,9 +23,11 @@
 //! - refuses bucket ids with control characters or over 1000 bytes (400);
 //! - refuses paths with `.`/`..` segments, also percent-encoded (400);
 //! - treats `POST /api/0/settings/<key>` with `null` as deleting the key;
-//! - validates a whole import before storing any of it;
+//! - validates a whole import before storing any of it, and answers it
+//!   with an empty body and an `X-Import-Summary` header (JSON counts);
 //! - exempts `/api/0/info/` (with the slash) from the API key too.
 
+pub mod cli;
 pub mod config;
 pub mod dirs;
 pub mod endpoints;
@@ -33,6 +35,7 @@ pub mod error;
 pub mod logging;
 mod security;
 mod static_files;
+pub mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -3,20 +3,21 @@
 //! or SIGTERM, then closes the datastore so every acknowledged write is on
 //! disk before exiting 0.
 //!
-//! The server is the default command; subcommands (e.g. a future
-//! `export`/`import`) go in [`Command`].
+//! The server is the default command; `export` and `import` are
+//! `aw_server::cli`'s. Errors print as one message and exit with 1 (clap's
+//! usage errors with 2).
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use aw_datastore::Datastore;
-use aw_server::{config, dirs, logging, ServerConfig};
+use aw_server::{cli, config, dirs, logging, ServerConfig};
 use clap::{Args, Parser, Subcommand};
 
 /// ActivityWatch server: stores events from watchers and serves them to
 /// the web UI and clients.
 #[derive(Debug, Parser)]
-#[command(version, about)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -28,6 +29,12 @@ struct Cli {
 enum Command {
     /// Run the server (the default when no command is given).
     Serve(ServerArgs),
+    /// Write buckets and their events to a file or stdout, through a
+    /// running server or from the database file.
+    Export(cli::export::ExportArgs),
+    /// Merge export files into the buckets of a running server or of the
+    /// database file; events already there are skipped.
+    Import(cli::import::ImportArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -70,9 +77,20 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
+        Some(Command::Export(args)) => return finish(cli::export::run(args)),
+        Some(Command::Import(args)) => return finish(cli::import::run(args)),
         None => cli.server,
     };
     serve(args)
+}
+
+/// Ends a command: its error on stderr and exit status 1.
+fn finish(result: Result<(), cli::CliError>) -> anyhow::Result<()> {
+    if let Err(error) = result {
+        eprintln!("aw-server: {error}");
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 fn serve(args: ServerArgs) -> anyhow::Result<()> {

@@ -17,6 +17,7 @@ use rocket::{get, State};
 
 use super::blocking;
 use crate::error::ApiError;
+use crate::transfer::bucket_head;
 use crate::ServerState;
 
 /// Events read from the store per step.
@@ -135,22 +136,6 @@ fn document(
     }
 }
 
-/// `"<id>":{...bucket fields...,"events":[` for the streamed document.
-fn bucket_head(bucket: &Bucket) -> Result<String, serde_json::Error> {
-    let mut value = serde_json::to_value(bucket)?;
-    if let Some(fields) = value.as_object_mut() {
-        fields.remove("events");
-    }
-    let mut fields = serde_json::to_string(&value)?;
-    // Reopen the object to append the streamed events.
-    fields.pop();
-    let separator = if fields.len() > 1 { "," } else { "" };
-    Ok(format!(
-        "{}:{fields}{separator}\"events\":[",
-        serde_json::to_string(&bucket.id)?
-    ))
-}
-
 /// A bucket id as a safe file name: anything but ASCII letters, digits,
 /// `-`, `_` and `.` becomes `_`, so header values stay plain ASCII.
 fn safe_filename(bucket_id: &str) -> String {
@@ -169,26 +154,6 @@ fn safe_filename(bucket_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aw_models::{BucketMetadata, Data, Timestamp};
-
-    #[test]
-    fn bucket_head_reopens_the_bucket_object() {
-        let bucket = Bucket {
-            id: "b\"1".into(),
-            kind: "t".into(),
-            client: "c".into(),
-            hostname: "h".into(),
-            created: Some(Timestamp::from_nanos(0)),
-            data: Data::new(),
-            metadata: BucketMetadata::default(),
-            events: None,
-            last_updated: None,
-        };
-        let text = format!("{{{}]}}}}", bucket_head(&bucket).unwrap());
-        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(value["b\"1"]["events"], serde_json::json!([]));
-        assert_eq!(value["b\"1"]["type"], "t");
-    }
 
     #[test]
     fn file_names_are_sanitised() {

@@ -1,0 +1,232 @@
+//! `aw-server export`: buckets and their events to a file or stdout, as
+//! the export document, NDJSON or CSV (`transfer::write`).
+//!
+//! Offline, events are read with `Datastore::events_page`; online, each
+//! bucket's `GET /api/0/buckets/{id}/export` is parsed as it arrives
+//! (`transfer::walk`). Either way one page or one event is in memory at a
+//! time. `--start`/`--end` keep the events that overlap the range (end at
+//! or after `--start`, start at or before `--end`), unclipped, so an
+//! export of a range re-imports as the same events.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use aw_models::{Bucket, Event, Timestamp};
+use clap::Args;
+use indicatif::ProgressBar;
+
+use super::progress::{self, Unit};
+use super::{close, connect, parse_time, CliError, ConnectionArgs, Target};
+use crate::error::ApiError;
+use crate::transfer::{self, ExportWriter, Format, Sink};
+
+/// Events read from the store per step (offline).
+const PAGE_SIZE: usize = 1000;
+
+/// Flags of `export`.
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Export only this bucket (repeat for more); default: every bucket.
+    #[arg(long = "bucket", value_name = "ID")]
+    pub buckets: Vec<String>,
+    /// Only events ending at or after this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_parser = parse_time, value_name = "T")]
+    pub start: Option<Timestamp>,
+    /// Only events starting at or before this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_parser = parse_time, value_name = "T")]
+    pub end: Option<Timestamp>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// Output file, or - for stdout.
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// Runs `export`.
+pub fn run(args: ExportArgs) -> Result<(), CliError> {
+    let started = Instant::now();
+    let target = connect(&args.connection, false)?;
+    let buckets = select(&target, &args.buckets)?;
+    let to_stdout = args.output.as_os_str() == "-";
+    let result = write_all(&target, &buckets, &args, to_stdout);
+    let closed = close(target);
+    let events = match result {
+        Ok(events) => events,
+        Err(error) => {
+            if !to_stdout {
+                // Leave no half-written export that looks like a whole one.
+                let _ = std::fs::remove_file(&args.output);
+            }
+            return Err(error);
+        }
+    };
+    closed?;
+    eprintln!(
+        "Exported {} buckets, {events} events in {:.1} s",
+        buckets.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The buckets to export, in id order or as named; a missing one is an
+/// error.
+fn select(target: &Target, wanted: &[String]) -> Result<Vec<Bucket>, CliError> {
+    let mut all = match target {
+        Target::Online(server) => server.buckets()?,
+        Target::Offline { datastore, .. } => datastore
+            .buckets()
+            .map_err(|error| CliError(format!("cannot list the buckets: {error}")))?,
+    };
+    if wanted.is_empty() {
+        return Ok(all.into_values().collect());
+    }
+    let mut selected = Vec::with_capacity(wanted.len());
+    for id in wanted {
+        if selected.iter().any(|bucket: &Bucket| &bucket.id == id) {
+            continue;
+        }
+        match all.remove(id) {
+            Some(bucket) => selected.push(bucket),
+            None => {
+                return Err(CliError(format!(
+                    "no bucket '{id}'; the buckets are: {}",
+                    all.keys().cloned().collect::<Vec<_>>().join(", ")
+                )))
+            }
+        }
+    }
+    Ok(selected)
+}
+
+fn write_all(
+    target: &Target,
+    buckets: &[Bucket],
+    args: &ExportArgs,
+    to_stdout: bool,
+) -> Result<u64, CliError> {
+    let total = buckets
+        .iter()
+        .map(|bucket| count(target, &bucket.id))
+        .sum::<Result<u64, CliError>>()?;
+    let output: Box<dyn Write> = if to_stdout {
+        Box::new(BufWriter::with_capacity(256 * 1024, io::stdout().lock()))
+    } else {
+        let file = File::create(&args.output).map_err(|error| write_error(&args.output, error))?;
+        Box::new(BufWriter::with_capacity(256 * 1024, file))
+    };
+    let output_name = if to_stdout {
+        Path::new("stdout")
+    } else {
+        &args.output
+    };
+    let mut writer =
+        transfer::writer(args.format, output).map_err(|error| write_error(output_name, error))?;
+    let bar = progress::bar(Some(total), Unit::Events, "Exporting".into());
+    let mut filter = Filter {
+        start: args.start,
+        end: args.end,
+        writer: &mut *writer,
+        bar: &bar,
+        written: 0,
+    };
+    for bucket in buckets {
+        filter
+            .writer
+            .bucket(bucket)
+            .map_err(|error| write_error(output_name, error))?;
+        match target {
+            Target::Offline { datastore, .. } => {
+                let mut after: Option<Event> = None;
+                loop {
+                    let page = datastore
+                        .events_page(&bucket.id, after.as_ref(), PAGE_SIZE)
+                        .map_err(|error| {
+                            CliError(format!("reading bucket '{}' failed: {error}", bucket.id))
+                        })?;
+                    for event in &page {
+                        filter
+                            .event(event)
+                            .map_err(|error| write_error(output_name, error))?;
+                    }
+                    if page.len() < PAGE_SIZE {
+                        break;
+                    }
+                    after = page.into_iter().last();
+                }
+            }
+            Target::Online(server) => {
+                let reader = io::BufReader::with_capacity(256 * 1024, server.export(&bucket.id)?);
+                transfer::walk(reader, &mut filter).map_err(|error| match error {
+                    ApiError::Internal(message) => {
+                        CliError(format!("{}: {message}", output_name.display()))
+                    }
+                    other => CliError(format!(
+                        "reading the export of bucket '{}' from {} failed: {other}",
+                        bucket.id,
+                        server.base()
+                    )),
+                })?;
+            }
+        }
+    }
+    let written = filter.written;
+    writer
+        .finish()
+        .map_err(|error| write_error(output_name, error))?;
+    bar.finish_and_clear();
+    Ok(written)
+}
+
+fn count(target: &Target, bucket_id: &str) -> Result<u64, CliError> {
+    match target {
+        Target::Online(server) => server.count(bucket_id),
+        Target::Offline { datastore, .. } => datastore
+            .count_events(bucket_id, None, None)
+            .map_err(|error| CliError(format!("reading bucket '{bucket_id}' failed: {error}"))),
+    }
+}
+
+fn write_error(path: &Path, error: io::Error) -> CliError {
+    CliError(format!("cannot write {}: {error}", path.display()))
+}
+
+/// Keeps the events overlapping `[start, end]` and writes them.
+struct Filter<'a> {
+    start: Option<Timestamp>,
+    end: Option<Timestamp>,
+    writer: &'a mut dyn ExportWriter,
+    bar: &'a ProgressBar,
+    written: u64,
+}
+
+impl Filter<'_> {
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.bar.inc(1);
+        let after_start = self.start.is_none_or(|start| event.end() >= start);
+        let before_end = self.end.is_none_or(|end| event.timestamp <= end);
+        if after_start && before_end {
+            self.writer.event(event)?;
+            self.written += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Online: the events of the bucket's export document.
+impl Sink for Filter<'_> {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+        Ok(())
+    }
+    fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
+        Filter::event(self, &event).map_err(|error| ApiError::Internal(error.to_string()))
+    }
+    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,212 @@
+//! The commands' side of the HTTP API: finding a running server and
+//! streaming exports from and imports to it with a blocking client (ureq),
+//! the API key sent as `Authorization: Bearer` like the web UI does.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::net::IpAddr;
+use std::time::Duration;
+
+use aw_datastore::ImportSummary;
+use aw_models::Bucket;
+use ureq::http::Response;
+use ureq::{Agent, Body, SendBody};
+
+use super::CliError;
+use crate::endpoints::import::SUMMARY_HEADER;
+
+/// How long to wait for a server to accept a connection. A local server
+/// accepts at once; a refused connection is answered at once too.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `/api/0/info` may take before the server counts as hung.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A server that answered `/api/0/info`.
+#[derive(Debug)]
+pub struct Server {
+    agent: Agent,
+    base: String,
+    api_key: Option<String>,
+}
+
+/// `host:port`, with brackets around IPv6 addresses.
+pub fn authority(address: IpAddr, port: u16) -> String {
+    match address {
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    }
+}
+
+impl Server {
+    /// Asks `/api/0/info`: `None` when nothing listens there (connection
+    /// refused), an error when something listens but does not answer as a
+    /// server should.
+    /// `authority` is `host:port`.
+    pub fn probe(authority: &str, api_key: Option<String>) -> Result<Option<Server>, CliError> {
+        let agent: Agent = Agent::config_builder()
+            .timeout_connect(Some(CONNECT_TIMEOUT))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let server = Server {
+            agent,
+            base: format!("http://{authority}"),
+            api_key,
+        };
+        let request = server
+            .agent
+            .get(format!("{}/api/0/info", server.base))
+            .config()
+            .timeout_global(Some(PROBE_TIMEOUT))
+            .build();
+        match request.call() {
+            Ok(response) if response.status() == 200 => Ok(Some(server)),
+            Ok(response) => Err(server.refusal("/api/0/info", response)),
+            Err(ureq::Error::ConnectionFailed) => Ok(None),
+            Err(ureq::Error::Io(error)) if error.kind() == io::ErrorKind::ConnectionRefused => {
+                Ok(None)
+            }
+            Err(error) => Err(CliError(format!(
+                "the server at {} did not answer: {error}",
+                server.base
+            ))),
+        }
+    }
+
+    /// The server's address, for messages.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Every bucket, by id.
+    pub fn buckets(&self) -> Result<BTreeMap<String, Bucket>, CliError> {
+        let path = "/api/0/buckets/";
+        let response = self.get(path)?;
+        response
+            .into_body()
+            .into_with_config()
+            .limit(u64::MAX)
+            .read_json()
+            .map_err(|error| self.failure(path, error))
+    }
+
+    /// The number of events of a bucket.
+    pub fn count(&self, bucket_id: &str) -> Result<u64, CliError> {
+        let path = format!("/api/0/buckets/{}/events/count", encode(bucket_id));
+        let text = self
+            .get(&path)?
+            .into_body()
+            .read_to_string()
+            .map_err(|error| self.failure(&path, error))?;
+        text.trim().parse().map_err(|_| {
+            CliError(format!(
+                "{}{path} answered {text:?}, not a count",
+                self.base
+            ))
+        })
+    }
+
+    /// The export document of one bucket, as a stream.
+    pub fn export(&self, bucket_id: &str) -> Result<impl Read, CliError> {
+        let path = format!("/api/0/buckets/{}/export", encode(bucket_id));
+        Ok(self.get(&path)?.into_body().into_reader())
+    }
+
+    /// Posts an export document read from `document` to `/api/0/import`.
+    pub fn import(&self, document: &mut dyn Read) -> Result<ImportSummary, CliError> {
+        let path = "/api/0/import";
+        let response = self
+            .authorized(self.agent.post(format!("{}{path}", self.base)))
+            .content_type("application/json")
+            .send(SendBody::from_reader(document))
+            .map_err(|error| self.failure(path, error))?;
+        if response.status() != 200 {
+            return Err(self.refusal(path, response));
+        }
+        let header = response
+            .headers()
+            .get(SUMMARY_HEADER)
+            .and_then(|value| value.to_str().ok());
+        Ok(header.map(parse_summary).unwrap_or_default())
+    }
+
+    fn get(&self, path: &str) -> Result<Response<Body>, CliError> {
+        let response = self
+            .authorized(self.agent.get(format!("{}{path}", self.base)))
+            .call()
+            .map_err(|error| self.failure(path, error))?;
+        if response.status() != 200 {
+            return Err(self.refusal(path, response));
+        }
+        Ok(response)
+    }
+
+    fn authorized<B>(&self, request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        match &self.api_key {
+            Some(key) => request.header("Authorization", format!("Bearer {key}")),
+            None => request,
+        }
+    }
+
+    fn failure(&self, path: &str, error: ureq::Error) -> CliError {
+        CliError(format!("request to {}{path} failed: {error}", self.base))
+    }
+
+    /// A non-200 answer as an error, with the server's `{"message"}`.
+    fn refusal(&self, path: &str, response: Response<Body>) -> CliError {
+        let status = response.status();
+        let message = response
+            .into_body()
+            .read_json::<serde_json::Value>()
+            .ok()
+            .and_then(|body| body["message"].as_str().map(str::to_string))
+            .unwrap_or_else(|| status.to_string());
+        CliError(format!("{}{path}: {status}: {message}", self.base))
+    }
+}
+
+/// The summary header's JSON; missing counts are 0 (an older server sends
+/// no header at all).
+fn parse_summary(text: &str) -> ImportSummary {
+    let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let count = |name: &str| value[name].as_u64().unwrap_or(0);
+    ImportSummary {
+        buckets_created: count("buckets_created"),
+        inserted: count("inserted"),
+        skipped: count("skipped"),
+    }
+}
+
+/// Percent-encodes a path segment: everything but unreserved characters.
+fn encode(segment: &str) -> String {
+    let mut encoded = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            encoded.push(byte as char);
+        } else {
+            encoded.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    encoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_are_percent_encoded() {
+        assert_eq!(encode("aw-watcher_x.1~"), "aw-watcher_x.1~");
+        assert_eq!(encode("a b/ü%"), "a%20b%2F%C3%BC%25");
+    }
+
+    #[test]
+    fn summaries_parse_leniently() {
+        let summary = parse_summary(r#"{"buckets_created":1,"inserted":2,"skipped":3}"#);
+        assert_eq!(
+            (summary.buckets_created, summary.inserted, summary.skipped),
+            (1, 2, 3)
+        );
+        assert_eq!(parse_summary("junk"), ImportSummary::default());
+    }
+}

@@ -1,0 +1,235 @@
+//! `aw-server import FILE...`: export documents (from this server,
+//! aw-server-rust, the Python server or the web UI's export button) and
+//! NDJSON exports, merged into the target (spec §5: existing buckets keep
+//! their fields, events already there are skipped, ids are never reused).
+//!
+//! Every file is checked completely before anything is stored (pass 1 of
+//! `transfer::document`; NDJSON is first converted, line by line, into an
+//! export document in a temp file), so a malformed file stores nothing and
+//! its error names the file, line and column. Then each file is imported:
+//! offline by pass 2 into the datastore, online by streaming the document
+//! to `POST /api/0/import` (which checks it again and stores it the same
+//! way). Memory stays bounded by a chunk of events either way.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use aw_datastore::ImportSummary;
+use aw_models::{Bucket, Event};
+use clap::Args;
+use indicatif::ProgressBar;
+
+use super::progress::{self, Unit};
+use super::{close, connect, CliError, ConnectionArgs, Target};
+use crate::error::ApiError;
+use crate::transfer::document::{add, reader};
+use crate::transfer::ndjson::{self, NdjsonError};
+use crate::transfer::{import_validated, walk, Sink};
+
+/// Flags of `import`.
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// Export documents (JSON) or NDJSON exports to import.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// A file that passed pass 1.
+struct Checked {
+    path: PathBuf,
+    /// The export document, rewound: the file itself, or the temp file an
+    /// NDJSON file was converted into.
+    document: File,
+    buckets: Vec<Bucket>,
+    events: u64,
+}
+
+/// Runs `import`.
+pub fn run(args: ImportArgs) -> Result<(), CliError> {
+    let started = Instant::now();
+    let target = connect(&args.connection, true)?;
+    let result = import_all(&target, &args.files);
+    let closed = close(target);
+    let total = result?;
+    closed?;
+    eprintln!(
+        "Imported {} file{}: {} buckets created, {} events stored, {} skipped as already there, in {:.1} s",
+        args.files.len(),
+        if args.files.len() == 1 { "" } else { "s" },
+        total.buckets_created,
+        total.inserted,
+        total.skipped,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn import_all(target: &Target, files: &[PathBuf]) -> Result<ImportSummary, CliError> {
+    let checked = files
+        .iter()
+        .map(|path| check(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut total = ImportSummary::default();
+    for file in checked {
+        add(&mut total, import(target, file)?);
+    }
+    Ok(total)
+}
+
+/// Pass 1 of one file.
+fn check(path: &Path) -> Result<Checked, CliError> {
+    let name = path.display();
+    let io_error = |error: io::Error| CliError(format!("{name}: {error}"));
+    let mut file = File::open(path).map_err(io_error)?;
+    let size = file.metadata().map_err(io_error)?.len();
+    let mut document = if is_ndjson(&mut file).map_err(io_error)? {
+        let bar = progress::bar(Some(size), Unit::Bytes, format!("Reading {name}"));
+        let mut converted = BufWriter::new(tempfile::tempfile().map_err(io_error)?);
+        ndjson::to_document(BufReader::new(file), &mut converted, |read| {
+            bar.set_position(read)
+        })
+        .map_err(|error| match error {
+            NdjsonError::Invalid { .. } => CliError(format!("{name}: {error}; nothing imported")),
+            NdjsonError::Io(error) => io_error(error),
+        })?;
+        bar.finish_and_clear();
+        converted
+            .into_inner()
+            .map_err(|error| io_error(error.into_error()))?
+    } else {
+        file
+    };
+    document.rewind().map_err(io_error)?;
+    let size = document.metadata().map_err(io_error)?.len();
+    let bar = progress::bar(Some(size), Unit::Bytes, format!("Checking {name}"));
+    let mut counter = Counter::default();
+    let reading = Progress {
+        inner: reader(&document).map_err(|error| CliError(format!("{name}: {error}")))?,
+        bar: &bar,
+    };
+    walk(BufReader::with_capacity(256 * 1024, reading), &mut counter)
+        .map_err(|error| CliError(format!("{name}: {error}; nothing imported")))?;
+    bar.finish_and_clear();
+    document.rewind().map_err(io_error)?;
+    Ok(Checked {
+        path: path.to_path_buf(),
+        document,
+        buckets: counter.buckets,
+        events: counter.events,
+    })
+}
+
+/// Pass 2 of one checked file.
+fn import(target: &Target, file: Checked) -> Result<ImportSummary, CliError> {
+    let name = file.path.display();
+    match target {
+        Target::Offline { datastore, .. } => {
+            let bar = progress::bar(Some(file.events), Unit::Events, format!("Importing {name}"));
+            let document =
+                reader(&file.document).map_err(|error| CliError(format!("{name}: {error}")))?;
+            let summary = import_validated(document, &file.buckets, datastore, &mut |summary| {
+                bar.set_position(summary.inserted + summary.skipped)
+            })
+            .map_err(|error| CliError(format!("{name}: import failed: {error}")))?;
+            bar.finish_and_clear();
+            Ok(summary)
+        }
+        Target::Online(server) => {
+            let size = file
+                .document
+                .metadata()
+                .map_err(|error| CliError(format!("{name}: {error}")))?
+                .len();
+            let bar = progress::bar(Some(size), Unit::Bytes, format!("Sending {name}"));
+            let mut reading = Progress {
+                inner: BufReader::with_capacity(256 * 1024, &file.document),
+                bar: &bar,
+            };
+            let summary = server
+                .import(&mut reading)
+                .map_err(|error| CliError(format!("{name}: {error}")))?;
+            bar.finish_and_clear();
+            Ok(summary)
+        }
+    }
+}
+
+/// Whether the file's first key is NDJSON's `bucket` or `bucket_id`
+/// rather than the document's `buckets`. Leaves the file rewound.
+fn is_ndjson(file: &mut File) -> io::Result<bool> {
+    let mut head = Vec::with_capacity(256);
+    file.by_ref().take(256).read_to_end(&mut head)?;
+    file.rewind()?;
+    let text = String::from_utf8_lossy(&head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    let Some(rest) = text.strip_prefix('{') else {
+        return Ok(false);
+    };
+    let rest = rest.trim_start();
+    Ok(["\"bucket\"", "\"bucket_id\""].iter().any(|key| {
+        rest.strip_prefix(key)
+            .is_some_and(|after| after.trim_start().starts_with(':'))
+    }))
+}
+
+/// Pass 1's sink: keeps the buckets and counts the events.
+#[derive(Default)]
+struct Counter {
+    buckets: Vec<Bucket>,
+    events: u64,
+}
+
+impl Sink for Counter {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+        Ok(())
+    }
+    fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+        self.events += 1;
+        Ok(())
+    }
+    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
+        self.buckets.push(bucket);
+        Ok(())
+    }
+}
+
+/// A reader that moves a byte-counting progress bar.
+struct Progress<'a, R> {
+    inner: R,
+    bar: &'a ProgressBar,
+}
+
+impl<R: Read> Read for Progress<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.bar.inc(read as u64);
+        Ok(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn the_first_key_tells_the_format() {
+        let cases = [
+            ("{\"buckets\": {}}", false),
+            ("\u{feff} \n{ \"bucket\" : {}}\n", true),
+            ("{\"bucket_id\": \"b\"}", true),
+            ("[]", false),
+            ("", false),
+        ];
+        for (text, ndjson) in cases {
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(text.as_bytes()).unwrap();
+            file.rewind().unwrap();
+            assert_eq!(is_ndjson(&mut file).unwrap(), ndjson, "{text:?}");
+        }
+    }
+}

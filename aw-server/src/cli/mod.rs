@@ -1,0 +1,207 @@
+//! The `export` and `import` commands of the `aw-server` binary.
+//!
+//! Both work either **online**, through the HTTP API of a server that
+//! answers on the configured address and port (same config file, flags and
+//! API key as the server), or **offline**, on the database file itself:
+//! with `--dbpath`, or when no server answers (said on stderr). A database
+//! file that a running server holds is never written: `Datastore::open`
+//! refuses it (`DatastoreError::InUse`) and the command says to go through
+//! the server instead.
+//!
+//! The formats and streaming passes are `transfer`'s; this module decides
+//! where data goes (`connect`), talks HTTP (`http`), shows progress
+//! (`progress`) and reports. Errors are [`CliError`] messages: `main`
+//! prints them and exits with status 1.
+
+pub mod export;
+mod http;
+pub mod import;
+mod progress;
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+
+use aw_datastore::{Datastore, DatastoreError};
+use aw_models::Timestamp;
+use clap::Args;
+
+use crate::config::{self, FileConfig};
+use crate::dirs;
+
+pub use http::Server;
+
+/// A failed command, as a message for the terminal.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(pub String);
+
+/// Where the data is: the flags shared by `export` and `import`.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// Testing mode: port 5666, the testing config and database files.
+    #[arg(long)]
+    pub testing: bool,
+    /// Address or host name of the server (default: the config file's, or
+    /// 127.0.0.1).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port of the server (default: the config file's, 5600, or 5666 with
+    /// --testing).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Config file (address, port and API key of the server).
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Work on this database file directly, without a server.
+    #[arg(long)]
+    pub dbpath: Option<PathBuf>,
+}
+
+/// What a command works on.
+#[derive(Debug)]
+pub enum Target {
+    /// A running server.
+    Online(Server),
+    /// A database file opened by this process.
+    Offline {
+        /// The open datastore (holding the file's lock).
+        datastore: Datastore,
+        /// Its file.
+        path: PathBuf,
+    },
+}
+
+/// Finds the server, or opens the database file: `--dbpath` is always
+/// offline; otherwise `/api/0/info` is asked on the configured address and
+/// a refused connection means offline on the default database file, unless
+/// `--host` or `--port` named the server: then it is an error.
+/// `create` says whether a missing database file may be created (import)
+/// or is an error (export).
+pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> {
+    if let Some(path) = &args.dbpath {
+        return open(path, create);
+    }
+    let config_path = match &args.config {
+        Some(path) => path.clone(),
+        None => dirs::config_path(args.testing).map_err(|error| CliError(error.to_string()))?,
+    };
+    let file = if config_path.exists() || args.config.is_some() {
+        let text = std::fs::read_to_string(&config_path).map_err(|error| {
+            CliError(format!(
+                "cannot read the config file {}: {error}",
+                config_path.display()
+            ))
+        })?;
+        FileConfig::parse(&text, &config_path).map_err(|error| CliError(error.to_string()))?
+    } else {
+        FileConfig::default()
+    };
+    let host = args
+        .host
+        .clone()
+        .or(file.address.clone())
+        .unwrap_or_else(|| "127.0.0.1".to_string());
+    let port = args
+        .port
+        .or(file.port)
+        .unwrap_or(config::default_port(args.testing));
+    let authority = match config::parse_address(&host) {
+        // A server bound to every interface answers on loopback.
+        Ok(address) if address.is_unspecified() => match address {
+            IpAddr::V4(_) => http::authority(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            IpAddr::V6(_) => http::authority(IpAddr::V6(Ipv6Addr::LOCALHOST), port),
+        },
+        Ok(address) => http::authority(address, port),
+        // A host name: another machine's server.
+        Err(_) if !host.is_empty() && !host.contains(['/', '@', ' ', ':']) => {
+            format!("{host}:{port}")
+        }
+        Err(error) => return Err(CliError(error.to_string())),
+    };
+    let api_key = file.auth.api_key.filter(|key| !key.is_empty());
+    match Server::probe(&authority, api_key)? {
+        Some(server) => Ok(Target::Online(server)),
+        None if args.host.is_some() || args.port.is_some() => Err(CliError(format!(
+            "no aw-server answers on {authority}; start it, or use --dbpath to work on a database file"
+        ))),
+        None => {
+            let path = dirs::db_path(args.testing).map_err(|error| CliError(error.to_string()))?;
+            eprintln!(
+                "No server answers on {authority}; working on the database file {}",
+                path.display()
+            );
+            open(&path, create)
+        }
+    }
+}
+
+fn open(path: &Path, create: bool) -> Result<Target, CliError> {
+    if !create && !path.exists() {
+        return Err(CliError(format!("no database file at {}", path.display())));
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|error| CliError(format!("cannot create {}: {error}", parent.display())))?;
+    }
+    match Datastore::open(path) {
+        Ok(datastore) => Ok(Target::Offline {
+            datastore,
+            path: path.to_path_buf(),
+        }),
+        Err(DatastoreError::InUse(_)) => Err(CliError(format!(
+            "the database {} is served by a running aw-server; run without --dbpath to go \
+             through it, or stop it",
+            path.display()
+        ))),
+        Err(error) => Err(CliError(format!(
+            "cannot open the database {}: {error}",
+            path.display()
+        ))),
+    }
+}
+
+/// Closes an offline datastore so everything stored is on disk.
+fn close(target: Target) -> Result<(), CliError> {
+    if let Target::Offline { datastore, path } = target {
+        datastore.close().map_err(|error| {
+            CliError(format!(
+                "closing the database {} failed: {error}",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Parses `--start`/`--end`: RFC 3339, or a date `YYYY-MM-DD` (midnight UTC).
+pub fn parse_time(text: &str) -> Result<Timestamp, String> {
+    let text = text.trim();
+    let full = if text.len() == 10 {
+        format!("{text}T00:00:00Z")
+    } else {
+        text.to_string()
+    };
+    Timestamp::parse(&full).map_err(|_| {
+        format!(
+            "'{text}' is not a time: use RFC 3339 (2026-11-21T10:00:00Z) or a date (2026-11-21)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_rfc3339_or_dates() {
+        assert_eq!(
+            parse_time("2026-11-21").unwrap(),
+            Timestamp::parse("2026-11-21T00:00:00Z").unwrap()
+        );
+        assert_eq!(
+            parse_time("2026-11-21T10:00:00.5+01:00").unwrap(),
+            Timestamp::parse("2026-11-21T09:00:00.5Z").unwrap()
+        );
+        assert!(parse_time("yesterday").is_err());
+    }
+}

@@ -1,0 +1,483 @@
+//! Reading export documents (spec §5) in bounded memory, and the two-pass
+//! import shared by `POST /api/0/import` and the `import` command.
+//!
+//! [`walk`] streams one document through a [`Sink`] with serde: bucket
+//! fields are collected (they are small), events are validated by
+//! `Event`'s deserializer and handed over one at a time, so a document of
+//! any size needs one event in memory. [`import_file`] walks a file twice:
+//! pass 1 ([`validate`]) checks everything and keeps the bucket fields,
+//! pass 2 stores, creating each bucket and merging its events in chunks.
+//! A malformed document therefore stores nothing. Errors are `ApiError`s:
+//! JSON errors carry serde's line and column in the message.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek};
+
+use aw_datastore::{Datastore, ImportSummary};
+use aw_models::{Bucket, BucketMetadata, Data, Event, Timestamp};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::endpoints::check_bucket_id;
+use crate::error::ApiError;
+
+/// Events handed to the datastore per call in pass 2.
+const CHUNK_SIZE: usize = 5000;
+
+/// Validates, then imports, the document in `file`.
+pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
+    let buckets = validate(reader(&file)?)?;
+    file.rewind().map_err(internal)?;
+    import_validated(reader(&file)?, &buckets, datastore, &mut |_| {})
+}
+
+/// Pass 1: checks a whole document and returns its buckets (without
+/// events), in document order.
+pub fn validate(reader: impl Read) -> Result<Vec<Bucket>, ApiError> {
+    let mut validator = Validator::default();
+    walk(reader, &mut validator)?;
+    Ok(validator.buckets)
+}
+
+/// Pass 2: stores the document read from `reader`, which [`validate`]
+/// accepted with `buckets`. `progress` sees the running total after each
+/// chunk stored.
+pub fn import_validated(
+    reader: impl Read,
+    buckets: &[Bucket],
+    datastore: &Datastore,
+    progress: &mut dyn FnMut(&ImportSummary),
+) -> Result<ImportSummary, ApiError> {
+    let mut importer = Importer {
+        datastore,
+        buckets,
+        current: None,
+        chunk: Vec::new(),
+        summary: ImportSummary::default(),
+        progress,
+    };
+    walk(reader, &mut importer).map_err(|error| match error {
+        // The document validated a moment ago; a parse error now means the
+        // temp file changed under us.
+        ApiError::BadRequest(message) | ApiError::Unprocessable(message) => ApiError::Internal(
+            format!("Import failed on re-reading the document: {message}"),
+        ),
+        other => other,
+    })?;
+    Ok(importer.summary)
+}
+
+/// A buffered reader of `file` from its current position.
+pub fn reader(file: &File) -> Result<BufReader<File>, ApiError> {
+    Ok(BufReader::with_capacity(
+        256 * 1024,
+        file.try_clone().map_err(internal)?,
+    ))
+}
+
+/// An I/O failure of an import as an internal error.
+pub fn internal(error: std::io::Error) -> ApiError {
+    ApiError::Internal(format!("Import failed: {error}"))
+}
+
+/// What a pass does with the document as it is read.
+pub trait Sink {
+    /// Before the fields of the `index`th bucket are read.
+    fn bucket_start(&mut self, index: usize) -> Result<(), ApiError>;
+    /// One valid event of the `index`th bucket.
+    fn event(&mut self, index: usize, event: Event) -> Result<(), ApiError>;
+    /// After the `index`th bucket, with its fields (without events).
+    fn bucket_end(&mut self, index: usize, bucket: Bucket) -> Result<(), ApiError>;
+}
+
+/// Pass 1: keeps the bucket fields, drops the events.
+#[derive(Default)]
+struct Validator {
+    buckets: Vec<Bucket>,
+}
+
+impl Sink for Validator {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+        Ok(())
+    }
+    fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+        Ok(())
+    }
+    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
+        self.buckets.push(bucket);
+        Ok(())
+    }
+}
+
+/// Pass 2: stores what pass 1 validated.
+struct Importer<'a> {
+    datastore: &'a Datastore,
+    buckets: &'a [Bucket],
+    current: Option<String>,
+    chunk: Vec<Event>,
+    summary: ImportSummary,
+    progress: &'a mut dyn FnMut(&ImportSummary),
+}
+
+impl Importer<'_> {
+    fn flush(&mut self) -> Result<(), ApiError> {
+        if let Some(bucket_id) = &self.current {
+            if !self.chunk.is_empty() {
+                let events = std::mem::take(&mut self.chunk);
+                add(
+                    &mut self.summary,
+                    self.datastore.import_events(bucket_id, events)?,
+                );
+                (self.progress)(&self.summary);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Sink for Importer<'_> {
+    fn bucket_start(&mut self, index: usize) -> Result<(), ApiError> {
+        let bucket = self.buckets.get(index).cloned().ok_or_else(|| {
+            ApiError::Internal("Import failed: the document changed between passes".into())
+        })?;
+        self.current = Some(bucket.id.clone());
+        add(&mut self.summary, self.datastore.import_bucket(bucket)?);
+        Ok(())
+    }
+    fn event(&mut self, _index: usize, mut event: Event) -> Result<(), ApiError> {
+        // Imported ids come from another database (spec §5).
+        event.id = None;
+        self.chunk.push(event);
+        if self.chunk.len() >= CHUNK_SIZE {
+            self.flush()?;
+        }
+        Ok(())
+    }
+    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+        self.flush()?;
+        self.current = None;
+        Ok(())
+    }
+}
+
+/// Adds `part` to `total`.
+pub fn add(total: &mut ImportSummary, part: ImportSummary) {
+    total.buckets_created += part.buckets_created;
+    total.inserted += part.inserted;
+    total.skipped += part.skipped;
+}
+
+/// Streams one export document through `sink`. The first error wins: a
+/// sink's own error is returned as is, a JSON error as 400/422.
+pub fn walk(reader: impl Read, sink: &mut dyn Sink) -> Result<(), ApiError> {
+    let mut walker = Walker {
+        sink,
+        failure: None,
+    };
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
+    let result = DocumentSeed(&mut walker)
+        .deserialize(&mut deserializer)
+        .and_then(|()| deserializer.end());
+    if let Some(failure) = walker.failure.take() {
+        return Err(failure);
+    }
+    result.map_err(|error| match ApiError::from_json(&error) {
+        ApiError::BadRequest(_) => {
+            ApiError::BadRequest(format!("Malformed import document: {error}"))
+        }
+        _ => ApiError::Unprocessable(format!("Invalid import document: {error}")),
+    })
+}
+
+struct Walker<'s> {
+    sink: &'s mut dyn Sink,
+    failure: Option<ApiError>,
+}
+
+impl Walker<'_> {
+    /// Runs a sink step, turning its error into a serde error that stops
+    /// the parse (the real error is kept for `walk`).
+    fn call<E: de::Error>(
+        &mut self,
+        step: impl FnOnce(&mut dyn Sink) -> Result<(), ApiError>,
+    ) -> Result<(), E> {
+        step(&mut *self.sink).map_err(|error| {
+            let message = error.to_string();
+            self.failure = Some(error);
+            E::custom(message)
+        })
+    }
+}
+
+/// `{"buckets": {...}, ...}`; other top-level keys are ignored.
+struct DocumentSeed<'w, 's>(&'w mut Walker<'s>);
+
+impl<'de> DeserializeSeed<'de> for DocumentSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DocumentSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an export document {\"buckets\": {...}}")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "buckets" {
+                if seen {
+                    return Err(de::Error::duplicate_field("buckets"));
+                }
+                seen = true;
+                map.next_value_seed(BucketsSeed(&mut *self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        if !seen {
+            return Err(de::Error::missing_field("buckets"));
+        }
+        Ok(())
+    }
+}
+
+/// `{<key>: <bucket>, ...}`.
+struct BucketsSeed<'w, 's>(&'w mut Walker<'s>);
+
+impl<'de> DeserializeSeed<'de> for BucketsSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BucketsSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an object of buckets by id")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value_seed(BucketSeed {
+                walker: &mut *self.0,
+                key,
+                index,
+            })?;
+            index += 1;
+        }
+        Ok(())
+    }
+}
+
+/// One bucket: its fields, with `events` streamed to the sink.
+struct BucketSeed<'w, 's> {
+    walker: &'w mut Walker<'s>,
+    key: String,
+    index: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for BucketSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BucketSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a bucket object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let index = self.index;
+        self.walker.call(|sink| sink.bucket_start(index))?;
+        let mut seen: Vec<&'static str> = Vec::new();
+        let mut id: Option<String> = None;
+        let mut kind: Option<String> = None;
+        let mut client: Option<String> = None;
+        let mut hostname: Option<String> = None;
+        let mut created: Option<Timestamp> = None;
+        let mut data: Option<Data> = None;
+        while let Some(field) = map.next_key::<String>()? {
+            let name: &'static str = match field.as_str() {
+                "id" => "id",
+                "type" => "type",
+                "client" => "client",
+                "hostname" => "hostname",
+                "created" => "created",
+                "data" => "data",
+                "events" => "events",
+                _ => {
+                    // metadata, last_updated and unknown fields.
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if seen.contains(&name) {
+                return Err(de::Error::duplicate_field(name));
+            }
+            seen.push(name);
+            match name {
+                "id" => id = map.next_value()?,
+                "type" => kind = Some(map.next_value()?),
+                "client" => client = Some(map.next_value()?),
+                "hostname" => hostname = Some(map.next_value()?),
+                "created" => created = map.next_value()?,
+                "data" => data = map.next_value()?,
+                _ => map.next_value_seed(EventsSeed {
+                    walker: &mut *self.walker,
+                    index,
+                })?,
+            }
+        }
+        let id = id.filter(|id| !id.is_empty()).unwrap_or(self.key);
+        check_bucket_id(&id).map_err(|error| de::Error::custom(error.to_string()))?;
+        let bucket = Bucket {
+            kind: kind.ok_or_else(|| de::Error::missing_field("type"))?,
+            client: client.ok_or_else(|| de::Error::missing_field("client"))?,
+            hostname: hostname.ok_or_else(|| de::Error::missing_field("hostname"))?,
+            id,
+            created,
+            data: data.unwrap_or_default(),
+            metadata: BucketMetadata::default(),
+            events: None,
+            last_updated: None,
+        };
+        self.walker.call(|sink| sink.bucket_end(index, bucket))
+    }
+}
+
+/// `events`: `null` or an array of events, each validated by `Event`'s
+/// deserializer and handed to the sink with its id (the importer drops it;
+/// an export keeps it).
+struct EventsSeed<'w, 's> {
+    walker: &'w mut Walker<'s>,
+    index: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an array of events or null")
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let index = self.index;
+        while let Some(event) = seq.next_element::<Event>()? {
+            self.walker.call(|sink| sink.event(index, event))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts what pass 1 sees.
+    #[derive(Default)]
+    struct Count {
+        buckets: Vec<Bucket>,
+        events: usize,
+    }
+
+    impl Sink for Count {
+        fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+            Ok(())
+        }
+        fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+            self.events += 1;
+            Ok(())
+        }
+        fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
+            self.buckets.push(bucket);
+            Ok(())
+        }
+    }
+
+    fn run(text: &str) -> Result<Count, ApiError> {
+        let mut count = Count::default();
+        walk(text.as_bytes(), &mut count)?;
+        Ok(count)
+    }
+
+    const EVENT: &str =
+        r#"{"id": 5, "timestamp": "2021-06-01T10:00:00Z", "duration": 1, "data": {"a": 1}}"#;
+
+    #[test]
+    fn valid_documents_stream_every_event() {
+        let text = format!(
+            r#"{{"buckets": {{"k1": {{"events": [{EVENT}, {EVENT}], "id": "b1", "type": "t", "client": "c", "hostname": "h", "metadata": {{"start": null}}, "last_updated": null}},
+                            "k2": {{"type": "t", "client": "c", "hostname": "h", "events": null, "data": {{"x": 1}}, "created": "2021-01-01T00:00:00Z"}}}}, "other": [1]}}"#
+        );
+        let count = run(&text).unwrap();
+        assert_eq!(count.events, 2);
+        assert_eq!(count.buckets.len(), 2);
+        assert_eq!(count.buckets[0].id, "b1", "the id inside wins");
+        assert_eq!(count.buckets[1].id, "k2", "the key is the fallback");
+        assert_eq!(count.buckets[1].data["x"], 1);
+        assert!(run(r#"{"buckets": {}}"#).unwrap().buckets.is_empty());
+    }
+
+    #[test]
+    fn invalid_documents_are_client_errors() {
+        let truncated = format!(
+            r#"{{"buckets": {{"b": {{"type": "t", "client": "c", "hostname": "h", "events": [{EVENT}, {EVENT}"#
+        );
+        let cases = [
+            ("", 400),
+            ("[]", 422),
+            ("{}", 422),
+            (r#"{"buckets": []}"#, 422),
+            (
+                r#"{"buckets": {"b": {"client": "c", "hostname": "h"}}}"#,
+                422,
+            ),
+            (
+                r#"{"buckets": {"b": {"type": 1, "client": "c", "hostname": "h"}}}"#,
+                422,
+            ),
+            (
+                r#"{"buckets": {"b": {"type": "t", "type": "t", "client": "c", "hostname": "h"}}}"#,
+                422,
+            ),
+            (
+                r#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": [{"data": {}}]}}}"#,
+                422,
+            ),
+            (
+                r#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": {}}}}"#,
+                422,
+            ),
+            (
+                r#"{"buckets": {"": {"type": "t", "client": "c", "hostname": "h"}}}"#,
+                422,
+            ),
+            (r#"{"buckets": {}} trailing"#, 400),
+            (&truncated, 400),
+        ];
+        for (text, status) in cases {
+            let error = run(text).err().unwrap_or_else(|| panic!("accepted {text}"));
+            assert_eq!(error.status().code, status, "{text}: {error}");
+        }
+    }
+}

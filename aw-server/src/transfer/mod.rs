@@ -1,0 +1,17 @@
+//! Moving whole buckets in and out: the formats and the streaming passes
+//! shared by the HTTP endpoints (`endpoints::export`, `endpoints::import`)
+//! and the `export`/`import` commands (`cli`).
+//!
+//! - `document`: reading export documents (spec §5) with a streaming serde
+//!   visitor, and the validate-then-store import of a document file;
+//! - `write`: writing the export document, NDJSON and CSV;
+//! - `ndjson`: reading NDJSON, converted into an export document.
+//!
+//! Nothing here holds a whole document or a whole bucket in memory.
+
+pub mod document;
+pub mod ndjson;
+pub mod write;
+
+pub use document::{import_file, import_validated, internal, validate, walk, Sink};
+pub use write::{bucket_head, writer, ExportWriter, Format, JsonWriter};
