@@ -19,12 +19,15 @@
 //! stalls a heartbeat for long; writes during a scan are folded into it,
 //! since the scan may already have passed the events they touch.
 //!
-//! The map sits behind an `RwLock` held only for one lookup or update,
-//! never across SQL.
+//! Readers take no lock: the map is an immutable `HashMap` behind an
+//! [`ArcSwap`], which a read loads atomically. Only the writer thread
+//! replaces it, and only when a bound grows, a bucket appears or one goes
+//! away; an event no longer than its bucket's bound changes nothing.
 
 use std::collections::HashMap;
-use std::sync::{PoisonError, RwLock};
+use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// Index entries read per scan step: a few milliseconds of writer time.
@@ -33,15 +36,11 @@ pub(crate) const SCAN_CHUNK: i64 = 20_000;
 /// Longest known event duration (nanoseconds) by bucket row id.
 #[derive(Debug, Default)]
 pub(crate) struct DurationBounds {
-    maps: RwLock<Maps>,
-}
-
-#[derive(Debug, Default)]
-struct Maps {
     /// Bounds readers may use.
-    known: HashMap<i64, i64>,
-    /// Longest duration written to buckets being scanned, not yet usable.
-    scanning: HashMap<i64, i64>,
+    known: ArcSwap<HashMap<i64, i64>>,
+    /// Longest duration written to buckets being scanned, not yet usable
+    /// (the writer's alone; shared here so `note` can fold writes into it).
+    scanning: ArcSwap<HashMap<i64, i64>>,
 }
 
 /// Progress of the scan of one bucket, newest events first.
@@ -54,51 +53,65 @@ pub(crate) struct Scan {
     started: bool,
 }
 
+/// Applies `change` to a copy of `map` and publishes it. Only the writer
+/// thread calls this, so there is no competing update to lose.
+fn update(map: &ArcSwap<HashMap<i64, i64>>, change: impl FnOnce(&mut HashMap<i64, i64>)) {
+    let mut copy = HashMap::clone(&map.load());
+    change(&mut copy);
+    map.store(Arc::new(copy));
+}
+
 impl DurationBounds {
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Maps> {
-        self.maps.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Maps> {
-        self.maps.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// The bound of a bucket, `None` while unknown.
     pub(crate) fn get(&self, bucket_row: i64) -> Option<i64> {
-        self.read().known.get(&bucket_row).copied()
+        self.known.load().get(&bucket_row).copied()
     }
 
     /// Records an event of `duration` written to a bucket. Buckets neither
     /// known nor being scanned are scanned later and see it then.
     pub(crate) fn note(&self, bucket_row: i64, duration: i64) {
-        let mut maps = self.write();
-        let Maps { known, scanning } = &mut *maps;
-        if let Some(longest) = known
-            .get_mut(&bucket_row)
-            .or_else(|| scanning.get_mut(&bucket_row))
-        {
-            *longest = (*longest).max(duration);
+        for map in [&self.known, &self.scanning] {
+            let longest = map.load().get(&bucket_row).copied();
+            if let Some(longest) = longest {
+                if duration > longest {
+                    update(map, |bounds| {
+                        bounds.insert(bucket_row, duration);
+                    });
+                }
+                return;
+            }
         }
     }
 
     /// Forgets a deleted bucket (and abandons its scan).
     pub(crate) fn forget(&self, bucket_row: i64) {
-        let mut maps = self.write();
-        maps.known.remove(&bucket_row);
-        maps.scanning.remove(&bucket_row);
+        for map in [&self.known, &self.scanning] {
+            if map.load().contains_key(&bucket_row) {
+                update(map, |bounds| {
+                    bounds.remove(&bucket_row);
+                });
+            }
+        }
     }
 
     /// Replaces the bound of a bucket created anew (its row id may have
     /// been used by a bucket of a rolled-back batch).
     pub(crate) fn reset(&self, bucket_row: i64) {
-        let mut maps = self.write();
-        maps.scanning.remove(&bucket_row);
-        maps.known.insert(bucket_row, 0);
+        if self.scanning.load().contains_key(&bucket_row) {
+            update(&self.scanning, |bounds| {
+                bounds.remove(&bucket_row);
+            });
+        }
+        update(&self.known, |bounds| {
+            bounds.insert(bucket_row, 0);
+        });
     }
 
     /// Starts scanning a bucket that existed at open.
     pub(crate) fn begin_scan(&self, bucket_row: i64) -> Scan {
-        self.write().scanning.insert(bucket_row, 0);
+        update(&self.scanning, |bounds| {
+            bounds.insert(bucket_row, 0);
+        });
         Scan {
             row_id: bucket_row,
             below: i64::MAX,
@@ -110,15 +123,22 @@ impl DurationBounds {
     /// Publishes a finished scan, with what was written meanwhile; a
     /// bucket deleted during the scan stays unknown.
     pub(crate) fn finish_scan(&self, scan: Scan) {
-        let mut maps = self.write();
-        if let Some(written) = maps.scanning.remove(&scan.row_id) {
-            maps.known.insert(scan.row_id, scan.longest.max(written));
-        }
+        let Some(written) = self.scanning.load().get(&scan.row_id).copied() else {
+            return;
+        };
+        update(&self.scanning, |bounds| {
+            bounds.remove(&scan.row_id);
+        });
+        update(&self.known, |bounds| {
+            bounds.insert(scan.row_id, scan.longest.max(written));
+        });
     }
 
     /// Drops a scan that failed; the bucket stays unknown.
     pub(crate) fn abandon_scan(&self, scan: Scan) {
-        self.write().scanning.remove(&scan.row_id);
+        update(&self.scanning, |bounds| {
+            bounds.remove(&scan.row_id);
+        });
     }
 }
 
