@@ -17,16 +17,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use aw_datastore::ImportSummary;
-use aw_models::{Bucket, Event};
+use aw_models::Bucket;
 use clap::Args;
 use indicatif::ProgressBar;
 
 use super::progress::{self, Unit};
 use super::{close, connect, CliError, ConnectionArgs, Target};
-use crate::error::ApiError;
-use crate::transfer::document::{add, reader};
+use crate::transfer::document::{add, reader, Tally};
 use crate::transfer::ndjson::{self, NdjsonError};
-use crate::transfer::{import_validated, walk, Sink};
+use crate::transfer::{import_validated, walk};
 
 /// Flags of `import`.
 #[derive(Debug, Clone, Args)]
@@ -106,20 +105,20 @@ fn check(path: &Path) -> Result<Checked, CliError> {
     document.rewind().map_err(io_error)?;
     let size = document.metadata().map_err(io_error)?.len();
     let bar = progress::bar(Some(size), Unit::Bytes, format!("Checking {name}"));
-    let mut counter = Counter::default();
+    let mut tally = Tally::default();
     let reading = Progress {
         inner: reader(&document).map_err(|error| CliError(format!("{name}: {error}")))?,
         bar: &bar,
     };
-    walk(BufReader::with_capacity(256 * 1024, reading), &mut counter)
+    walk(BufReader::with_capacity(256 * 1024, reading), &mut tally)
         .map_err(|error| CliError(format!("{name}: {error}; nothing imported")))?;
     bar.finish_and_clear();
     document.rewind().map_err(io_error)?;
     Ok(Checked {
         path: path.to_path_buf(),
         document,
-        buckets: counter.buckets,
-        events: counter.events,
+        buckets: tally.buckets,
+        events: tally.events,
     })
 }
 
@@ -174,27 +173,6 @@ fn is_ndjson(file: &mut File) -> io::Result<bool> {
         rest.strip_prefix(key)
             .is_some_and(|after| after.trim_start().starts_with(':'))
     }))
-}
-
-/// Pass 1's sink: keeps the buckets and counts the events.
-#[derive(Default)]
-struct Counter {
-    buckets: Vec<Bucket>,
-    events: u64,
-}
-
-impl Sink for Counter {
-    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
-        Ok(())
-    }
-    fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
-        self.events += 1;
-        Ok(())
-    }
-    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
-        self.buckets.push(bucket);
-        Ok(())
-    }
 }
 
 /// A reader that moves a byte-counting progress bar.

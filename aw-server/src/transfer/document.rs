@@ -34,9 +34,9 @@ pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummar
 /// Pass 1: checks a whole document and returns its buckets (without
 /// events), in document order.
 pub fn validate(reader: impl Read) -> Result<Vec<Bucket>, ApiError> {
-    let mut validator = Validator::default();
-    walk(reader, &mut validator)?;
-    Ok(validator.buckets)
+    let mut tally = Tally::default();
+    walk(reader, &mut tally)?;
+    Ok(tally.buckets)
 }
 
 /// Pass 2: stores the document read from `reader`, which [`validate`]
@@ -90,17 +90,21 @@ pub trait Sink {
     fn bucket_end(&mut self, index: usize, bucket: Bucket) -> Result<(), ApiError>;
 }
 
-/// Pass 1: keeps the bucket fields, drops the events.
-#[derive(Default)]
-struct Validator {
-    buckets: Vec<Bucket>,
+/// Pass 1: keeps the bucket fields and counts the events, dropping them.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// The buckets' fields, without events, in document order.
+    pub buckets: Vec<Bucket>,
+    /// Valid events seen.
+    pub events: u64,
 }
 
-impl Sink for Validator {
+impl Sink for Tally {
     fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
         Ok(())
     }
     fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+        self.events += 1;
         Ok(())
     }
     fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
@@ -393,29 +397,8 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
 mod tests {
     use super::*;
 
-    /// Counts what pass 1 sees.
-    #[derive(Default)]
-    struct Count {
-        buckets: Vec<Bucket>,
-        events: usize,
-    }
-
-    impl Sink for Count {
-        fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
-            Ok(())
-        }
-        fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
-            self.events += 1;
-            Ok(())
-        }
-        fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
-            self.buckets.push(bucket);
-            Ok(())
-        }
-    }
-
-    fn run(text: &str) -> Result<Count, ApiError> {
-        let mut count = Count::default();
+    fn run(text: &str) -> Result<Tally, ApiError> {
+        let mut count = Tally::default();
         walk(text.as_bytes(), &mut count)?;
         Ok(count)
     }
