@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use aw_models::{Event, TimeInterval};
+use aw_models::{SharedEvent, TimeInterval};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
@@ -226,7 +226,7 @@ pub(crate) fn call(
             events(transforms::limit_events(list, limit))
         }
         Concat => {
-            let mut all: Vec<Event> = Vec::new();
+            let mut all: Vec<SharedEvent> = Vec::new();
             for _ in 0..count {
                 let list = args.events()?;
                 args.budget.charge(list.len())?;
@@ -342,7 +342,7 @@ impl Args<'_> {
     }
 
     /// An events argument, to own (a shared list is copied and charged).
-    fn events(&mut self) -> Result<Vec<Event>, Failure> {
+    fn events(&mut self) -> Result<Vec<SharedEvent>, Failure> {
         let list = self.event_list()?;
         if let EventList::Shared(shared) = &list {
             self.budget.charge(shared.len())?;

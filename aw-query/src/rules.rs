@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::rc::Rc;
 
-use aw_models::{Data, Event};
+use aw_models::{Data, SharedEvent};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
@@ -199,7 +199,7 @@ impl RuleSet {
     /// returned answers.
     pub fn classify<T>(
         &mut self,
-        events: &[Event],
+        events: &[SharedEvent],
         mut answer: impl FnMut(&mut dyn Iterator<Item = usize>) -> T,
     ) -> Result<(Vec<usize>, Vec<T>), Failure> {
         let mut answers = Vec::new();
@@ -207,7 +207,7 @@ impl RuleSet {
         let mut scratch: Vec<(&str, &str)> = Vec::new();
         for event in events {
             scratch.clear();
-            for (key, value) in &event.data {
+            for (key, value) in event.data.iter() {
                 if let Json::String(text) = value {
                     if self
                         .keys

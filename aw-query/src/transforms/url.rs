@@ -1,6 +1,8 @@
 //! `split_url_events`: URL parts as data keys (spec §7.13).
 
-use aw_models::Event;
+use aw_models::{Data, SharedEvent};
+
+use crate::transforms::Derived;
 use serde_json::Value as Json;
 
 /// For each event whose `data.url` is an absolute URL, adds `$protocol`,
@@ -10,39 +12,50 @@ use serde_json::Value as Json;
 ///
 /// ```
 /// # use aw_query::transforms::split_url_events;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let e = Event::new(Timestamp::from_nanos(0), Duration::ZERO,
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let e = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO,
 ///     serde_json::json!({"url": "https://www.github.com:443/ActivityWatch?tab=repos"}).as_object().unwrap().clone());
 /// let out = split_url_events(vec![e]);
 /// assert_eq!(out[0].data["$domain"], "github.com");
 /// assert_eq!(out[0].data["$path"], "/ActivityWatch");
 /// assert_eq!(out[0].data["$params"], "tab=repos");
 /// ```
-pub fn split_url_events(mut events: Vec<Event>) -> Vec<Event> {
+pub fn split_url_events(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
+    // URL parsing is done once per distinct data object (see `Derived`).
+    let mut derived = Derived::default();
+    // Data without an absolute URL is not memoized (it stays as it is).
     for event in &mut events {
-        let Some(Json::String(text)) = event.data.get("url") else {
-            continue;
-        };
-        let Ok(url) = url::Url::parse(text) else {
-            continue;
-        };
-        let domain = match url.host_str() {
-            Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
-            _ => url.scheme(),
-        };
-        let parts = [
-            ("$protocol", url.scheme()),
-            ("$domain", domain),
-            ("$path", url.path()),
-            ("$params", url.query().unwrap_or("")),
-        ];
-        for (key, value) in parts {
-            event
-                .data
-                .insert(key.to_string(), Json::String(value.to_string()));
+        if let Ok(data) = derived.get(&event.data, with_url_parts) {
+            event.data = data;
         }
     }
     events
+}
+
+/// A copy of `data` with the parts of its URL added; `Err` if it has no
+/// absolute URL.
+fn with_url_parts(data: &Data) -> Result<Data, ()> {
+    let Some(Json::String(text)) = data.get("url") else {
+        return Err(());
+    };
+    let Ok(url) = url::Url::parse(text) else {
+        return Err(());
+    };
+    let mut data = data.clone();
+    let domain = match url.host_str() {
+        Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
+        _ => url.scheme(),
+    };
+    let parts = [
+        ("$protocol", url.scheme()),
+        ("$domain", domain),
+        ("$path", url.path()),
+        ("$params", url.query().unwrap_or("")),
+    ];
+    for (key, value) in parts {
+        data.insert(key.to_string(), Json::String(value.to_string()));
+    }
+    Ok(data)
 }
 
 #[cfg(test)]
@@ -76,7 +89,7 @@ mod tests {
         ];
         for (url, expected) in cases {
             let data = json!({"url": url}).as_object().cloned().unwrap();
-            let out = split_url_events(vec![Event::new(
+            let out = split_url_events(vec![SharedEvent::new(
                 Timestamp::from_nanos(0),
                 Duration::ZERO,
                 data,
