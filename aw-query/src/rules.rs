@@ -16,6 +16,7 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
 use crate::regex::{Matcher, RegexCache};
+use crate::transforms::{address, AddressMap};
 use crate::value::Value;
 
 /// One rule dict.
@@ -205,7 +206,14 @@ impl RuleSet {
         let mut answers = Vec::new();
         let mut per_event = Vec::with_capacity(events.len());
         let mut scratch: Vec<(&str, &str)> = Vec::new();
+        // Events sharing a data object share the answer; `events` is
+        // borrowed throughout, so addresses stay unique.
+        let mut by_data: AddressMap<usize> = AddressMap::default();
         for event in events {
+            if let Some(&index) = by_data.get(&address(&event.data)) {
+                per_event.push(index);
+                continue;
+            }
             scratch.clear();
             for (key, value) in event.data.iter() {
                 if let Json::String(text) = value {
@@ -248,6 +256,7 @@ impl RuleSet {
                     index
                 }
             };
+            by_data.insert(address(&event.data), index);
             per_event.push(index);
         }
         Ok((per_event, answers))

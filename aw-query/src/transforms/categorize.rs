@@ -31,7 +31,7 @@ pub(crate) fn categorize(
     let mut derived = Derived::default();
     for (event, answer) in events.iter_mut().zip(per_event) {
         let Ok(data) = derived.get(&event.data, |data| {
-            Ok::<_, std::convert::Infallible>(with_key(data, "$category", &answers[answer]))
+            Ok::<_, std::convert::Infallible>(Some(with_key(data, "$category", &answers[answer])))
         });
         event.data = data;
     }
@@ -58,7 +58,7 @@ pub(crate) fn tag(
     let mut derived = Derived::default();
     for (event, answer) in events.iter_mut().zip(per_event) {
         let Ok(data) = derived.get(&event.data, |data| {
-            Ok::<_, std::convert::Infallible>(with_key(data, "$tags", &answers[answer]))
+            Ok::<_, std::convert::Infallible>(Some(with_key(data, "$tags", &answers[answer])))
         });
         event.data = data;
     }

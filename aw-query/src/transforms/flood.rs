@@ -30,7 +30,9 @@ pub fn flood(events: Vec<SharedEvent>, pulsetime: Duration) -> Vec<SharedEvent> 
     let Some(mut current) = events.next() else {
         return Vec::new();
     };
-    let mut out = Vec::new();
+    // Sized once: growing a year-long list step by step copies it and
+    // faults in fresh pages several times.
+    let mut out = Vec::with_capacity(events.len() + 1);
     for mut next in events {
         let gap = next.timestamp.nanos().saturating_sub(current.end().nanos());
         if gap < pulsetime.nanos() && next.same_data(&current) {

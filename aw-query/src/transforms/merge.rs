@@ -7,6 +7,8 @@ use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use aw_models::{Data, SharedEvent};
+
+use crate::transforms::{address, AddressMap};
 use serde_json::Value as Json;
 
 /// One event per distinct combination of the values of `keys` (events
@@ -39,11 +41,10 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
     // Events sharing a data object (by address; `events` is borrowed
     // throughout, so addresses stay unique) belong to the same group, or
     // none: look the values up and hash them once per distinct object.
-    let mut by_data: HashMap<usize, Option<usize>> = HashMap::new();
+    let mut by_data: AddressMap<Option<usize>> = AddressMap::default();
     for event in events {
-        let address = Arc::as_ptr(&event.data) as usize;
         let group = *by_data
-            .entry(address)
+            .entry(address(&event.data))
             .or_insert_with(|| find_group(&event.data, keys, &hasher, &groups, &mut index));
         match group {
             Some(group) if group < groups.len() => {

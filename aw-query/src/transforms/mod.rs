@@ -25,7 +25,7 @@ pub use union::{period_union, union_no_overlap};
 pub use url::split_url_events;
 
 pub(crate) use categorize::{categorize, tag};
-pub(crate) use derive::Derived;
+pub(crate) use derive::{address, AddressMap, DataMemo, Derived};
 pub(crate) use filter::matches_regex;
 
 #[cfg(test)]

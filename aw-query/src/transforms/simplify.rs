@@ -24,7 +24,7 @@ pub fn simplify_window_titles(
 ) -> Result<Vec<SharedEvent>, String> {
     let mut derived = Derived::default();
     for event in &mut events {
-        event.data = derived.get(&event.data, |data| simplified(data, key))?;
+        event.data = derived.get(&event.data, |data| simplified(data, key).map(Some))?;
     }
     Ok(events)
 }

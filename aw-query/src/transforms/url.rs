@@ -32,16 +32,16 @@ pub fn split_url_events(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
     events
 }
 
-/// A copy of `data` with the parts of its URL added; `Err` if it has no
-/// absolute URL.
-fn with_url_parts(data: &Data) -> Result<Data, ()> {
+/// A copy of `data` with the parts of its URL added (`None` if it already
+/// has them, as when a list is split twice); `Err` if it has no absolute
+/// URL.
+fn with_url_parts(data: &Data) -> Result<Option<Data>, ()> {
     let Some(Json::String(text)) = data.get("url") else {
         return Err(());
     };
     let Ok(url) = url::Url::parse(text) else {
         return Err(());
     };
-    let mut data = data.clone();
     let domain = match url.host_str() {
         Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
         _ => url.scheme(),
@@ -52,10 +52,17 @@ fn with_url_parts(data: &Data) -> Result<Data, ()> {
         ("$path", url.path()),
         ("$params", url.query().unwrap_or("")),
     ];
+    if parts
+        .iter()
+        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(*value))
+    {
+        return Ok(None);
+    }
+    let mut data = data.clone();
     for (key, value) in parts {
         data.insert(key.to_string(), Json::String(value.to_string()));
     }
-    Ok(data)
+    Ok(Some(data))
 }
 
 #[cfg(test)]
@@ -63,6 +70,20 @@ mod tests {
     use super::*;
     use aw_models::{Duration, Timestamp};
     use serde_json::json;
+
+    #[test]
+    fn splitting_twice_shares_the_first_result() {
+        let data = json!({"url": "https://example.com/a?b=c"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let event = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, data);
+        let once = split_url_events(vec![event.clone(), event]);
+        assert!(std::sync::Arc::ptr_eq(&once[0].data, &once[1].data));
+        let twice = split_url_events(once.clone());
+        assert!(std::sync::Arc::ptr_eq(&once[0].data, &twice[0].data));
+        assert_eq!(twice[0].data["$domain"], "example.com");
+    }
 
     #[test]
     fn url_parts() {
