@@ -70,16 +70,90 @@ pub use source::{EventSource, MemorySource, SourceError};
 /// Runs `program` once per period; one JSON result per period, in order.
 ///
 /// The program is parsed once; a syntax error fails the request even with
-/// no periods. Regexes are compiled once for all periods.
+/// no periods. Regexes are compiled once per thread for all periods, and
+/// the time budget of backtracking regexes is shared by all periods.
+///
+/// Several periods run on up to [`MAX_THREADS`] threads (as many as the
+/// machine has cores), each taking every n-th period: the dashboard sends
+/// up to 16 one-day periods in one request, and they are independent. The
+/// result is the same as running them in order; when several fail, the
+/// error of the earliest is returned.
 pub fn query(
     program: &str,
     timeperiods: &[TimeInterval],
     source: &dyn EventSource,
 ) -> Result<Vec<serde_json::Value>, QueryError> {
-    let program = parser::parse(program)?;
-    let mut interpreter = interpreter::Interpreter::new(source);
-    timeperiods
-        .iter()
-        .map(|period| interpreter.run(&program, period))
-        .collect()
+    let parsed = parser::parse(program)?;
+    let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(
+            1,
+            std::env::var("AB_THREADS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(MAX_THREADS),
+        )
+        .min(timeperiods.len());
+    if threads <= 1 {
+        let mut interpreter =
+            interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
+        return timeperiods
+            .iter()
+            .map(|period| interpreter.run(&parsed, period))
+            .collect();
+    }
+    // Parsed programs hold reference-counted values, which stay on the
+    // thread that made them: each thread parses its own copy.
+    drop(parsed);
+    let mut results: Vec<Option<Result<serde_json::Value, QueryError>>> =
+        timeperiods.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|first| {
+                let budget = std::sync::Arc::clone(&budget);
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    let parsed = match parser::parse(program) {
+                        Ok(parsed) => parsed,
+                        Err(error) => return vec![(first, Err(error))],
+                    };
+                    let mut interpreter =
+                        interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
+                    for index in (first..timeperiods.len()).step_by(threads) {
+                        let result = interpreter.run(&parsed, &timeperiods[index]);
+                        let failed = result.is_err();
+                        done.push((index, result));
+                        if failed {
+                            // Later periods of this thread cannot matter.
+                            break;
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        for handle in handles {
+            match handle.join() {
+                Ok(done) => {
+                    for (index, result) in done {
+                        results[index] = Some(result);
+                    }
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    let mut out = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Some(result) => out.push(result?),
+            // Only after an earlier period failed, which returned above.
+            None => unreachable!("every period up to the first failure ran"),
+        }
+    }
+    Ok(out)
 }
+
+/// Most threads one query runs its periods on.
+pub const MAX_THREADS: usize = 4;

@@ -26,7 +26,9 @@ pub enum SourceError {
 
 /// How the interpreter reaches buckets; implemented by
 /// `aw_datastore::Datastore` and by in-memory sources in tests.
-pub trait EventSource {
+///
+/// Sources are `Sync`: a query runs several periods on threads of its own.
+pub trait EventSource: Sync {
     /// Events of `bucket_id` overlapping `interval` (inclusive), clipped to
     /// it, newest first: what `GET .../events?start=&end=` returns.
     fn query_bucket(
