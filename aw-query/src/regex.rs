@@ -49,7 +49,7 @@ impl TimeBudget {
 /// Patterns compiled by earlier queries, shared by all queries: the
 /// dashboard sends the same ~15 category rules with every query, and
 /// compiling them (case-insensitive Unicode classes, literal prefilters)
-/// took ~15 % of a one-day query. Short patterns only, and a bounded
+/// is a visible part of a one-day query. Short patterns only, and a bounded
 /// number of them, so a stream of distinct hostile patterns costs at most
 /// [`SHARED_PATTERNS`] compiled regexes of memory.
 static SHARED: Mutex<Option<HashMap<(String, bool), Matcher>>> = Mutex::new(None);
