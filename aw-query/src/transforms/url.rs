@@ -1,5 +1,7 @@
 //! `split_url_events`: URL parts as data keys (spec §7.13).
 
+use std::collections::HashMap;
+
 use aw_models::{Data, SharedEvent};
 
 use crate::transforms::Derived;
@@ -21,46 +23,67 @@ use serde_json::Value as Json;
 /// assert_eq!(out[0].data["$params"], "tab=repos");
 /// ```
 pub fn split_url_events(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
-    // URL parsing is done once per distinct data object (see `Derived`).
+    // New data is derived once per distinct data object (see `Derived`),
+    // and each distinct URL is parsed once: browser data objects differ in
+    // tab counts and titles far more often than in URLs.
     let mut derived = Derived::default();
+    let mut parsed: HashMap<String, Option<Parts>> = HashMap::new();
     // Data without an absolute URL is not memoized (it stays as it is).
     for event in &mut events {
-        if let Ok(data) = derived.get(&event.data, with_url_parts) {
+        if let Ok(data) = derived.get(&event.data, |data| with_url_parts(data, &mut parsed)) {
             event.data = data;
         }
     }
     events
 }
 
-/// A copy of `data` with the parts of its URL added (`None` if it already
-/// has them, as when a list is split twice); `Err` if it has no absolute
-/// URL.
-fn with_url_parts(data: &Data) -> Result<Option<Data>, ()> {
-    let Some(Json::String(text)) = data.get("url") else {
-        return Err(());
-    };
-    let Ok(url) = url::Url::parse(text) else {
-        return Err(());
-    };
+/// `$protocol`, `$domain`, `$path`, `$params` of a URL.
+type Parts = [String; 4];
+
+const PART_KEYS: [&str; 4] = ["$protocol", "$domain", "$path", "$params"];
+
+/// The parts of `text`, `None` if it is not an absolute URL.
+fn parts(text: &str) -> Option<Parts> {
+    let url = url::Url::parse(text).ok()?;
     let domain = match url.host_str() {
         Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
         _ => url.scheme(),
     };
-    let parts = [
-        ("$protocol", url.scheme()),
-        ("$domain", domain),
-        ("$path", url.path()),
-        ("$params", url.query().unwrap_or("")),
-    ];
-    if parts
+    Some([
+        url.scheme().to_string(),
+        domain.to_string(),
+        url.path().to_string(),
+        url.query().unwrap_or("").to_string(),
+    ])
+}
+
+/// A copy of `data` with the parts of its URL added (`None` if it already
+/// has them, as when a list is split twice); `Err` if it has no absolute
+/// URL. URLs are parsed through `parsed`.
+fn with_url_parts(
+    data: &Data,
+    parsed: &mut HashMap<String, Option<Parts>>,
+) -> Result<Option<Data>, ()> {
+    let Some(Json::String(text)) = data.get("url") else {
+        return Err(());
+    };
+    let found = match parsed.get(text.as_str()) {
+        Some(found) => found,
+        None => parsed.entry(text.clone()).or_insert_with(|| parts(text)),
+    };
+    let Some(found) = found else {
+        return Err(());
+    };
+    if PART_KEYS
         .iter()
-        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(*value))
+        .zip(found)
+        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(value.as_str()))
     {
         return Ok(None);
     }
     let mut data = data.clone();
-    for (key, value) in parts {
-        data.insert(key.to_string(), Json::String(value.to_string()));
+    for (key, value) in PART_KEYS.iter().zip(found) {
+        data.insert(key.to_string(), Json::String(value.clone()));
     }
     Ok(Some(data))
 }
