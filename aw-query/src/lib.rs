@@ -21,10 +21,13 @@
 //!   they keep.
 //! - `functions` checks arguments and dispatches to [`transforms`] (one
 //!   concept per file), to `rules` for categorize/tag (regexes compiled
-//!   once per query by `regex`, with the `regex` crate for plain patterns
-//!   and `fancy-regex` for lookaround and backreferences, and one match per
-//!   distinct combination of looked-at values), and to the [`EventSource`].
-//!
+//!   by `regex` and kept in a small process-wide cache, with the `regex`
+//!   crate for plain patterns and `fancy-regex` for lookaround and
+//!   backreferences, and one match per distinct data object or combination
+//!   of looked-at values), and to the [`EventSource`].
+//! - [`query`] runs several periods on parallel threads (one interpreter
+//!   and parsed copy of the program per thread); the result is that of
+//!   running them in order.
 //! - Events are [`aw_models::SharedEvent`]s: their data objects sit behind
 //!   an `Arc` shared by every event with the same data. Sources hand out
 //!   shared data (the datastore decodes each distinct stored text once per
