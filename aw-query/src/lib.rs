@@ -90,13 +90,7 @@ pub fn query(
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .clamp(
-            1,
-            std::env::var("AB_THREADS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(MAX_THREADS),
-        )
+        .clamp(1, MAX_THREADS)
         .min(timeperiods.len());
     if threads <= 1 {
         let mut interpreter =
