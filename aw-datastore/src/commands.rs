@@ -5,7 +5,7 @@
 //! sent and the caller never matches on a shared response enum. A dropped
 //! reply sender (worker gone) reads as `Closed` on the caller's side.
 
-use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
+use aw_models::{Bucket, Duration, Event, SettingValue, SharedEvent, Timestamp};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
@@ -75,6 +75,11 @@ pub(crate) enum ReadCommand {
         bucket_id: String,
         query: EventQuery,
         reply: Reply<Vec<Event>>,
+    },
+    SharedEvents {
+        bucket_id: String,
+        query: EventQuery,
+        reply: Reply<Vec<SharedEvent>>,
     },
     EventsPage {
         bucket_id: String,

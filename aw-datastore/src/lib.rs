@@ -30,7 +30,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
+use aw_models::{Bucket, Duration, Event, SettingValue, SharedEvent, Timestamp};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use rusqlite::{Connection, OpenFlags};
 
@@ -222,6 +222,18 @@ impl Datastore {
     /// Events newest first, selected and clipped per spec §3.3.
     pub fn events(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<Event>> {
         self.read(|reply| ReadCommand::Events {
+            bucket_id: bucket_id.to_string(),
+            query,
+            reply,
+        })
+    }
+
+    /// [`Datastore::events`] as [`SharedEvent`]s: events whose stored data
+    /// text is the same share one decoded object, so a long read costs
+    /// one parse and one allocation per distinct data, not per event. For
+    /// the query language, which reads whole years at a time.
+    pub fn shared_events(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<SharedEvent>> {
+        self.read(|reply| ReadCommand::SharedEvents {
             bucket_id: bucket_id.to_string(),
             query,
             reply,

@@ -10,11 +10,13 @@
 
 use std::collections::BTreeMap;
 
-use aw_models::{Bucket, BucketMetadata, Data, Event, SettingValue, Timestamp};
+use aw_models::{Bucket, BucketMetadata, Data, Event, SettingValue, SharedEvent, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
-use crate::rows::{event_from_row, parse_created, parse_data, EVENT_COLUMNS};
+use crate::rows::{
+    event_from_row, parse_created, parse_data, shared_event_from_row, Interner, EVENT_COLUMNS,
+};
 use crate::{DatastoreError, EventQuery, Result};
 
 /// Key prefix of settings in `key_value`, as aw-server-rust stores them.
@@ -173,6 +175,30 @@ pub(crate) fn events(
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<Event>> {
+    range(conn, bounds, bucket_id, query, event_from_row)
+}
+
+/// [`events`] with the data of equal stored texts decoded once and shared.
+pub(crate) fn shared_events(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    bucket_id: &str,
+    query: EventQuery,
+) -> Result<Vec<SharedEvent>> {
+    let mut interner = Interner::default();
+    range(conn, bounds, bucket_id, query, |row, clip| {
+        shared_event_from_row(row, clip, &mut interner)
+    })
+}
+
+/// The rows of a range read, each made into a `T` by `decode`.
+fn range<T>(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    bucket_id: &str,
+    query: EventQuery,
+    mut decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
     let row_id = bucket_row(conn, bucket_id)?;
     let Some(window) = window(bounds, row_id, query.start, query.end) else {
         return Ok(Vec::new());
@@ -189,7 +215,7 @@ pub(crate) fn events(
     ))?;
     let rows = stmt.query_map(
         params![row_id, window.low, window.end, window.start, limit],
-        |row| event_from_row(row, clip),
+        |row| decode(row, clip),
     )?;
     collect_events(rows, bucket_id)
 }
@@ -217,10 +243,10 @@ pub(crate) fn events_page(
 
 /// Keeps readable rows; a row whose data is not JSON is skipped with a
 /// warning rather than failing the whole listing (the reference does so).
-fn collect_events(
-    rows: impl Iterator<Item = rusqlite::Result<Event>>,
+fn collect_events<T>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
     bucket_id: &str,
-) -> Result<Vec<Event>> {
+) -> Result<Vec<T>> {
     let mut events = Vec::new();
     for row in rows {
         match row {

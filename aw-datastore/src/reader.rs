@@ -73,6 +73,13 @@ pub(crate) fn serve(
         } => answer(conn, snapshot, reply, || {
             queries::events(conn, bounds, &bucket_id, query)
         }),
+        ReadCommand::SharedEvents {
+            bucket_id,
+            query,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::shared_events(conn, bounds, &bucket_id, query)
+        }),
         ReadCommand::EventsPage {
             bucket_id,
             after,
@@ -134,6 +141,7 @@ fn refuse(command: ReadCommand) {
         ReadCommand::Buckets { reply } => closed(reply),
         ReadCommand::Bucket { reply, .. } => closed(reply),
         ReadCommand::Events { reply, .. } | ReadCommand::EventsPage { reply, .. } => closed(reply),
+        ReadCommand::SharedEvents { reply, .. } => closed(reply),
         ReadCommand::Event { reply, .. } => closed(reply),
         ReadCommand::Count { reply, .. } => closed(reply),
         ReadCommand::Settings { reply } => closed(reply),

@@ -168,6 +168,12 @@ pub(crate) fn configure_writer(conn: &Connection, file_backed: bool) -> Result<(
 /// Settings of a read-only connection.
 pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
     conn.busy_timeout(StdDuration::from_secs(5))?;
+    // A range read walks the time index and looks each row up in the
+    // table; with SQLite's default 2 MB cache a year-long read misses
+    // often enough that a third of its time went to `pread` calls.
+    // 16 MB per reader (two readers) cut reading the benchmark year from
+    // 1.8 s to 1.0 s, for at most 32 MB of memory.
+    conn.execute_batch("PRAGMA cache_size = -16384")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
 }

@@ -301,3 +301,37 @@ fn reads_see_every_acknowledged_write_from_many_threads() {
     });
     assert_eq!(store.count_events("b", None, None).unwrap(), 200);
 }
+
+#[test]
+fn shared_events_equal_events_and_share_equal_data() {
+    let (_db, store) = with_bucket();
+    store
+        .insert_events(
+            "b",
+            vec![
+                event(10, 5, app("a")),
+                event(20, 5, app("b")),
+                event(30, 5, app("a")),
+                event(40, 5, app("a")),
+            ],
+        )
+        .unwrap();
+    for range in [
+        query(None, None, None),
+        query(Some(12), Some(42), None),
+        query(Some(12), Some(42), Some(2)),
+        query(Some(50), Some(60), None),
+    ] {
+        let plain = store.events("b", range).unwrap();
+        let shared = store.shared_events("b", range).unwrap();
+        let converted: Vec<Event> = shared.iter().cloned().map(Event::from).collect();
+        assert_eq!(converted, plain);
+    }
+    let shared = store.shared_events("b", EventQuery::default()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&shared[0].data, &shared[1].data));
+    assert!(!std::sync::Arc::ptr_eq(&shared[0].data, &shared[2].data));
+    assert!(matches!(
+        store.shared_events("missing", EventQuery::default()),
+        Err(DatastoreError::NoSuchBucket(_))
+    ));
+}

@@ -13,6 +13,7 @@ mod event;
 mod export;
 mod info;
 mod query;
+mod shared;
 mod time;
 
 pub use bucket::{Bucket, BucketMetadata, CreateBucket};
@@ -21,6 +22,7 @@ pub use event::Event;
 pub use export::ExportDocument;
 pub use info::ServerInfo;
 pub use query::{QueryRequest, TimeInterval};
+pub use shared::{empty_data, SharedEvent};
 pub use time::{Duration, Timestamp};
 
 /// The JSON object type used for event and bucket `data`.

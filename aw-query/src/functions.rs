@@ -6,7 +6,7 @@
 
 use std::rc::Rc;
 
-use aw_models::{Event, TimeInterval};
+use aw_models::{SharedEvent, TimeInterval};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
@@ -14,7 +14,7 @@ use crate::limits::Budget;
 use crate::regex::RegexCache;
 use crate::rules::{Rule, RuleSet};
 use crate::source::{EventSource, SourceError};
-use crate::transforms;
+use crate::transforms::{self, DataMemo};
 use crate::value::{EventList, Value};
 
 macro_rules! builtins {
@@ -183,16 +183,23 @@ pub(crate) fn call(
             let key = args.string()?;
             let values = args.json_values()?;
             let wanted = builtin == FilterKeyvals;
+            // The verdict depends on the data only: once per object.
+            let mut memo = DataMemo::default();
             events(list.keep(args.budget, |event| {
-                Ok(transforms::has_keyval(event, &key, &values) == wanted)
+                memo.get(&event.data, |_| {
+                    Ok(transforms::has_keyval(event, &key, &values) == wanted)
+                })
             })?)
         }
         FilterKeyvalsRegex => {
             let list = args.event_list()?;
             let key = args.string()?;
             let matcher = context.regexes.get(&args.string()?, false)?;
+            let mut memo = DataMemo::default();
             events(list.keep(args.budget, |event| {
-                transforms::matches_regex(event, &key, &matcher)
+                memo.get(&event.data, |_| {
+                    transforms::matches_regex(event, &key, &matcher)
+                })
             })?)
         }
         FilterPeriodIntersect => {
@@ -226,7 +233,7 @@ pub(crate) fn call(
             events(transforms::limit_events(list, limit))
         }
         Concat => {
-            let mut all: Vec<Event> = Vec::new();
+            let mut all: Vec<SharedEvent> = Vec::new();
             for _ in 0..count {
                 let list = args.events()?;
                 args.budget.charge(list.len())?;
@@ -342,7 +349,7 @@ impl Args<'_> {
     }
 
     /// An events argument, to own (a shared list is copied and charged).
-    fn events(&mut self) -> Result<Vec<Event>, Failure> {
+    fn events(&mut self) -> Result<Vec<SharedEvent>, Failure> {
         let list = self.event_list()?;
         if let EventList::Shared(shared) = &list {
             self.budget.charge(shared.len())?;

@@ -31,10 +31,11 @@ pub(crate) struct Interpreter<'a> {
 }
 
 impl<'a> Interpreter<'a> {
-    pub fn new(source: &'a dyn EventSource) -> Interpreter<'a> {
+    /// An interpreter whose regexes draw on `regexes`' time budget.
+    pub fn new(source: &'a dyn EventSource, regexes: RegexCache) -> Interpreter<'a> {
         Interpreter {
             source,
-            regexes: RegexCache::default(),
+            regexes,
             budget: Budget::default(),
         }
     }

@@ -21,9 +21,25 @@
 //!   they keep.
 //! - `functions` checks arguments and dispatches to [`transforms`] (one
 //!   concept per file), to `rules` for categorize/tag (regexes compiled
-//!   once per query by `regex`, with the `regex` crate for plain patterns
-//!   and `fancy-regex` for lookaround and backreferences, and one match per
-//!   distinct combination of looked-at values), and to the [`EventSource`].
+//!   by `regex` and kept in a small process-wide cache, with the `regex`
+//!   crate for plain patterns and `fancy-regex` for lookaround and
+//!   backreferences, and one match per distinct data object or combination
+//!   of looked-at values), and to the [`EventSource`].
+//! - [`query`] runs several periods on parallel threads (one interpreter
+//!   and parsed copy of the program per thread); the result is that of
+//!   running them in order.
+//! - Events are [`aw_models::SharedEvent`]s: their data objects sit behind
+//!   an `Arc` shared by every event with the same data. Sources hand out
+//!   shared data (the datastore decodes each distinct stored text once per
+//!   read), copying or splitting an event copies a pointer, equality and
+//!   grouping look at the pointer first (`merge_events_by_keys` hashes the
+//!   key values once per distinct object), and transforms that add keys
+//!   (`categorize`, `tag`, `split_url_events`, `simplify_window_titles`)
+//!   derive the new object once per distinct input (`transforms::Derived`).
+//!   A year of the benchmark workload has ~535k events but ~40k distinct
+//!   data objects, so this is what keeps a year query's memory and
+//!   allocation count near the size of the distinct data. Only what
+//!   `RETURN` holds becomes `serde_json` values.
 //!
 //! This crate knows nothing of HTTP or SQL: the server maps errors to
 //! responses, the datastore selects and clips events.
@@ -57,16 +73,84 @@ pub use source::{EventSource, MemorySource, SourceError};
 /// Runs `program` once per period; one JSON result per period, in order.
 ///
 /// The program is parsed once; a syntax error fails the request even with
-/// no periods. Regexes are compiled once for all periods.
+/// no periods. Regexes are compiled once per thread for all periods, and
+/// the time budget of backtracking regexes is shared by all periods.
+///
+/// Several periods run on up to [`MAX_THREADS`] threads (as many as the
+/// machine has cores), each taking every n-th period: the dashboard sends
+/// up to 16 one-day periods in one request, and they are independent. The
+/// result is the same as running them in order; when several fail, the
+/// error of the earliest is returned.
 pub fn query(
     program: &str,
     timeperiods: &[TimeInterval],
     source: &dyn EventSource,
 ) -> Result<Vec<serde_json::Value>, QueryError> {
-    let program = parser::parse(program)?;
-    let mut interpreter = interpreter::Interpreter::new(source);
-    timeperiods
-        .iter()
-        .map(|period| interpreter.run(&program, period))
-        .collect()
+    let parsed = parser::parse(program)?;
+    let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, MAX_THREADS)
+        .min(timeperiods.len());
+    if threads <= 1 {
+        let mut interpreter =
+            interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
+        return timeperiods
+            .iter()
+            .map(|period| interpreter.run(&parsed, period))
+            .collect();
+    }
+    // Parsed programs hold reference-counted values, which stay on the
+    // thread that made them: each thread parses its own copy.
+    drop(parsed);
+    let mut results: Vec<Option<Result<serde_json::Value, QueryError>>> =
+        timeperiods.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|first| {
+                let budget = std::sync::Arc::clone(&budget);
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    let parsed = match parser::parse(program) {
+                        Ok(parsed) => parsed,
+                        Err(error) => return vec![(first, Err(error))],
+                    };
+                    let mut interpreter =
+                        interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
+                    for index in (first..timeperiods.len()).step_by(threads) {
+                        let result = interpreter.run(&parsed, &timeperiods[index]);
+                        let failed = result.is_err();
+                        done.push((index, result));
+                        if failed {
+                            // Later periods of this thread cannot matter.
+                            break;
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        for handle in handles {
+            match handle.join() {
+                Ok(done) => {
+                    for (index, result) in done {
+                        results[index] = Some(result);
+                    }
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    let mut out = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Some(result) => out.push(result?),
+            // Only after an earlier period failed, which returned above.
+            None => unreachable!("every period up to the first failure ran"),
+        }
+    }
+    Ok(out)
 }
+
+/// Most threads one query runs its periods on.
+pub const MAX_THREADS: usize = 4;

@@ -11,7 +11,7 @@
 //! | [`MAX_BACKTRACK`] | 1,000,000 | backtracking steps of a regex that needs the backtracking engine (lookaround, backreferences), per matched string |
 //! | [`MAX_BACKTRACK_TIME`] | 2 s | total time such regexes may spend matching in one query (all periods) |
 //!
-//! Event lists returned by `query_bucket` and by transforms are otherwise
+//! SharedEvent lists returned by `query_bucket` and by transforms are otherwise
 //! not limited: their size is the size of the stored data, and no
 //! transform makes a list more than a constant factor longer than its
 //! inputs. Memory therefore stays within a constant factor of what the

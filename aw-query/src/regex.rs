@@ -8,9 +8,10 @@
 //! slow on every one of a year of events). Both engines have a
 //! compiled-size limit. Each distinct pattern is compiled once per query.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::error::{ErrorKind, Failure};
@@ -23,23 +24,85 @@ pub(crate) enum Matcher {
     Fast(regex::Regex),
     /// Patterns that need backtracking features, with the query's budget
     /// of backtracking time.
-    Fancy(fancy_regex::Regex, Rc<TimeBudget>),
+    Fancy(fancy_regex::Regex, Arc<TimeBudget>),
 }
 
-/// Time the backtracking regexes of one query may spend.
+/// Time the backtracking regexes of one query may spend, shared by the
+/// threads that run its periods.
 #[derive(Debug)]
 pub(crate) struct TimeBudget {
     limit: Duration,
-    spent: Cell<Duration>,
+    /// Nanoseconds spent so far.
+    spent: AtomicU64,
 }
 
+impl TimeBudget {
+    /// A budget of `limit`.
+    pub fn new(limit: Duration) -> Arc<TimeBudget> {
+        Arc::new(TimeBudget {
+            limit,
+            spent: AtomicU64::new(0),
+        })
+    }
+}
+
+/// Patterns compiled by earlier queries, shared by all queries: the
+/// dashboard sends the same ~15 category rules with every query, and
+/// compiling them (case-insensitive Unicode classes, literal prefilters)
+/// is a visible part of a one-day query. Short patterns only, and a bounded
+/// number of them, so a stream of distinct hostile patterns costs at most
+/// [`SHARED_PATTERNS`] compiled regexes of memory.
+static SHARED: Mutex<Option<HashMap<(String, bool), Matcher>>> = Mutex::new(None);
+
+/// Most patterns kept in the shared cache (it is emptied when full).
+pub(crate) const SHARED_PATTERNS: usize = 64;
+
+/// Longest pattern kept in the shared cache.
+const SHARED_PATTERN_BYTES: usize = 1024;
+
 impl Matcher {
-    /// Compiles `pattern`, case-insensitively if asked; backtracking
-    /// patterns spend from `budget`.
+    /// Compiles `pattern`, case-insensitively if asked, or takes it from
+    /// the shared cache; backtracking patterns spend from `budget`.
     pub fn compile(
         pattern: &str,
         ignore_case: bool,
-        budget: &Rc<TimeBudget>,
+        budget: &Arc<TimeBudget>,
+    ) -> Result<Matcher, Failure> {
+        let key = (pattern.to_string(), ignore_case);
+        // A poisoned lock only means another query panicked mid-insert of
+        // a map that is still consistent; keep using it.
+        let shared = |shared: &mut Option<HashMap<(String, bool), Matcher>>| {
+            shared
+                .as_ref()
+                .and_then(|map| map.get(&key))
+                .map(|found| match found {
+                    Matcher::Fast(regex) => Matcher::Fast(regex.clone()),
+                    Matcher::Fancy(regex, _) => Matcher::Fancy(regex.clone(), Arc::clone(budget)),
+                })
+        };
+        if let Some(found) = shared(&mut SHARED.lock().unwrap_or_else(|e| e.into_inner())) {
+            return Ok(found);
+        }
+        let matcher = Matcher::compile_new(pattern, ignore_case, budget)?;
+        if pattern.len() <= SHARED_PATTERN_BYTES {
+            let mut guard = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+            let map = guard.get_or_insert_with(HashMap::new);
+            if map.len() >= SHARED_PATTERNS {
+                map.clear();
+            }
+            let copy = match &matcher {
+                Matcher::Fast(regex) => Matcher::Fast(regex.clone()),
+                Matcher::Fancy(regex, budget) => Matcher::Fancy(regex.clone(), Arc::clone(budget)),
+            };
+            map.insert(key, copy);
+        }
+        Ok(matcher)
+    }
+
+    fn compile_new(
+        pattern: &str,
+        ignore_case: bool,
+        budget: &Arc<TimeBudget>,
     ) -> Result<Matcher, Failure> {
         let fast = regex::RegexBuilder::new(pattern)
             .case_insensitive(ignore_case)
@@ -60,7 +123,7 @@ impl Matcher {
             .backtrack_limit(MAX_BACKTRACK)
             .delegate_size_limit(MAX_REGEX_SIZE)
             .build()
-            .map(|regex| Matcher::Fancy(regex, Rc::clone(budget)))
+            .map(|regex| Matcher::Fancy(regex, Arc::clone(budget)))
             .map_err(|error| {
                 Failure::new(
                     ErrorKind::Regex,
@@ -85,9 +148,12 @@ impl Matcher {
                         ),
                     )
                 });
-                let spent = budget.spent.get() + started.elapsed();
-                budget.spent.set(spent);
-                if spent > budget.limit {
+                let elapsed = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                let spent = budget
+                    .spent
+                    .fetch_add(elapsed, Ordering::Relaxed)
+                    .saturating_add(elapsed);
+                if Duration::from_nanos(spent) > budget.limit {
                     return Err(Failure::new(
                         ErrorKind::Regex,
                         format!(
@@ -107,7 +173,7 @@ impl Matcher {
 #[derive(Debug)]
 pub(crate) struct RegexCache {
     compiled: HashMap<(String, bool), Rc<Matcher>>,
-    budget: Rc<TimeBudget>,
+    budget: Arc<TimeBudget>,
 }
 
 impl Default for RegexCache {
@@ -119,12 +185,15 @@ impl Default for RegexCache {
 impl RegexCache {
     /// A cache whose backtracking regexes may spend `limit` in all.
     pub fn with_time_budget(limit: Duration) -> RegexCache {
+        RegexCache::sharing(TimeBudget::new(limit))
+    }
+
+    /// A cache whose backtracking regexes draw on `budget`, which other
+    /// caches of the same query (one per thread) share.
+    pub fn sharing(budget: Arc<TimeBudget>) -> RegexCache {
         RegexCache {
             compiled: HashMap::new(),
-            budget: Rc::new(TimeBudget {
-                limit,
-                spent: Cell::new(Duration::ZERO),
-            }),
+            budget,
         }
     }
 
@@ -162,6 +231,18 @@ mod tests {
         let matcher = cache.get("FireFox", true).unwrap();
         assert!(matcher.is_match("my firefox").unwrap());
         assert_eq!(cache.get("(", false).unwrap_err().kind, ErrorKind::Regex);
+    }
+
+    #[test]
+    fn shared_patterns_keep_each_querys_budget() {
+        let pattern = r"(x|xx)+(?=y)z?";
+        let first = RegexCache::default().get(pattern, false).unwrap();
+        assert!(first.is_match("xxy").unwrap());
+        // Taken from the shared cache, but spending this cache's budget.
+        let mut spent = RegexCache::with_time_budget(Duration::ZERO);
+        let again = spent.get(pattern, false).unwrap();
+        assert_eq!(again.is_match("xxy").unwrap_err().kind, ErrorKind::Regex);
+        assert!(first.is_match("xxy").unwrap());
     }
 
     #[test]

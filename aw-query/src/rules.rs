@@ -4,18 +4,24 @@
 //! `categorize` or `tag`; [`RuleSet`] then matches events, remembering the
 //! answer per distinct combination of the string values the rules look at,
 //! so a month of events with a few thousand distinct titles runs each regex
-//! a few thousand times, not once per event and rule.
+//! a few thousand times, not once per event and rule. Events sharing a data
+//! object share the answer without even collecting those values, and the
+//! rules the `regex` crate can run are searched together as one
+//! `RegexSet`, one pass per string instead of one per rule.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::rc::Rc;
+use std::sync::{Mutex, PoisonError};
 
-use aw_models::{Data, Event};
+use aw_models::{Data, SharedEvent};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
+use crate::limits::MAX_REGEX_SIZE;
 use crate::regex::{Matcher, RegexCache};
+use crate::transforms::{address, AddressMap};
 use crate::value::Value;
 
 /// One rule dict.
@@ -26,6 +32,9 @@ pub(crate) enum Rule {
     /// `{"type": "regex", "regex": ..., "ignore_case": ..., "select_keys": ...}`.
     Regex {
         matcher: Rc<Matcher>,
+        /// The pattern and case flag it was compiled from.
+        pattern: String,
+        ignore_case: bool,
         /// `None`: every value of `data`.
         select_keys: Option<Vec<String>>,
     },
@@ -96,8 +105,24 @@ impl Rule {
         };
         Ok(Rule::Regex {
             matcher: regexes.get(pattern, ignore_case)?,
+            pattern: pattern.to_string(),
+            ignore_case,
             select_keys,
         })
+    }
+
+    /// Whether the rule considers the value under `key`.
+    fn looks_at(&self, key: &str) -> bool {
+        match self {
+            Rule::Never => false,
+            Rule::Regex {
+                select_keys: None, ..
+            } => true,
+            Rule::Regex {
+                select_keys: Some(keys),
+                ..
+            } => keys.iter().any(|selected| selected == key),
+        }
     }
 
     /// Whether some considered string value of `data` matches.
@@ -107,6 +132,7 @@ impl Rule {
             Rule::Regex {
                 matcher,
                 select_keys: None,
+                ..
             } => {
                 for value in data.values() {
                     if let Json::String(text) = value {
@@ -120,6 +146,7 @@ impl Rule {
             Rule::Regex {
                 matcher,
                 select_keys: Some(keys),
+                ..
             } => {
                 for key in keys {
                     if let Some(Json::String(text)) = data.get(key) {
@@ -153,6 +180,79 @@ pub(crate) struct RuleSet {
     hasher: RandomState,
     /// Hash of the looked-at values → (those values, answer index).
     memo: HashMap<u64, Vec<(Values, usize)>>,
+    /// The rules the `regex` crate runs, as one set (see [`FastRules`]).
+    fast: Option<FastRules>,
+}
+
+/// The plain-regex rules of a set compiled into one `regex::RegexSet`, so
+/// that each string is searched once for all of them rather than once per
+/// rule (the dashboard's ~15 category rules made regex searching most of
+/// `categorize`'s time). Sets are kept in a small process-wide cache, as
+/// single patterns are (`crate::regex`).
+#[derive(Debug)]
+struct FastRules {
+    set: regex::RegexSet,
+    /// Rule index of each pattern of the set.
+    owners: Vec<usize>,
+}
+
+/// Sets compiled by earlier queries, by their patterns and case flags.
+type SetKey = Vec<(String, bool)>;
+static SETS: Mutex<Option<HashMap<SetKey, regex::RegexSet>>> = Mutex::new(None);
+
+/// Most sets kept (the cache is emptied when full).
+const SHARED_SETS: usize = 16;
+
+impl FastRules {
+    /// The set of the rules run by the `regex` crate, if there are at
+    /// least two and they fit the size limit together.
+    fn new(rules: &[Rule]) -> Option<FastRules> {
+        let mut key: SetKey = Vec::new();
+        let mut owners = Vec::new();
+        for (index, rule) in rules.iter().enumerate() {
+            if let Rule::Regex {
+                matcher,
+                pattern,
+                ignore_case,
+                ..
+            } = rule
+            {
+                if matches!(**matcher, Matcher::Fast(_)) {
+                    key.push((pattern.clone(), *ignore_case));
+                    owners.push(index);
+                }
+            }
+        }
+        if owners.len() < 2 {
+            return None;
+        }
+        let mut sets = SETS.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(set) = sets.as_ref().and_then(|sets| sets.get(&key)) {
+            return Some(FastRules {
+                set: set.clone(),
+                owners,
+            });
+        }
+        // A pattern that compiled alone is balanced, so wrapping it in a
+        // group scopes its case flag to it without changing what it means.
+        let patterns = key.iter().map(|(pattern, ignore_case)| {
+            if *ignore_case {
+                format!("(?i:{pattern})")
+            } else {
+                format!("(?:{pattern})")
+            }
+        });
+        let set = regex::RegexSetBuilder::new(patterns)
+            .size_limit(MAX_REGEX_SIZE)
+            .build()
+            .ok()?;
+        let cache = sets.get_or_insert_with(HashMap::new);
+        if cache.len() >= SHARED_SETS {
+            cache.clear();
+        }
+        cache.insert(key, set.clone());
+        Some(FastRules { set, owners })
+    }
 }
 
 impl RuleSet {
@@ -187,6 +287,7 @@ impl RuleSet {
             keys.sort();
         }
         RuleSet {
+            fast: FastRules::new(&rules),
             rules,
             keys,
             hasher: RandomState::new(),
@@ -194,20 +295,59 @@ impl RuleSet {
         }
     }
 
+    /// Indices of the rules matching `data`, ascending.
+    fn matching(&self, data: &Data) -> Result<Vec<usize>, Failure> {
+        let mut matched = vec![false; self.rules.len()];
+        let mut in_set = vec![false; self.rules.len()];
+        if let Some(fast) = &self.fast {
+            for &owner in &fast.owners {
+                in_set[owner] = true;
+            }
+            for (key, value) in data.iter() {
+                let Json::String(text) = value else {
+                    continue;
+                };
+                for pattern in fast.set.matches(text).iter() {
+                    let owner = fast.owners[pattern];
+                    if self.rules[owner].looks_at(key) {
+                        matched[owner] = true;
+                    }
+                }
+            }
+        }
+        for (index, rule) in self.rules.iter().enumerate() {
+            if !in_set[index] && rule.matches(data)? {
+                matched[index] = true;
+            }
+        }
+        Ok(matched
+            .iter()
+            .enumerate()
+            .filter_map(|(index, hit)| hit.then_some(index))
+            .collect())
+    }
+
     /// For each event, `answer(matching rule indices)` computed once per
     /// distinct looked-at values; returns per event an index into the
     /// returned answers.
     pub fn classify<T>(
         &mut self,
-        events: &[Event],
+        events: &[SharedEvent],
         mut answer: impl FnMut(&mut dyn Iterator<Item = usize>) -> T,
     ) -> Result<(Vec<usize>, Vec<T>), Failure> {
         let mut answers = Vec::new();
         let mut per_event = Vec::with_capacity(events.len());
         let mut scratch: Vec<(&str, &str)> = Vec::new();
+        // Events sharing a data object share the answer; `events` is
+        // borrowed throughout, so addresses stay unique.
+        let mut by_data: AddressMap<usize> = AddressMap::default();
         for event in events {
+            if let Some(&index) = by_data.get(&address(&event.data)) {
+                per_event.push(index);
+                continue;
+            }
             scratch.clear();
-            for (key, value) in &event.data {
+            for (key, value) in event.data.iter() {
                 if let Json::String(text) = value {
                     if self
                         .keys
@@ -232,12 +372,7 @@ impl RuleSet {
             let index = match found {
                 Some(index) => index,
                 None => {
-                    let mut matched = Vec::new();
-                    for (position, rule) in self.rules.iter().enumerate() {
-                        if rule.matches(&event.data)? {
-                            matched.push(position);
-                        }
-                    }
+                    let matched = self.matching(&event.data)?;
                     answers.push(answer(&mut matched.into_iter()));
                     let index = answers.len() - 1;
                     let values = scratch
@@ -248,8 +383,82 @@ impl RuleSet {
                     index
                 }
             };
+            by_data.insert(address(&event.data), index);
             per_event.push(index);
         }
         Ok((per_event, answers))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use serde_json::json;
+
+    fn rule(pattern: &str, ignore_case: bool, select_keys: &[&str]) -> Value {
+        let mut entries = BTreeMap::new();
+        entries.insert("type".to_string(), Value::string("regex"));
+        entries.insert("regex".to_string(), Value::string(pattern));
+        entries.insert("ignore_case".to_string(), Value::Bool(ignore_case));
+        if !select_keys.is_empty() {
+            let keys = select_keys.iter().map(|key| Value::string(*key)).collect();
+            entries.insert("select_keys".to_string(), Value::list(keys).unwrap());
+        }
+        Value::dict(entries).unwrap()
+    }
+
+    /// The set of plain regexes answers what the rules answer one by one.
+    #[test]
+    fn one_set_matches_like_the_rules_one_by_one() {
+        let mut regexes = RegexCache::default();
+        let mut none = BTreeMap::new();
+        none.insert("type".to_string(), Value::string("none"));
+        let specs = [
+            rule("vim|emacs", false, &[]),
+            rule("firefox", true, &[]),
+            rule(r"(?i)^(google[-_ ]?chrome|chrome)", false, &["app"]),
+            rule(r"\bmail\b", true, &["title"]),
+            rule("(?-i)Doc", true, &[]),
+            rule("a(?=b)", false, &[]),
+            Value::dict(none).unwrap(),
+            rule("^$", false, &["title"]),
+        ];
+        let rules: Vec<Rule> = specs
+            .iter()
+            .map(|spec| Rule::parse(spec, &mut regexes).unwrap())
+            .collect();
+        let naive: Vec<Rule> = specs
+            .iter()
+            .map(|spec| Rule::parse(spec, &mut regexes).unwrap())
+            .collect();
+        let set = RuleSet::new(rules);
+        assert!(set.fast.is_some());
+        let apps = [
+            "vim",
+            "Firefox",
+            "Google-Chrome",
+            "chromium",
+            "mail",
+            "ab",
+            "",
+        ];
+        let titles = [
+            "", "My Mail", "mail", "Docs", "docs", "emacs", "FIREFOX", "xab",
+        ];
+        for app in apps {
+            for title in titles {
+                let data = json!({"app": app, "title": title, "n": 3});
+                let data = data.as_object().unwrap();
+                let expected: Vec<usize> = naive
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, rule)| rule.matches(data).unwrap())
+                    .map(|(index, _)| index)
+                    .collect();
+                assert_eq!(set.matching(data).unwrap(), expected, "{app:?} {title:?}");
+            }
+        }
     }
 }

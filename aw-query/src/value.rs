@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use aw_models::Event;
+use aw_models::SharedEvent;
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
@@ -33,7 +33,7 @@ pub enum Value {
     /// A dict with string keys.
     Dict(Rc<Dict>),
     /// A list of events, as returned by `query_bucket` and transforms.
-    Events(Rc<Vec<Event>>),
+    Events(Rc<Vec<SharedEvent>>),
     /// A built-in function.
     Function(Builtin),
 }
@@ -85,7 +85,7 @@ impl Value {
     }
 
     /// A list of events (not limited: see [`crate::limits`]).
-    pub fn events(events: Vec<Event>) -> Value {
+    pub fn events(events: Vec<SharedEvent>) -> Value {
         Value::Events(Rc::new(events))
     }
 
@@ -187,7 +187,7 @@ impl Value {
     }
 
     /// The events of an events argument, copied only if shared.
-    pub(crate) fn into_events(self) -> Result<Vec<Event>, Value> {
+    pub(crate) fn into_events(self) -> Result<Vec<SharedEvent>, Value> {
         self.into_event_list().map(EventList::into_owned)
     }
 
@@ -244,13 +244,13 @@ impl Value {
 /// more than they return.
 #[derive(Debug)]
 pub(crate) enum EventList {
-    Owned(Vec<Event>),
-    Shared(Rc<Vec<Event>>),
+    Owned(Vec<SharedEvent>),
+    Shared(Rc<Vec<SharedEvent>>),
 }
 
 impl EventList {
     /// The events, to read.
-    pub fn as_slice(&self) -> &[Event] {
+    pub fn as_slice(&self) -> &[SharedEvent] {
         match self {
             EventList::Owned(events) => events,
             EventList::Shared(events) => events,
@@ -258,7 +258,7 @@ impl EventList {
     }
 
     /// The events, to own (copied if shared).
-    pub fn into_owned(self) -> Vec<Event> {
+    pub fn into_owned(self) -> Vec<SharedEvent> {
         match self {
             EventList::Owned(events) => events,
             EventList::Shared(events) => Rc::unwrap_or_clone(events),
@@ -270,8 +270,8 @@ impl EventList {
     pub fn keep(
         self,
         budget: &mut Budget,
-        mut keep: impl FnMut(&Event) -> Result<bool, Failure>,
-    ) -> Result<Vec<Event>, Failure> {
+        mut keep: impl FnMut(&SharedEvent) -> Result<bool, Failure>,
+    ) -> Result<Vec<SharedEvent>, Failure> {
         match self {
             EventList::Owned(mut events) => {
                 let mut failure = None;
@@ -306,7 +306,9 @@ pub(crate) fn number_json(number: f64) -> Json {
 }
 
 /// `{"id", "timestamp", "duration", "data"}` as aw-models writes an event.
-pub(crate) fn event_json(event: Event) -> Json {
+/// Only what `RETURN` holds is turned into JSON, and the data is copied
+/// only if other events still share it.
+pub(crate) fn event_json(event: SharedEvent) -> Json {
     let mut map = serde_json::Map::new();
     map.insert("id".into(), event.id.map_or(Json::Null, Json::from));
     map.insert(
@@ -314,7 +316,10 @@ pub(crate) fn event_json(event: Event) -> Json {
         Json::String(event.timestamp.to_string()),
     );
     map.insert("duration".into(), number_json(event.duration.as_secs_f64()));
-    map.insert("data".into(), Json::Object(event.data));
+    map.insert(
+        "data".into(),
+        Json::Object(std::sync::Arc::unwrap_or_clone(event.data)),
+    );
     Json::Object(map)
 }
 

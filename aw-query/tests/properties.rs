@@ -3,7 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use aw_models::{Data, Duration, Event, Timestamp};
+use std::sync::Arc;
+
+use aw_models::{Data, Duration, SharedEvent, Timestamp};
 use aw_query::transforms::{
     chunk_events_by_key, filter_period_intersect, flood, merge_events_by_keys, period_union,
     union_no_overlap, FLOOD_PULSETIME,
@@ -13,12 +15,19 @@ use serde_json::json;
 
 const SEC: i64 = 1_000_000_000;
 
-fn event(id: usize, start: i64, duration: i64, label: u8) -> Event {
-    let data: Data = json!({"k": label, "n": label % 2})
-        .as_object()
-        .cloned()
-        .unwrap();
-    Event {
+/// Even ids share one data object per label, as events read from a store
+/// do; odd ids get their own equal copy, so the transforms' by-pointer
+/// shortcuts must agree with comparing by value.
+fn event(id: usize, start: i64, duration: i64, label: u8) -> SharedEvent {
+    thread_local! {
+        static SHARED: Vec<Arc<Data>> = (0..3u8).map(|label| Arc::new(label_data(label))).collect();
+    }
+    let data = if id.is_multiple_of(2) {
+        SHARED.with(|shared| Arc::clone(&shared[usize::from(label)]))
+    } else {
+        Arc::new(label_data(label))
+    };
+    SharedEvent {
         id: Some(id as i64),
         timestamp: Timestamp::from_nanos(start * SEC),
         duration: Duration::from_nanos(duration * SEC),
@@ -26,8 +35,15 @@ fn event(id: usize, start: i64, duration: i64, label: u8) -> Event {
     }
 }
 
+fn label_data(label: u8) -> Data {
+    json!({"k": label, "n": label % 2})
+        .as_object()
+        .cloned()
+        .unwrap()
+}
+
 /// Arbitrary events: any overlap, any order.
-fn events() -> impl Strategy<Value = Vec<Event>> {
+fn events() -> impl Strategy<Value = Vec<SharedEvent>> {
     prop::collection::vec((0i64..300, 0i64..30, 0u8..3), 0..40).prop_map(|specs| {
         specs
             .into_iter()
@@ -38,7 +54,7 @@ fn events() -> impl Strategy<Value = Vec<Event>> {
 }
 
 /// Sorted events that do not overlap each other (gaps of 0..gap seconds).
-fn disjoint_events(gap: i64) -> impl Strategy<Value = Vec<Event>> {
+fn disjoint_events(gap: i64) -> impl Strategy<Value = Vec<SharedEvent>> {
     prop::collection::vec((0i64..gap, 0i64..20, 0u8..3), 0..30).prop_map(|specs| {
         let mut at = 0;
         specs
@@ -55,24 +71,24 @@ fn disjoint_events(gap: i64) -> impl Strategy<Value = Vec<Event>> {
 }
 
 /// The whole seconds `[t, t+1)` covered by the events.
-fn cells(events: &[Event]) -> BTreeSet<i64> {
+fn cells(events: &[SharedEvent]) -> BTreeSet<i64> {
     events
         .iter()
         .flat_map(|e| e.timestamp.nanos() / SEC..e.end().nanos() / SEC)
         .collect()
 }
 
-fn total(events: &[Event]) -> i64 {
+fn total(events: &[SharedEvent]) -> i64 {
     events.iter().map(|e| e.duration.nanos()).sum()
 }
 
-fn sorted(events: &[Event]) -> bool {
+fn sorted(events: &[SharedEvent]) -> bool {
     events.windows(2).all(|w| w[0].timestamp <= w[1].timestamp)
 }
 
 /// No two events share a positive length of time (zero-length events may
 /// sit anywhere).
-fn disjoint(events: &[Event]) -> bool {
+fn disjoint(events: &[SharedEvent]) -> bool {
     events.iter().enumerate().all(|(i, a)| {
         events[i + 1..]
             .iter()
@@ -92,7 +108,7 @@ proptest! {
 
     #[test]
     fn flood_of_one_kind_equals_merging_gaps_below_pulsetime(specs in prop::collection::vec((0i64..300, 0i64..30), 0..40)) {
-        let input: Vec<Event> = specs.iter().enumerate().map(|(i, (s, d))| event(i, *s, *d, 0)).collect();
+        let input: Vec<SharedEvent> = specs.iter().enumerate().map(|(i, (s, d))| event(i, *s, *d, 0)).collect();
         let output = flood(input.clone(), FLOOD_PULSETIME);
         // Naive model: sort, then join intervals whose gap is below 5 s.
         let mut intervals: Vec<(i64, i64)> = specs.iter().map(|(s, d)| (*s, s + d)).collect();
@@ -124,7 +140,7 @@ proptest! {
     fn merge_events_by_keys_matches_a_quadratic_model(input in events(), keys in prop::sample::subsequence(vec!["k", "n", "missing"], 0..3)) {
         let keys: Vec<String> = keys.into_iter().map(String::from).collect();
         let output = merge_events_by_keys(&input, &keys);
-        let mut model: Vec<Event> = Vec::new();
+        let mut model: Vec<SharedEvent> = Vec::new();
         if !keys.is_empty() {
             for e in &input {
                 if !keys.iter().all(|k| e.data.contains_key(k)) {
@@ -134,8 +150,8 @@ proptest! {
                 match found {
                     Some(m) => m.duration = m.duration.saturating_add(e.duration),
                     None => {
-                        let data = keys.iter().map(|k| (k.clone(), e.data[k].clone())).collect();
-                        model.push(Event { id: None, timestamp: e.timestamp, duration: e.duration, data });
+                        let data = keys.iter().map(|k| (k.clone(), e.data[k].clone())).collect::<Data>().into();
+                        model.push(SharedEvent { id: None, timestamp: e.timestamp, duration: e.duration, data });
                     }
                 }
             }
@@ -149,7 +165,7 @@ proptest! {
     #[test]
     fn chunk_events_by_key_matches_run_length_grouping(input in events()) {
         let output = chunk_events_by_key(&input, "k");
-        let mut model: Vec<Event> = Vec::new();
+        let mut model: Vec<SharedEvent> = Vec::new();
         for e in &input {
             match model.last_mut() {
                 Some(last) if last.data["k"] == e.data["k"] => last.duration = last.duration.saturating_add(e.duration),
@@ -168,7 +184,7 @@ proptest! {
         prop_assert!(disjoint(&output));
         let covered = cells(&filter);
         for e in &input {
-            let pieces: Vec<&Event> = output.iter().filter(|p| p.id == e.id).collect();
+            let pieces: Vec<&SharedEvent> = output.iter().filter(|p| p.id == e.id).collect();
             for piece in &pieces {
                 prop_assert!(piece.timestamp >= e.timestamp && piece.end() <= e.end());
                 prop_assert_eq!(&piece.data, &e.data);

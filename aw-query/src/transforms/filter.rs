@@ -1,7 +1,7 @@
 //! Filtering events by the value of one data key (spec §7.7–§7.9, with the
 //! correction §12 B-9: numbers compare by value).
 
-use aw_models::Event;
+use aw_models::SharedEvent;
 use serde_json::Value as Json;
 
 use crate::error::Failure;
@@ -11,13 +11,13 @@ use crate::regex::Matcher;
 ///
 /// ```
 /// # use aw_query::transforms::filter_keyvals;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let of = |n: serde_json::Value| Event::new(Timestamp::from_nanos(0), Duration::ZERO,
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let of = |n: serde_json::Value| SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO,
 ///     serde_json::json!({"n": n}).as_object().unwrap().clone());
 /// let kept = filter_keyvals(vec![of(1.into()), of(2.0.into()), of("1".into())], "n", &[serde_json::json!(1.0)]);
 /// assert_eq!(kept.len(), 1); // the integer 1, not the string
 /// ```
-pub fn filter_keyvals(events: Vec<Event>, key: &str, values: &[Json]) -> Vec<Event> {
+pub fn filter_keyvals(events: Vec<SharedEvent>, key: &str, values: &[Json]) -> Vec<SharedEvent> {
     keep(events, key, values, true)
 }
 
@@ -26,24 +26,29 @@ pub fn filter_keyvals(events: Vec<Event>, key: &str, values: &[Json]) -> Vec<Eve
 ///
 /// ```
 /// # use aw_query::transforms::exclude_keyvals;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let of = |s: &str| Event::new(Timestamp::from_nanos(0), Duration::ZERO,
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let of = |s: &str| SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO,
 ///     serde_json::json!({"status": s}).as_object().unwrap().clone());
 /// let kept = exclude_keyvals(vec![of("afk"), of("not-afk")], "status", &["afk".into()]);
 /// assert_eq!(kept[0].data["status"], "not-afk");
 /// ```
-pub fn exclude_keyvals(events: Vec<Event>, key: &str, values: &[Json]) -> Vec<Event> {
+pub fn exclude_keyvals(events: Vec<SharedEvent>, key: &str, values: &[Json]) -> Vec<SharedEvent> {
     keep(events, key, values, false)
 }
 
-fn keep(mut events: Vec<Event>, key: &str, values: &[Json], wanted: bool) -> Vec<Event> {
+fn keep(
+    mut events: Vec<SharedEvent>,
+    key: &str,
+    values: &[Json],
+    wanted: bool,
+) -> Vec<SharedEvent> {
     events.retain(|event| has_keyval(event, key, values) == wanted);
     events
 }
 
 /// Whether `data[key]` exists and equals one of `values` (the test of
 /// [`filter_keyvals`]).
-pub fn has_keyval(event: &Event, key: &str, values: &[Json]) -> bool {
+pub fn has_keyval(event: &SharedEvent, key: &str, values: &[Json]) -> bool {
     event.data.get(key).is_some_and(|value| {
         values
             .iter()
@@ -74,7 +79,11 @@ pub fn json_matches(a: &Json, b: &Json) -> bool {
 
 /// Whether `data[key]` is a string the regex matches somewhere (the test of
 /// `filter_keyvals_regex`).
-pub(crate) fn matches_regex(event: &Event, key: &str, matcher: &Matcher) -> Result<bool, Failure> {
+pub(crate) fn matches_regex(
+    event: &SharedEvent,
+    key: &str,
+    matcher: &Matcher,
+) -> Result<bool, Failure> {
     match event.data.get(key) {
         Some(Json::String(text)) => matcher.is_match(text),
         _ => Ok(false),

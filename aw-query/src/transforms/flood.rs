@@ -1,6 +1,6 @@
 //! `flood`: fill small gaps between consecutive events (spec §7.4).
 
-use aw_models::{Duration, Event};
+use aw_models::{Duration, SharedEvent};
 
 use super::sort::sort_by_timestamp;
 
@@ -15,8 +15,8 @@ pub const FLOOD_PULSETIME: Duration = Duration::from_secs(5);
 ///
 /// ```
 /// # use aw_query::transforms::{flood, FLOOD_PULSETIME};
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let at = |s: i64, d: i64, app: &str| Event::new(
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let at = |s: i64, d: i64, app: &str| SharedEvent::new(
 ///     Timestamp::from_nanos(s * 1_000_000_000), Duration::from_secs(d),
 ///     serde_json::json!({"app": app}).as_object().unwrap().clone());
 /// // [0,1)a [2,3)a [4,5)a [8,10)b  →  [0,6.5)a [6.5,10)b
@@ -25,15 +25,17 @@ pub const FLOOD_PULSETIME: Duration = Duration::from_secs(5);
 /// assert_eq!(out[0].duration, Duration::from_millis(6500));
 /// assert_eq!(out[1].timestamp, Timestamp::from_nanos(6_500_000_000));
 /// ```
-pub fn flood(events: Vec<Event>, pulsetime: Duration) -> Vec<Event> {
+pub fn flood(events: Vec<SharedEvent>, pulsetime: Duration) -> Vec<SharedEvent> {
     let mut events = sort_by_timestamp(events).into_iter();
     let Some(mut current) = events.next() else {
         return Vec::new();
     };
-    let mut out = Vec::new();
+    // Sized once: growing a year-long list step by step copies it and
+    // faults in fresh pages several times.
+    let mut out = Vec::with_capacity(events.len() + 1);
     for mut next in events {
         let gap = next.timestamp.nanos().saturating_sub(current.end().nanos());
-        if gap < pulsetime.nanos() && next.data == current.data {
+        if gap < pulsetime.nanos() && next.same_data(&current) {
             let end = current.end().max(next.end());
             current.set_end(end);
             continue;
@@ -55,7 +57,7 @@ mod tests {
     use super::*;
     use crate::transforms::testing::{ev, spans};
 
-    fn check(input: Vec<Event>, expected: &[(f64, f64, &str)]) {
+    fn check(input: Vec<SharedEvent>, expected: &[(f64, f64, &str)]) {
         let got = spans(&flood(input, FLOOD_PULSETIME));
         let expected: Vec<_> = expected
             .iter()

@@ -1,7 +1,7 @@
 //! `filter_period_intersect`: the parts of events inside filter periods
 //! (spec §7.10).
 
-use aw_models::Event;
+use aw_models::SharedEvent;
 
 use super::sort::sort_by_timestamp;
 
@@ -12,21 +12,24 @@ use super::sort::sort_by_timestamp;
 ///
 /// ```
 /// # use aw_query::transforms::filter_period_intersect;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let at = |s: i64, e: i64| Event::new(Timestamp::from_nanos(s * 1_000_000_000),
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let at = |s: i64, e: i64| SharedEvent::new(Timestamp::from_nanos(s * 1_000_000_000),
 ///     Duration::from_secs(e - s), Default::default());
 /// // [0,10) [12,20) ∩ [2,5) [8,14) [18,30) = [2,5) [8,10) [12,14) [18,20)
 /// let out = filter_period_intersect(vec![at(0, 10), at(12, 20)], &[at(2, 5), at(8, 14), at(18, 30)]);
 /// let starts: Vec<i64> = out.iter().map(|e| e.timestamp.nanos() / 1_000_000_000).collect();
 /// assert_eq!(starts, [2, 8, 12, 18]);
 /// ```
-pub fn filter_period_intersect(events: Vec<Event>, filter: &[Event]) -> Vec<Event> {
+pub fn filter_period_intersect(
+    events: Vec<SharedEvent>,
+    filter: &[SharedEvent],
+) -> Vec<SharedEvent> {
     if events.is_empty() || filter.is_empty() {
         return Vec::new();
     }
     let events = sort_by_timestamp(events);
     // The filter is only read: sort references to it.
-    let mut filter: Vec<&Event> = filter.iter().collect();
+    let mut filter: Vec<&SharedEvent> = filter.iter().collect();
     if !filter.is_sorted_by_key(|e| e.timestamp) {
         filter.sort_by_key(|e| e.timestamp);
     }
@@ -50,23 +53,19 @@ pub fn filter_period_intersect(events: Vec<Event>, filter: &[Event]) -> Vec<Even
             }
             let start = event.timestamp.max(period.timestamp);
             let end = event.end().min(period.end());
-            let mut piece = Event {
+            // The piece shares the event's data: no copy.
+            let piece = SharedEvent {
                 id: event.id,
                 timestamp: start,
                 duration: end.duration_since(start),
-                data: Default::default(),
+                data: event.data.clone(),
             };
             let rest_end = event.end();
             event.timestamp = end;
             event.set_end(rest_end);
-            if event.duration.nanos() <= 0 {
-                piece.data = std::mem::take(&mut event.data);
-            } else {
-                piece.data = event.data.clone();
-            }
             if out
                 .last()
-                .is_some_and(|last: &Event| last.timestamp > piece.timestamp)
+                .is_some_and(|last: &SharedEvent| last.timestamp > piece.timestamp)
             {
                 sorted = false;
             }
@@ -90,7 +89,11 @@ mod tests {
 
     #[test]
     fn spec_example_and_edges() {
-        type Case = (Vec<Event>, Vec<Event>, Vec<(f64, f64, &'static str)>);
+        type Case = (
+            Vec<SharedEvent>,
+            Vec<SharedEvent>,
+            Vec<(f64, f64, &'static str)>,
+        );
         let cases: Vec<Case> = vec![
             (
                 vec![ev(0., 10., "a"), ev(12., 20., "b")],

@@ -4,8 +4,11 @@
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::Arc;
 
-use aw_models::{Data, Event};
+use aw_models::{Data, SharedEvent};
+
+use crate::transforms::{address, AddressMap};
 use serde_json::Value as Json;
 
 /// One event per distinct combination of the values of `keys` (events
@@ -16,8 +19,8 @@ use serde_json::Value as Json;
 ///
 /// ```
 /// # use aw_query::transforms::merge_events_by_keys;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let at = |s: i64, app: &str, title: &str| Event::new(
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let at = |s: i64, app: &str, title: &str| SharedEvent::new(
 ///     Timestamp::from_nanos(s), Duration::from_secs(1),
 ///     serde_json::json!({"app": app, "title": title}).as_object().unwrap().clone());
 /// let merged = merge_events_by_keys(
@@ -26,53 +29,75 @@ use serde_json::Value as Json;
 /// );
 /// assert_eq!(merged.len(), 2);
 /// assert_eq!(merged[0].duration, Duration::from_secs(2));
-/// assert_eq!(serde_json::Value::Object(merged[0].data.clone()), serde_json::json!({"app": "vim"}));
+/// assert_eq!(serde_json::Value::Object((*merged[0].data).clone()), serde_json::json!({"app": "vim"}));
 /// ```
-pub fn merge_events_by_keys(events: &[Event], keys: &[String]) -> Vec<Event> {
+pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<SharedEvent> {
     if keys.is_empty() {
         return Vec::new();
     }
     let hasher = RandomState::new();
-    let mut groups: Vec<Event> = Vec::new();
+    let mut groups: Vec<SharedEvent> = Vec::new();
     let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
-    'events: for event in events {
-        let mut state = hasher.build_hasher();
-        for key in keys {
-            match event.data.get(key) {
-                Some(value) => hash_json(value, &mut state),
-                None => continue 'events,
-            }
-        }
-        let candidates = index.entry(state.finish()).or_default();
-        for &group in candidates.iter() {
-            let merged = &mut groups[group];
-            if keys
-                .iter()
-                .all(|key| merged.data.get(key) == event.data.get(key))
-            {
+    // Events sharing a data object (by address; `events` is borrowed
+    // throughout, so addresses stay unique) belong to the same group, or
+    // none: look the values up and hash them once per distinct object.
+    let mut by_data: AddressMap<Option<usize>> = AddressMap::default();
+    for event in events {
+        let group = *by_data
+            .entry(address(&event.data))
+            .or_insert_with(|| find_group(&event.data, keys, &hasher, &groups, &mut index));
+        match group {
+            Some(group) if group < groups.len() => {
+                let merged = &mut groups[group];
                 merged.duration = merged.duration.saturating_add(event.duration);
-                continue 'events;
             }
-        }
-        candidates.push(groups.len());
-        let mut data = Data::new();
-        for key in keys {
-            if let Some(value) = event.data.get(key) {
-                data.insert(key.clone(), value.clone());
+            Some(_) => {
+                let mut data = Data::new();
+                for key in keys {
+                    if let Some(value) = event.data.get(key) {
+                        data.insert(key.clone(), value.clone());
+                    }
+                }
+                groups.push(SharedEvent {
+                    id: None,
+                    timestamp: event.timestamp,
+                    duration: event.duration,
+                    data: Arc::new(data),
+                });
             }
+            None => {}
         }
-        groups.push(Event {
-            id: None,
-            timestamp: event.timestamp,
-            duration: event.duration,
-            data,
-        });
     }
     groups
 }
 
-/// Feeds a JSON value to a hasher consistently with `==` on JSON values
-/// (equal numbers have equal `f64` forms).
+/// The group of `data`'s values of `keys`: an existing group, or
+/// `groups.len()` (registered in `index`) for a new one; `None` when a key
+/// is missing.
+fn find_group(
+    data: &Data,
+    keys: &[String],
+    hasher: &RandomState,
+    groups: &[SharedEvent],
+    index: &mut HashMap<u64, Vec<usize>>,
+) -> Option<usize> {
+    let mut state = hasher.build_hasher();
+    for key in keys {
+        hash_json(data.get(key)?, &mut state);
+    }
+    let candidates = index.entry(state.finish()).or_default();
+    for &group in candidates.iter() {
+        if keys
+            .iter()
+            .all(|key| groups[group].data.get(key) == data.get(key))
+        {
+            return Some(group);
+        }
+    }
+    candidates.push(groups.len());
+    Some(groups.len())
+}
+
 fn hash_json(value: &Json, state: &mut impl Hasher) {
     match value {
         Json::Null => 0u8.hash(state),

@@ -1,9 +1,10 @@
-//! Event transforms: pure functions from owned event lists to new owned
+//! SharedEvent transforms: pure functions from owned event lists to new owned
 //! event lists, one concept per file. They know nothing of the language;
 //! `crate::functions` checks arguments and calls them.
 
 mod categorize;
 mod chunk;
+mod derive;
 mod filter;
 mod flood;
 mod intersect;
@@ -24,21 +25,22 @@ pub use union::{period_union, union_no_overlap};
 pub use url::split_url_events;
 
 pub(crate) use categorize::{categorize, tag};
+pub(crate) use derive::{address, AddressMap, DataMemo, Derived};
 pub(crate) use filter::matches_regex;
 
 #[cfg(test)]
 pub(crate) mod testing {
-    use aw_models::{Duration, Event, Timestamp};
+    use aw_models::{Duration, SharedEvent, Timestamp};
     use serde_json::json;
 
     /// `[start, end)` in seconds with `data = {"k": label}`.
-    pub fn ev(start: f64, end: f64, label: &str) -> Event {
+    pub fn ev(start: f64, end: f64, label: &str) -> SharedEvent {
         let data = json!({ "k": label })
             .as_object()
             .cloned()
             .unwrap_or_default();
         let start = Timestamp::from_nanos((start * 1e9) as i64);
-        Event::new(
+        SharedEvent::new(
             start,
             Duration::from_nanos(((end * 1e9) as i64) - start.nanos()),
             data,
@@ -46,7 +48,7 @@ pub(crate) mod testing {
     }
 
     /// `(start, end, label)` of events, seconds.
-    pub fn spans(events: &[Event]) -> Vec<(f64, f64, String)> {
+    pub fn spans(events: &[SharedEvent]) -> Vec<(f64, f64, String)> {
         events
             .iter()
             .map(|e| {

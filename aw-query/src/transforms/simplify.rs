@@ -1,6 +1,8 @@
 //! `simplify_window_titles` (spec §7.23, from the Python implementation).
 
-use aw_models::Event;
+use aw_models::{Data, SharedEvent};
+
+use crate::transforms::Derived;
 use serde_json::Value as Json;
 
 /// Removes a leading `(<digits>)` counter and the spaces after it from
@@ -10,31 +12,41 @@ use serde_json::Value as Json;
 ///
 /// ```
 /// # use aw_query::transforms::simplify_window_titles;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let e = Event::new(Timestamp::from_nanos(0), Duration::ZERO,
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let e = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO,
 ///     serde_json::json!({"app": "code", "title": "● (3) main.rs - FPS: 59.2"}).as_object().unwrap().clone());
 /// let out = simplify_window_titles(vec![e], "title").unwrap();
 /// assert_eq!(out[0].data["title"], "(3) main.rs - FPS: ...");
 /// ```
-pub fn simplify_window_titles(mut events: Vec<Event>, key: &str) -> Result<Vec<Event>, String> {
+pub fn simplify_window_titles(
+    mut events: Vec<SharedEvent>,
+    key: &str,
+) -> Result<Vec<SharedEvent>, String> {
+    let mut derived = Derived::default();
     for event in &mut events {
-        let window = key == "title" && event.data.contains_key("app");
-        let Some(Json::String(text)) = event.data.get_mut(key) else {
-            return Err(format!(
-                "simplify_window_titles: every event needs a string '{key}'"
-            ));
-        };
-        let mut simplified = strip_counter(text).to_string();
-        if window {
-            simplified = replace_fps(&simplified);
-            simplified = strip_dot(&simplified).to_string();
-        }
-        *text = simplified;
+        event.data = derived.get(&event.data, |data| simplified(data, key).map(Some))?;
     }
     Ok(events)
 }
 
-/// `^\([0-9]+\)\s*` removed.
+/// A copy of `data` with the title under `key` simplified.
+fn simplified(data: &Data, key: &str) -> Result<Data, String> {
+    let mut data = data.clone();
+    let window = key == "title" && data.contains_key("app");
+    let Some(Json::String(text)) = data.get_mut(key) else {
+        return Err(format!(
+            "simplify_window_titles: every event needs a string '{key}'"
+        ));
+    };
+    let mut simplified = strip_counter(text).to_string();
+    if window {
+        simplified = replace_fps(&simplified);
+        simplified = strip_dot(&simplified).to_string();
+    }
+    *text = simplified;
+    Ok(data)
+}
+
 fn strip_counter(text: &str) -> &str {
     let Some(rest) = text.strip_prefix('(') else {
         return text;

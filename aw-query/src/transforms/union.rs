@@ -1,7 +1,7 @@
 //! Unions of periods: `period_union` and `union_no_overlap` (spec §7.11,
 //! §7.12).
 
-use aw_models::{Data, Event, Timestamp};
+use aw_models::{SharedEvent, Timestamp};
 
 /// The time covered by either list, as sorted, non-overlapping events with
 /// empty data; events that overlap or touch are joined, and each output
@@ -9,16 +9,16 @@ use aw_models::{Data, Event, Timestamp};
 ///
 /// ```
 /// # use aw_query::transforms::period_union;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let at = |s: i64, e: i64| Event::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s), Default::default());
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let at = |s: i64, e: i64| SharedEvent::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s), Default::default());
 /// let out = period_union(&[at(0, 2), at(5, 6)], &[at(2, 3), at(8, 9)]);
 /// let spans: Vec<(i64, i64)> = out.iter().map(|e| (e.timestamp.nanos(), e.end().nanos())).collect();
 /// assert_eq!(spans, [(0, 3), (5, 6), (8, 9)]);
 /// ```
-pub fn period_union(events1: &[Event], events2: &[Event]) -> Vec<Event> {
-    let mut all: Vec<&Event> = events1.iter().chain(events2).collect();
+pub fn period_union(events1: &[SharedEvent], events2: &[SharedEvent]) -> Vec<SharedEvent> {
+    let mut all: Vec<&SharedEvent> = events1.iter().chain(events2).collect();
     all.sort_by_key(|event| event.timestamp);
-    let mut out: Vec<Event> = Vec::new();
+    let mut out: Vec<SharedEvent> = Vec::new();
     for event in all {
         match out.last_mut() {
             Some(last) if event.timestamp <= last.end() => {
@@ -26,11 +26,9 @@ pub fn period_union(events1: &[Event], events2: &[Event]) -> Vec<Event> {
                     last.set_end(event.end());
                 }
             }
-            _ => out.push(Event {
+            _ => out.push(SharedEvent {
                 id: event.id,
-                timestamp: event.timestamp,
-                duration: event.duration,
-                data: Data::new(),
+                ..SharedEvent::empty(event.timestamp, event.duration)
             }),
         }
     }
@@ -48,8 +46,8 @@ pub fn period_union(events1: &[Event], events2: &[Event]) -> Vec<Event> {
 ///
 /// ```
 /// # use aw_query::transforms::union_no_overlap;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let at = |s: i64, e: i64, k: &str| Event::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s),
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let at = |s: i64, e: i64, k: &str| SharedEvent::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s),
 ///     serde_json::json!({"k": k}).as_object().unwrap().clone());
 /// let out = union_no_overlap(
 ///     vec![at(0, 3, "x"), at(7, 9, "x"), at(14, 17, "x")],
@@ -58,7 +56,7 @@ pub fn period_union(events1: &[Event], events2: &[Event]) -> Vec<Event> {
 /// let spans: Vec<(i64, i64)> = out.iter().map(|e| (e.timestamp.nanos(), e.end().nanos())).collect();
 /// assert_eq!(spans, [(0, 3), (3, 5), (7, 9), (10, 14), (14, 17), (19, 21)]);
 /// ```
-pub fn union_no_overlap(events1: Vec<Event>, events2: Vec<Event>) -> Vec<Event> {
+pub fn union_no_overlap(events1: Vec<SharedEvent>, events2: Vec<SharedEvent>) -> Vec<SharedEvent> {
     let mut out = Vec::with_capacity(events1.len() + events2.len());
     let mut firsts = events1.into_iter().peekable();
     let mut seconds = events2.into_iter();
@@ -97,7 +95,7 @@ pub fn union_no_overlap(events1: Vec<Event>, events2: Vec<Event>) -> Vec<Event> 
 }
 
 /// Makes `event` the piece `[start, end)` of itself, without id.
-fn cut(event: &mut Event, start: Timestamp, end: Timestamp) {
+fn cut(event: &mut SharedEvent, start: Timestamp, end: Timestamp) {
     event.id = None;
     event.timestamp = start;
     event.set_end(end);
@@ -111,7 +109,11 @@ mod tests {
     /// Regressions found by `tests/properties.rs`.
     #[test]
     fn union_no_overlap_never_overlaps() {
-        type Case = (Vec<Event>, Vec<Event>, Vec<(f64, f64, &'static str)>);
+        type Case = (
+            Vec<SharedEvent>,
+            Vec<SharedEvent>,
+            Vec<(f64, f64, &'static str)>,
+        );
         let cases: Vec<Case> = vec![
             (
                 vec![ev(0., 18., "x")],

@@ -1,6 +1,10 @@
 //! `split_url_events`: URL parts as data keys (spec §7.13).
 
-use aw_models::Event;
+use std::collections::HashMap;
+
+use aw_models::{Data, SharedEvent};
+
+use crate::transforms::Derived;
 use serde_json::Value as Json;
 
 /// For each event whose `data.url` is an absolute URL, adds `$protocol`,
@@ -10,39 +14,78 @@ use serde_json::Value as Json;
 ///
 /// ```
 /// # use aw_query::transforms::split_url_events;
-/// # use aw_models::{Duration, Event, Timestamp};
-/// let e = Event::new(Timestamp::from_nanos(0), Duration::ZERO,
+/// # use aw_models::{Duration, SharedEvent, Timestamp};
+/// let e = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO,
 ///     serde_json::json!({"url": "https://www.github.com:443/ActivityWatch?tab=repos"}).as_object().unwrap().clone());
 /// let out = split_url_events(vec![e]);
 /// assert_eq!(out[0].data["$domain"], "github.com");
 /// assert_eq!(out[0].data["$path"], "/ActivityWatch");
 /// assert_eq!(out[0].data["$params"], "tab=repos");
 /// ```
-pub fn split_url_events(mut events: Vec<Event>) -> Vec<Event> {
+pub fn split_url_events(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
+    // New data is derived once per distinct data object (see `Derived`),
+    // and each distinct URL is parsed once: browser data objects differ in
+    // tab counts and titles far more often than in URLs.
+    let mut derived = Derived::default();
+    let mut parsed: HashMap<String, Option<Parts>> = HashMap::new();
+    // Data without an absolute URL is not memoized (it stays as it is).
     for event in &mut events {
-        let Some(Json::String(text)) = event.data.get("url") else {
-            continue;
-        };
-        let Ok(url) = url::Url::parse(text) else {
-            continue;
-        };
-        let domain = match url.host_str() {
-            Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
-            _ => url.scheme(),
-        };
-        let parts = [
-            ("$protocol", url.scheme()),
-            ("$domain", domain),
-            ("$path", url.path()),
-            ("$params", url.query().unwrap_or("")),
-        ];
-        for (key, value) in parts {
-            event
-                .data
-                .insert(key.to_string(), Json::String(value.to_string()));
+        if let Ok(data) = derived.get(&event.data, |data| with_url_parts(data, &mut parsed)) {
+            event.data = data;
         }
     }
     events
+}
+
+/// `$protocol`, `$domain`, `$path`, `$params` of a URL.
+type Parts = [String; 4];
+
+const PART_KEYS: [&str; 4] = ["$protocol", "$domain", "$path", "$params"];
+
+/// The parts of `text`, `None` if it is not an absolute URL.
+fn parts(text: &str) -> Option<Parts> {
+    let url = url::Url::parse(text).ok()?;
+    let domain = match url.host_str() {
+        Some(host) if !host.is_empty() => host.strip_prefix("www.").unwrap_or(host),
+        _ => url.scheme(),
+    };
+    Some([
+        url.scheme().to_string(),
+        domain.to_string(),
+        url.path().to_string(),
+        url.query().unwrap_or("").to_string(),
+    ])
+}
+
+/// A copy of `data` with the parts of its URL added (`None` if it already
+/// has them, as when a list is split twice); `Err` if it has no absolute
+/// URL. URLs are parsed through `parsed`.
+fn with_url_parts(
+    data: &Data,
+    parsed: &mut HashMap<String, Option<Parts>>,
+) -> Result<Option<Data>, ()> {
+    let Some(Json::String(text)) = data.get("url") else {
+        return Err(());
+    };
+    let found = match parsed.get(text.as_str()) {
+        Some(found) => found,
+        None => parsed.entry(text.clone()).or_insert_with(|| parts(text)),
+    };
+    let Some(found) = found else {
+        return Err(());
+    };
+    if PART_KEYS
+        .iter()
+        .zip(found)
+        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(value.as_str()))
+    {
+        return Ok(None);
+    }
+    let mut data = data.clone();
+    for (key, value) in PART_KEYS.iter().zip(found) {
+        data.insert(key.to_string(), Json::String(value.clone()));
+    }
+    Ok(Some(data))
 }
 
 #[cfg(test)]
@@ -50,6 +93,20 @@ mod tests {
     use super::*;
     use aw_models::{Duration, Timestamp};
     use serde_json::json;
+
+    #[test]
+    fn splitting_twice_shares_the_first_result() {
+        let data = json!({"url": "https://example.com/a?b=c"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let event = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, data);
+        let once = split_url_events(vec![event.clone(), event]);
+        assert!(std::sync::Arc::ptr_eq(&once[0].data, &once[1].data));
+        let twice = split_url_events(once.clone());
+        assert!(std::sync::Arc::ptr_eq(&once[0].data, &twice[0].data));
+        assert_eq!(twice[0].data["$domain"], "example.com");
+    }
 
     #[test]
     fn url_parts() {
@@ -76,7 +133,7 @@ mod tests {
         ];
         for (url, expected) in cases {
             let data = json!({"url": url}).as_object().cloned().unwrap();
-            let out = split_url_events(vec![Event::new(
+            let out = split_url_events(vec![SharedEvent::new(
                 Timestamp::from_nanos(0),
                 Duration::ZERO,
                 data,
