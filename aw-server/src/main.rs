@@ -73,6 +73,12 @@ struct ServerArgs {
     verbose: bool,
 }
 
+/// mimalloc returns memory freed by a large query to the system, where
+/// glibc's malloc kept it in one pool per thread (about 100 MB of a year
+/// query's peak in `benches/runs/2026-11-21-query-path.md`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let args = match cli.command {
