@@ -4,13 +4,11 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
-use common::{event, Client};
+use common::{event, free_port, spawn_listening, Client};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -20,14 +18,6 @@ struct Process {
     client: Client,
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn xdg(root: &Path, name: &str) -> PathBuf {
     root.join(name)
 }
@@ -35,35 +25,19 @@ fn xdg(root: &Path, name: &str) -> PathBuf {
 /// Starts the binary and returns once it logged that it listens.
 fn start(root: &Path, args: &[&str]) -> Process {
     let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aw-server"))
-        .args(["--testing", "--port", &port.to_string()])
-        .args(args)
-        .env("XDG_CONFIG_HOME", xdg(root, "config"))
-        .env("XDG_DATA_HOME", xdg(root, "data"))
-        .env("XDG_CACHE_HOME", xdg(root, "cache"))
-        .env("HOME", root)
-        .env_remove("RUST_LOG")
-        .env_remove("LOG_LEVEL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn aw-server");
-    let stderr = child.stderr.take().unwrap();
-    let (ready, listening) = mpsc::channel();
-    // Keeps draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent && line.contains("aw-server listening on") {
-                let _ = ready.send(());
-                sent = true;
-            }
-        }
-    });
-    listening
-        .recv()
-        .expect("the server exited before listening");
+    let child = spawn_listening(
+        Command::new(env!("CARGO_BIN_EXE_aw-server"))
+            .args(["--testing", "--port", &port.to_string()])
+            .args(args)
+            .env("XDG_CONFIG_HOME", xdg(root, "config"))
+            .env("XDG_DATA_HOME", xdg(root, "data"))
+            .env("XDG_CACHE_HOME", xdg(root, "cache"))
+            .env("HOME", root)
+            .env_remove("RUST_LOG")
+            .env_remove("LOG_LEVEL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null()),
+    );
     Process {
         child,
         client: Client {

@@ -4,22 +4,14 @@
 //! that store nothing, and the errors that exit with 1.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
 
+mod common;
+
+use common::{free_port, spawn_listening};
 use serde_json::{json, Value};
 use tempfile::TempDir;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The binary with private XDG folders under `root`.
 fn binary(root: &Path) -> Command {
@@ -68,29 +60,13 @@ impl Server {
 
     fn start_with(root: &Path, db: &Path, args: &[&str]) -> Server {
         let port = free_port().to_string();
-        let mut child = binary(root)
-            .args(["--testing", "--port", &port, "--dbpath"])
-            .arg(db)
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn aw-server");
-        let stderr = child.stderr.take().unwrap();
-        let (ready, listening) = mpsc::channel();
-        // Keeps draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sent = false;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if !sent && line.contains("aw-server listening on") {
-                    let _ = ready.send(());
-                    sent = true;
-                }
-            }
-        });
-        listening
-            .recv()
-            .expect("the server exited before listening");
+        let child = spawn_listening(
+            binary(root)
+                .args(["--testing", "--port", &port, "--dbpath"])
+                .arg(db)
+                .args(args)
+                .stdout(Stdio::null()),
+        );
         Server { child, port }
     }
 

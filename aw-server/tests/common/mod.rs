@@ -307,3 +307,39 @@ pub fn encode(segment: &str) -> String {
         })
         .collect()
 }
+
+/// A free TCP port on the loopback interface.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Spawns the server `command` (stderr piped) and returns once it logged
+/// that it listens. A thread keeps draining stderr, so the server never
+/// blocks on a full pipe.
+pub fn spawn_listening(command: &mut std::process::Command) -> std::process::Child {
+    use std::io::{BufRead, BufReader};
+
+    let mut child = command
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn aw-server");
+    let stderr = child.stderr.take().unwrap();
+    let (ready, listening) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !sent && line.contains("aw-server listening on") {
+                let _ = ready.send(());
+                sent = true;
+            }
+        }
+    });
+    listening
+        .recv()
+        .expect("the server exited before listening");
+    child
+}
