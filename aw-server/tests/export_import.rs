@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{create_bucket, encode, event, Client, TestServer};
+use common::{create_bucket, encode, event, Client, Reply, TestServer};
 use serde_json::{json, Value};
 
 fn fill(client: &Client, bucket: &str, count: usize) {
@@ -18,6 +18,18 @@ fn fill(client: &Client, bucket: &str, count: usize) {
         .collect();
     let reply = client.post_json(&format!("/api/0/buckets/{bucket}/events"), &json!(events));
     assert_eq!(reply.status, 200);
+}
+
+/// Posts `document` to `/api/0/import` as the web UI does: a multipart
+/// form whose file part is named `field`.
+fn import_multipart(client: &Client, field: &str, document: &str) -> Reply {
+    let (content_type, body) = multipart(field, document);
+    client.request(
+        "POST",
+        "/api/0/import",
+        &[("Content-Type", &content_type)],
+        Some(&body),
+    )
 }
 
 fn multipart(field: &str, document: &str) -> (String, Vec<u8>) {
@@ -198,23 +210,11 @@ fn multipart_imports_use_the_buckets_json_field() {
         "events": [event("2021-06-01T10:00:00Z", 1.0, json!({"x": 1}))]}}})
     .to_string();
     for field in ["buckets.json", "buckets"] {
-        let (content_type, body) = multipart(field, &document);
-        let reply = client.request(
-            "POST",
-            "/api/0/import",
-            &[("Content-Type", &content_type)],
-            Some(&body),
-        );
+        let reply = import_multipart(&client, field, &document);
         assert_eq!(reply.status, 200, "{field}: {}", reply.text());
     }
     assert_eq!(client.get("/api/0/buckets/m/events/count").text(), "1");
-    let (content_type, body) = multipart("wrong-name", &document);
-    let reply = client.request(
-        "POST",
-        "/api/0/import",
-        &[("Content-Type", &content_type)],
-        Some(&body),
-    );
+    let reply = import_multipart(&client, "wrong-name", &document);
     reply.assert_error(400);
 }
 
@@ -266,13 +266,7 @@ fn a_broken_import_stores_nothing() {
     client
         .post("/api/0/import", truncated.as_bytes())
         .assert_error(400);
-    let (content_type, body) = multipart("buckets.json", truncated);
-    let reply = client.request(
-        "POST",
-        "/api/0/import",
-        &[("Content-Type", &content_type)],
-        Some(&body),
-    );
+    let reply = import_multipart(&client, "buckets.json", truncated);
     reply.assert_error(400);
     assert_eq!(counts(&client), before);
 }
