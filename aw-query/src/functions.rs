@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
 use crate::limits::Budget;
+use crate::prefetch::Prefetch;
 use crate::regex::RegexCache;
 use crate::rules::{Rule, RuleSet};
 use crate::source::{EventSource, SourceError};
@@ -68,6 +69,8 @@ pub(crate) struct Context<'a> {
     pub source: &'a dyn EventSource,
     pub regexes: &'a mut RegexCache,
     pub budget: &'a mut Budget,
+    /// Reads started ahead of the program.
+    pub prefetch: &'a mut Prefetch,
     /// The current binding of `TIMEINTERVAL`, if any.
     pub timeinterval: Option<&'a Value>,
 }
@@ -129,10 +132,11 @@ pub(crate) fn call(
         QueryBucket => {
             let bucket = args.string()?;
             let interval = timeinterval(context.timeinterval)?;
-            let read = context
-                .source
-                .query_bucket(&bucket, &interval)
-                .map_err(|e| bucket_error(e, "query_bucket"))?;
+            let read = match context.prefetch.take(&bucket, &interval) {
+                Some(read) => read,
+                None => context.source.query_bucket(&bucket, &interval),
+            }
+            .map_err(|e| bucket_error(e, "query_bucket"))?;
             context.budget.read(read.len());
             events(read)
         }

@@ -16,6 +16,7 @@ use crate::ast::{BinOp, Expr, ExprKind, Stmt};
 use crate::error::{ErrorKind, Failure, QueryError};
 use crate::functions::{self, Builtin, Context};
 use crate::limits::{Budget, MAX_STRING_BYTES};
+use crate::prefetch::Prefetch;
 use crate::regex::RegexCache;
 use crate::source::EventSource;
 use crate::value::Value;
@@ -28,6 +29,8 @@ pub(crate) struct Interpreter<'a> {
     source: &'a dyn EventSource,
     regexes: RegexCache,
     budget: Budget,
+    /// Reads of the running period started ahead (see `prefetch.rs`).
+    prefetch: Prefetch,
 }
 
 impl<'a> Interpreter<'a> {
@@ -37,11 +40,23 @@ impl<'a> Interpreter<'a> {
             source,
             regexes,
             budget: Budget::default(),
+            prefetch: Prefetch::default(),
         }
     }
 
     /// Runs `program` for `period` and returns the JSON form of `RETURN`.
     pub fn run(&mut self, program: &[Stmt], period: &TimeInterval) -> Result<Json, QueryError> {
+        let source = self.source;
+        std::thread::scope(|scope| {
+            self.prefetch = Prefetch::start(scope, source, program, period);
+            let result = self.run_period(program, period);
+            // Unused reads are dropped; the scope waits for their threads.
+            self.prefetch = Prefetch::default();
+            result
+        })
+    }
+
+    fn run_period(&mut self, program: &[Stmt], period: &TimeInterval) -> Result<Json, QueryError> {
         self.budget = Budget::default();
         let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
         for builtin in Builtin::ALL {
@@ -183,6 +198,7 @@ impl<'a> Interpreter<'a> {
                     source: self.source,
                     regexes: &mut self.regexes,
                     budget: &mut self.budget,
+                    prefetch: &mut self.prefetch,
                     timeinterval: env.get("TIMEINTERVAL"),
                 };
                 functions::call(builtin, values, &mut context)

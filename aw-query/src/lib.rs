@@ -58,6 +58,7 @@ mod interpreter;
 mod lexer;
 pub mod limits;
 mod parser;
+mod prefetch;
 mod regex;
 mod rules;
 mod source;

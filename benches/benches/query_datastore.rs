@@ -25,6 +25,10 @@ use aw_models::{Event, TimeInterval};
 use aw_query::query;
 use criterion::Criterion;
 
+/// The server's allocator, so the figures are the server's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Events per insert command while building the database.
 const CHUNK: usize = 20_000;
 

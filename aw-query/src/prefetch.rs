@@ -1,0 +1,153 @@
+//! Reading a period's buckets in parallel, ahead of the interpreter.
+//!
+//! The dashboard's programs start with `query_bucket("<id>")` of the
+//! window, AFK and browser buckets. Run in order, each read waits for the
+//! one before, so one datastore reader works while the other idles, and
+//! the transforms of the window events wait for the browser read too.
+//! Before a period runs, [`Prefetch::start`] asks the source for every
+//! bucket named by a literal in a top-level `query_bucket` call, each on a
+//! thread of its own; when the interpreter reaches such a call for the
+//! same bucket and interval it takes the read already made (or waits for
+//! it to finish) instead of reading again.
+//!
+//! This changes no result: a read gives what the bucket holds when it is
+//! made, and a prefetched read is made while the query runs, as the one it
+//! replaces would have been. A read the program does not reach (it failed
+//! earlier, or rebound `TIMEINTERVAL`) is dropped unused; reads inside `if`
+//! blocks are left to the interpreter, since they may not run.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{self, Receiver};
+use std::thread::Scope;
+
+use aw_models::{SharedEvent, TimeInterval};
+
+use crate::ast::{Expr, ExprKind, Stmt};
+use crate::source::{EventSource, SourceError};
+use crate::value::Value;
+
+/// Most buckets read ahead for one period.
+const MAX_PREFETCHED: usize = 8;
+
+/// A finished or running read.
+type Read = Result<Vec<SharedEvent>, SourceError>;
+
+/// Reads started for one period, by bucket id.
+#[derive(Debug, Default)]
+pub(crate) struct Prefetch {
+    interval: Option<TimeInterval>,
+    reads: HashMap<String, Receiver<Read>>,
+}
+
+impl Prefetch {
+    /// Starts a read of every bucket `program` names in a top-level
+    /// `query_bucket("<literal>")` call, for `interval`, on threads of
+    /// `scope`. With at most one such bucket nothing is started: the
+    /// interpreter's own read would not wait for anything else.
+    pub fn start<'scope, 'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        source: &'env dyn EventSource,
+        program: &[Stmt],
+        interval: &TimeInterval,
+    ) -> Prefetch {
+        let mut buckets = Vec::new();
+        for stmt in program {
+            if let Stmt::Simple { expr, .. } = stmt {
+                literal_reads(expr, &mut buckets);
+            }
+        }
+        if buckets.len() < 2 {
+            return Prefetch::default();
+        }
+        let mut reads = HashMap::new();
+        for bucket in buckets {
+            let (sender, receiver) = mpsc::channel();
+            let period = *interval;
+            let id = bucket.clone();
+            scope.spawn(move || {
+                // The receiver is gone when the program ended without
+                // taking this read; the result is then simply dropped.
+                let _ = sender.send(source.query_bucket(&id, &period));
+            });
+            reads.insert(bucket, receiver);
+        }
+        Prefetch {
+            interval: Some(*interval),
+            reads,
+        }
+    }
+
+    /// The read of `bucket` for `interval` started ahead, if there is one
+    /// (each is handed out once).
+    pub fn take(&mut self, bucket: &str, interval: &TimeInterval) -> Option<Read> {
+        if self.interval.as_ref() != Some(interval) {
+            return None;
+        }
+        // A sender dropped without sending (the reading thread panicked)
+        // leaves the read to the interpreter.
+        self.reads.remove(bucket)?.recv().ok()
+    }
+}
+
+/// Collects the distinct literal bucket ids of `query_bucket` calls in
+/// `expr`, in evaluation order, up to [`MAX_PREFETCHED`].
+fn literal_reads(expr: &Expr, buckets: &mut Vec<String>) {
+    // An explicit stack: the parser bounds nesting, but a wide program
+    // should not cost recursion either.
+    let mut stack = vec![expr];
+    while let Some(expr) = stack.pop() {
+        match &expr.kind {
+            ExprKind::Literal(_) | ExprKind::Var { .. } => {}
+            ExprKind::List(items) => stack.extend(items.iter().rev()),
+            ExprKind::Dict(entries) => stack.extend(entries.iter().rev().map(|(_, e)| e)),
+            ExprKind::Call { name, args } => {
+                if let [Expr {
+                    kind: ExprKind::Literal(Value::String(bucket)),
+                    ..
+                }] = args.as_slice()
+                {
+                    if name == "query_bucket"
+                        && buckets.len() < MAX_PREFETCHED
+                        && !buckets.iter().any(|b| **b == **bucket)
+                    {
+                        buckets.push(bucket.to_string());
+                    }
+                }
+                stack.extend(args.iter().rev());
+            }
+            ExprKind::Chain { first, rest } => {
+                stack.extend(rest.iter().rev().map(|(_, _, e)| e));
+                stack.push(first);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::parse;
+
+    fn reads(program: &str) -> Vec<String> {
+        let mut buckets = Vec::new();
+        for stmt in parse(program).unwrap() {
+            if let Stmt::Simple { expr, .. } = stmt {
+                literal_reads(&expr, &mut buckets);
+            }
+        }
+        buckets
+    }
+
+    #[test]
+    fn finds_literal_top_level_reads_once_each() {
+        let program = r#"
+            a = flood(query_bucket("w"));
+            b = filter_period_intersect(query_bucket("afk"), [query_bucket("w")]);
+            name = "x";
+            c = query_bucket(name);
+            if true { d = query_bucket("only-maybe"); }
+            RETURN = concat(a, b, query_bucket("web"));
+        "#;
+        assert_eq!(reads(program), ["w", "afk", "web"]);
+    }
+}
