@@ -44,7 +44,7 @@ pub(crate) fn event_from_row(
 /// nearly all of the memory of a long read.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
-    seen: HashMap<Box<str>, Arc<Data>>,
+    seen: HashMap<Box<str>, Arc<Data>, foldhash::fast::RandomState>,
 }
 
 impl Interner {

@@ -71,6 +71,8 @@ pub(crate) struct Context<'a> {
     pub budget: &'a mut Budget,
     /// Reads started ahead of the program.
     pub prefetch: &'a mut Prefetch,
+    /// `split_url_events`' results so far in this period.
+    pub urls: &'a mut transforms::UrlSplitter,
     /// The current binding of `TIMEINTERVAL`, if any.
     pub timeinterval: Option<&'a Value>,
 }
@@ -223,7 +225,7 @@ pub(crate) fn call(
             let list = args.events()?;
             events(transforms::union_no_overlap(list, args.events()?))
         }
-        SplitUrlEvents => events(transforms::split_url_events(args.events()?)),
+        SplitUrlEvents => events(context.urls.split(args.events()?)),
         SortByDuration => events(transforms::sort_by_duration(args.events()?)),
         SortByTimestamp => events(transforms::sort_by_timestamp(args.events()?)),
         SumDurations => {

@@ -19,6 +19,7 @@ use crate::limits::{Budget, MAX_STRING_BYTES};
 use crate::prefetch::Prefetch;
 use crate::regex::RegexCache;
 use crate::source::EventSource;
+use crate::transforms::UrlSplitter;
 use crate::value::Value;
 
 type Env = HashMap<String, Value>;
@@ -31,6 +32,8 @@ pub(crate) struct Interpreter<'a> {
     budget: Budget,
     /// Reads of the running period started ahead (see `prefetch.rs`).
     prefetch: Prefetch,
+    /// `split_url_events`' memory, for one period.
+    urls: UrlSplitter,
 }
 
 impl<'a> Interpreter<'a> {
@@ -41,6 +44,7 @@ impl<'a> Interpreter<'a> {
             regexes,
             budget: Budget::default(),
             prefetch: Prefetch::default(),
+            urls: UrlSplitter::default(),
         }
     }
 
@@ -52,6 +56,7 @@ impl<'a> Interpreter<'a> {
             let result = self.run_period(program, period);
             // Unused reads are dropped; the scope waits for their threads.
             self.prefetch = Prefetch::default();
+            self.urls = UrlSplitter::default();
             result
         })
     }
@@ -199,6 +204,7 @@ impl<'a> Interpreter<'a> {
                     regexes: &mut self.regexes,
                     budget: &mut self.budget,
                     prefetch: &mut self.prefetch,
+                    urls: &mut self.urls,
                     timeinterval: env.get("TIMEINTERVAL"),
                 };
                 functions::call(builtin, values, &mut context)

@@ -9,7 +9,7 @@
 //! rules the `regex` crate can run are searched together as one
 //! `RegexSet`, one pass per string instead of one per rule.
 
-use std::collections::hash_map::RandomState;
+use foldhash::fast::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::rc::Rc;
@@ -290,7 +290,7 @@ impl RuleSet {
             fast: FastRules::new(&rules),
             rules,
             keys,
-            hasher: RandomState::new(),
+            hasher: RandomState::default(),
             memo: HashMap::new(),
         }
     }

@@ -80,11 +80,18 @@ impl<V: Clone> DataMemo<V> {
     }
 }
 
-/// New data derived from data, once per distinct object.
+/// New data derived from data, once per distinct object; for an
+/// idempotent derivation also remembers each output as its own result, so
+/// deriving a list a second time costs one lookup per event.
 #[derive(Debug, Default)]
-pub(crate) struct Derived(DataMemo<Arc<Data>>);
+pub(crate) struct Derived(DataMemo<Arc<Data>>, bool);
 
 impl Derived {
+    /// A memo for a derivation that gives its output back unchanged.
+    pub fn idempotent() -> Derived {
+        Derived(DataMemo::default(), true)
+    }
+
     /// The data derived from `input` by `derive`, computed on first sight;
     /// `derive` answers `None` when the input already is the result, which
     /// is then shared instead of copied.
@@ -101,6 +108,13 @@ impl Derived {
         self.0
             .memo
             .insert(key, (Arc::clone(input), Arc::clone(&output)));
+        if self.1 {
+            // Deriving the output again gives the output itself.
+            self.0
+                .memo
+                .entry(address(&output))
+                .or_insert_with(|| (Arc::clone(&output), Arc::clone(&output)));
+        }
         Ok(output)
     }
 }
@@ -134,6 +148,23 @@ mod tests {
         let unchanged = derived.get(&first, &mut add).unwrap();
         assert!(Arc::ptr_eq(&unchanged, &first));
         assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn an_idempotent_memo_knows_its_outputs() {
+        let input = Arc::new(Data::new());
+        let mut derived = Derived::idempotent();
+        let mut calls = 0;
+        let mut add = |data: &Data| -> Result<Option<Data>, ()> {
+            calls += 1;
+            let mut data = data.clone();
+            data.insert("b".into(), json!(2));
+            Ok(Some(data))
+        };
+        let output = derived.get(&input, &mut add).unwrap();
+        let again = derived.get(&output, &mut add).unwrap();
+        assert!(Arc::ptr_eq(&output, &again));
+        assert_eq!(calls, 1);
     }
 
     #[test]

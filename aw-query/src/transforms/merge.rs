@@ -1,7 +1,7 @@
 //! `merge_events_by_keys`: sum durations per distinct key values (spec
 //! §7.5, with the correction §12 B-10).
 
-use std::collections::hash_map::RandomState;
+use foldhash::fast::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
     if keys.is_empty() {
         return Vec::new();
     }
-    let hasher = RandomState::new();
+    let hasher = RandomState::default();
     let mut groups: Vec<SharedEvent> = Vec::new();
     let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
     // Events sharing a data object (by address; `events` is borrowed

@@ -22,7 +22,7 @@ pub use merge::merge_events_by_keys;
 pub use simplify::simplify_window_titles;
 pub use sort::{limit_events, sort_by_duration, sort_by_timestamp, sum_durations};
 pub use union::{period_union, union_no_overlap};
-pub use url::split_url_events;
+pub use url::{split_url_events, UrlSplitter};
 
 pub(crate) use categorize::{categorize, tag};
 pub(crate) use derive::{address, AddressMap, DataMemo, Derived};

@@ -22,19 +22,48 @@ use serde_json::Value as Json;
 /// assert_eq!(out[0].data["$path"], "/ActivityWatch");
 /// assert_eq!(out[0].data["$params"], "tab=repos");
 /// ```
-pub fn split_url_events(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
-    // New data is derived once per distinct data object (see `Derived`),
-    // and each distinct URL is parsed once: browser data objects differ in
-    // tab counts and titles far more often than in URLs.
-    let mut derived = Derived::default();
-    let mut parsed: HashMap<String, Option<Parts>> = HashMap::new();
-    // Data without an absolute URL is not memoized (it stays as it is).
-    for event in &mut events {
-        if let Ok(data) = derived.get(&event.data, |data| with_url_parts(data, &mut parsed)) {
-            event.data = data;
+pub fn split_url_events(events: Vec<SharedEvent>) -> Vec<SharedEvent> {
+    UrlSplitter::default().split(events)
+}
+
+/// [`split_url_events`] with memory: a query keeps one per period, so that
+/// splitting a list again (the dashboard splits the browser events twice)
+/// or splitting another list holding the same data reuses the first
+/// results instead of parsing the URLs and comparing the parts again.
+#[derive(Debug)]
+pub struct UrlSplitter {
+    /// New data once per distinct data object (see `Derived`); an output
+    /// is its own result.
+    derived: Derived,
+    /// Each distinct URL is parsed once: browser data objects differ in
+    /// tab counts and titles far more often than in URLs.
+    parsed: HashMap<String, Option<Parts>, foldhash::fast::RandomState>,
+}
+
+impl Default for UrlSplitter {
+    fn default() -> UrlSplitter {
+        UrlSplitter {
+            derived: Derived::idempotent(),
+            parsed: HashMap::default(),
         }
     }
-    events
+}
+
+impl UrlSplitter {
+    /// `split_url_events(events)`.
+    pub fn split(&mut self, mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
+        let parsed = &mut self.parsed;
+        // Data without an absolute URL is not memoized (it stays as it is).
+        for event in &mut events {
+            if let Ok(data) = self
+                .derived
+                .get(&event.data, |data| with_url_parts(data, parsed))
+            {
+                event.data = data;
+            }
+        }
+        events
+    }
 }
 
 /// `$protocol`, `$domain`, `$path`, `$params` of a URL.
@@ -62,7 +91,7 @@ fn parts(text: &str) -> Option<Parts> {
 /// URL. URLs are parsed through `parsed`.
 fn with_url_parts(
     data: &Data,
-    parsed: &mut HashMap<String, Option<Parts>>,
+    parsed: &mut HashMap<String, Option<Parts>, foldhash::fast::RandomState>,
 ) -> Result<Option<Data>, ()> {
     let Some(Json::String(text)) = data.get("url") else {
         return Err(());
