@@ -81,6 +81,11 @@ pub(crate) enum ReadCommand {
         query: EventQuery,
         reply: Reply<Vec<SharedEvent>>,
     },
+    EventsJson {
+        bucket_id: String,
+        query: EventQuery,
+        reply: Reply<Vec<u8>>,
+    },
     EventsPage {
         bucket_id: String,
         after: Option<(Timestamp, i64)>,

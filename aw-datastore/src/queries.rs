@@ -15,7 +15,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
 use crate::rows::{
-    event_from_row, parse_created, parse_data, shared_event_from_row, Interner, EVENT_COLUMNS,
+    event_from_row, parse_created, parse_data, raw_event_from_row, shared_event_from_row, Interner,
+    EVENT_COLUMNS,
 };
 use crate::{DatastoreError, EventQuery, Result};
 
@@ -189,6 +190,28 @@ pub(crate) fn shared_events(
     range(conn, bounds, bucket_id, query, |row, clip| {
         shared_event_from_row(row, clip, &mut interner)
     })
+}
+
+/// [`events`] as a JSON array, the data text of each row validated and
+/// copied, not decoded (see `Datastore::events_json`).
+pub(crate) fn events_json(
+    conn: &Connection,
+    bounds: &DurationBounds,
+    bucket_id: &str,
+    query: EventQuery,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(4096);
+    out.push(b'[');
+    range(conn, bounds, bucket_id, query, |row, clip| {
+        let event = raw_event_from_row(row, clip)?;
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, &event)
+            .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
+    })?;
+    out.push(b']');
+    Ok(out)
 }
 
 /// The rows of a range read, each made into a `T` by `decode`.

@@ -80,6 +80,13 @@ pub(crate) fn serve(
         } => answer(conn, snapshot, reply, || {
             queries::shared_events(conn, bounds, &bucket_id, query)
         }),
+        ReadCommand::EventsJson {
+            bucket_id,
+            query,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::events_json(conn, bounds, &bucket_id, query)
+        }),
         ReadCommand::EventsPage {
             bucket_id,
             after,
@@ -142,6 +149,7 @@ fn refuse(command: ReadCommand) {
         ReadCommand::Bucket { reply, .. } => closed(reply),
         ReadCommand::Events { reply, .. } | ReadCommand::EventsPage { reply, .. } => closed(reply),
         ReadCommand::SharedEvents { reply, .. } => closed(reply),
+        ReadCommand::EventsJson { reply, .. } => closed(reply),
         ReadCommand::Event { reply, .. } => closed(reply),
         ReadCommand::Count { reply, .. } => closed(reply),
         ReadCommand::Settings { reply } => closed(reply),

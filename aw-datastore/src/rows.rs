@@ -89,6 +89,49 @@ pub(crate) fn shared_event_from_row(
     })
 }
 
+/// An event whose data is the stored JSON text, for answering with it as it
+/// is; serializes like [`Event`].
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct RawEvent<'a> {
+    id: i64,
+    timestamp: Timestamp,
+    duration: Duration,
+    data: &'a serde_json::value::RawValue,
+}
+
+/// An event row like [`event_from_row`], with the data text borrowed from
+/// SQLite after checking that it is a JSON object.
+pub(crate) fn raw_event_from_row<'a>(
+    row: &'a rusqlite::Row<'_>,
+    clip: Option<(i64, i64)>,
+) -> rusqlite::Result<RawEvent<'a>> {
+    let id: i64 = row.get(0)?;
+    let mut start: i64 = row.get(1)?;
+    let mut end: i64 = row.get(2)?;
+    if let Some((low, high)) = clip {
+        start = start.max(low);
+        end = end.min(high);
+    }
+    let failure = |err: Box<dyn std::error::Error + Send + Sync>| {
+        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, err)
+    };
+    let text = row
+        .get_ref(3)?
+        .as_str()
+        .map_err(|err| failure(err.into()))?;
+    let data: &serde_json::value::RawValue =
+        serde_json::from_str(text).map_err(|err| failure(err.into()))?;
+    if !data.get().starts_with('{') {
+        return Err(failure("event data is not a JSON object".into()));
+    }
+    Ok(RawEvent {
+        id,
+        timestamp: Timestamp::from_nanos(start),
+        duration: Duration::from_nanos(end.saturating_sub(start)),
+        data,
+    })
+}
+
 /// Parses a stored JSON object.
 pub(crate) fn parse_data(text: &str) -> Result<Data, serde_json::Error> {
     serde_json::from_str(text)

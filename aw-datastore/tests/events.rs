@@ -335,3 +335,72 @@ fn shared_events_equal_events_and_share_equal_data() {
         Err(DatastoreError::NoSuchBucket(_))
     ));
 }
+
+#[test]
+fn json_listing_equals_the_decoded_listing() {
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    store.create_bucket(bucket("other")).unwrap();
+    let data = json!({"": 1, "a.b": [1, 1.5, {"$x": null}], "ünï": "☃\"\\\n", "t": "x"});
+    store
+        .insert_events(
+            "b",
+            vec![
+                event(0, 10, app("first")),
+                event(5, 10, data.clone()),
+                event(20, 5, json!({})),
+                event(28, 10, app("crosses-end")),
+            ],
+        )
+        .unwrap();
+    store
+        .insert_events("other", vec![event(6, 1, app("elsewhere"))])
+        .unwrap();
+    store.close().unwrap();
+    // Rows another program stored badly are left out of both listings.
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    let bucket_row: i64 = conn
+        .query_row("SELECT id FROM buckets WHERE name = 'b'", [], |r| r.get(0))
+        .unwrap();
+    for (start, text) in [
+        (1, "not json"),
+        (2, "[1, 2]"),
+        (3, "\"text\""),
+        (4, "{\"a\": "),
+    ] {
+        conn.execute(
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
+            rusqlite::params![
+                bucket_row,
+                start * 1_000_000_000_i64,
+                (start + 1) * 1_000_000_000_i64,
+                text
+            ],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let store = db.open();
+    for query in [
+        query(None, None, None),
+        query(Some(6), Some(30), None),
+        query(Some(6), Some(30), Some(2)),
+        query(None, None, Some(0)),
+        query(Some(30), Some(6), None),
+        query(Some(100), None, None),
+    ] {
+        let decoded = serde_json::to_value(store.events("b", query).unwrap()).unwrap();
+        let raw: serde_json::Value =
+            serde_json::from_slice(&store.events_json("b", query).unwrap()).unwrap();
+        assert_eq!(raw, decoded, "{query:?}");
+    }
+    let all: serde_json::Value =
+        serde_json::from_slice(&store.events_json("b", query(None, None, None)).unwrap()).unwrap();
+    assert_eq!(all.as_array().unwrap().len(), 4);
+    assert_eq!(all[2]["data"], data);
+    assert!(matches!(
+        store.events_json("missing", EventQuery::default()),
+        Err(DatastoreError::NoSuchBucket(_))
+    ));
+}

@@ -3,7 +3,7 @@
 use aw_datastore::EventQuery;
 use aw_models::Event;
 use rocket::data::Data;
-use rocket::http::Status;
+use rocket::http::{ContentType, Status};
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, State};
 
@@ -12,7 +12,8 @@ use crate::error::ApiError;
 use crate::ServerState;
 
 /// Events newest first, selected and clipped by `start`/`end`, at most
-/// `limit` (see `limit_param` for the accepted values).
+/// `limit` (see `limit_param` for the accepted values). The datastore
+/// writes the JSON itself, passing each event's stored data through.
 #[get("/api/0/buckets/<bucket_id>/events?<start>&<end>&<limit>")]
 pub async fn list(
     bucket_id: &str,
@@ -20,7 +21,7 @@ pub async fn list(
     end: Option<&str>,
     limit: Option<&str>,
     state: &State<ServerState>,
-) -> Result<Json<Vec<Event>>, ApiError> {
+) -> Result<(ContentType, Vec<u8>), ApiError> {
     let query = EventQuery {
         start: timestamp_param("start", start)?,
         end: timestamp_param("end", end)?,
@@ -28,9 +29,8 @@ pub async fn list(
     };
     let datastore = state.datastore.clone();
     let bucket_id = bucket_id.to_string();
-    Ok(Json(
-        blocking(move || Ok(datastore.events(&bucket_id, query)?)).await?,
-    ))
+    let body = blocking(move || Ok(datastore.events_json(&bucket_id, query)?)).await?;
+    Ok((ContentType::JSON, body))
 }
 
 /// Inserts an array of events (an event with an id of this bucket replaces
