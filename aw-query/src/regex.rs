@@ -17,14 +17,16 @@ use std::time::{Duration, Instant};
 use crate::error::{ErrorKind, Failure};
 use crate::limits::{MAX_BACKTRACK, MAX_BACKTRACK_TIME, MAX_REGEX_SIZE};
 
-/// A compiled regex.
+/// A compiled regex. Copies share one compiled program *and* its search
+/// caches: cloning a `regex::Regex` would give the copy empty caches,
+/// whose lazy DFA states every query would then build again.
 #[derive(Debug)]
 pub(crate) enum Matcher {
     /// Patterns the `regex` crate accepts.
-    Fast(regex::Regex),
+    Fast(Arc<regex::Regex>),
     /// Patterns that need backtracking features, with the query's budget
     /// of backtracking time.
-    Fancy(fancy_regex::Regex, Arc<TimeBudget>),
+    Fancy(Arc<fancy_regex::Regex>, Arc<TimeBudget>),
 }
 
 /// Time the backtracking regexes of one query may spend, shared by the
@@ -76,8 +78,10 @@ impl Matcher {
                 .as_ref()
                 .and_then(|map| map.get(&key))
                 .map(|found| match found {
-                    Matcher::Fast(regex) => Matcher::Fast(regex.clone()),
-                    Matcher::Fancy(regex, _) => Matcher::Fancy(regex.clone(), Arc::clone(budget)),
+                    Matcher::Fast(regex) => Matcher::Fast(Arc::clone(regex)),
+                    Matcher::Fancy(regex, _) => {
+                        Matcher::Fancy(Arc::clone(regex), Arc::clone(budget))
+                    }
                 })
         };
         if let Some(found) = shared(&mut SHARED.lock().unwrap_or_else(|e| e.into_inner())) {
@@ -91,8 +95,10 @@ impl Matcher {
                 map.clear();
             }
             let copy = match &matcher {
-                Matcher::Fast(regex) => Matcher::Fast(regex.clone()),
-                Matcher::Fancy(regex, budget) => Matcher::Fancy(regex.clone(), Arc::clone(budget)),
+                Matcher::Fast(regex) => Matcher::Fast(Arc::clone(regex)),
+                Matcher::Fancy(regex, budget) => {
+                    Matcher::Fancy(Arc::clone(regex), Arc::clone(budget))
+                }
             };
             map.insert(key, copy);
         }
@@ -109,7 +115,7 @@ impl Matcher {
             .size_limit(MAX_REGEX_SIZE)
             .build();
         match fast {
-            Ok(regex) => return Ok(Matcher::Fast(regex)),
+            Ok(regex) => return Ok(Matcher::Fast(Arc::new(regex))),
             Err(regex::Error::CompiledTooBig(_)) => {
                 return Err(Failure::new(
                     ErrorKind::Regex,
@@ -123,7 +129,7 @@ impl Matcher {
             .backtrack_limit(MAX_BACKTRACK)
             .delegate_size_limit(MAX_REGEX_SIZE)
             .build()
-            .map(|regex| Matcher::Fancy(regex, Arc::clone(budget)))
+            .map(|regex| Matcher::Fancy(Arc::new(regex), Arc::clone(budget)))
             .map_err(|error| {
                 Failure::new(
                     ErrorKind::Regex,

@@ -13,7 +13,7 @@ use foldhash::fast::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::rc::Rc;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use aw_models::{Data, SharedEvent};
 use serde_json::Value as Json;
@@ -191,14 +191,15 @@ pub(crate) struct RuleSet {
 /// single patterns are (`crate::regex`).
 #[derive(Debug)]
 struct FastRules {
-    set: regex::RegexSet,
+    /// Shared with the cache and other queries, with its search caches.
+    set: Arc<regex::RegexSet>,
     /// Rule index of each pattern of the set.
     owners: Vec<usize>,
 }
 
 /// Sets compiled by earlier queries, by their patterns and case flags.
 type SetKey = Vec<(String, bool)>;
-static SETS: Mutex<Option<HashMap<SetKey, regex::RegexSet>>> = Mutex::new(None);
+static SETS: Mutex<Option<HashMap<SetKey, Arc<regex::RegexSet>>>> = Mutex::new(None);
 
 /// Most sets kept (the cache is emptied when full).
 const SHARED_SETS: usize = 16;
@@ -229,7 +230,7 @@ impl FastRules {
         let mut sets = SETS.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(set) = sets.as_ref().and_then(|sets| sets.get(&key)) {
             return Some(FastRules {
-                set: set.clone(),
+                set: Arc::clone(set),
                 owners,
             });
         }
@@ -242,15 +243,17 @@ impl FastRules {
                 format!("(?:{pattern})")
             }
         });
-        let set = regex::RegexSetBuilder::new(patterns)
-            .size_limit(MAX_REGEX_SIZE)
-            .build()
-            .ok()?;
+        let set = Arc::new(
+            regex::RegexSetBuilder::new(patterns)
+                .size_limit(MAX_REGEX_SIZE)
+                .build()
+                .ok()?,
+        );
         let cache = sets.get_or_insert_with(HashMap::new);
         if cache.len() >= SHARED_SETS {
             cache.clear();
         }
-        cache.insert(key, set.clone());
+        cache.insert(key, Arc::clone(&set));
         Some(FastRules { set, owners })
     }
 }
