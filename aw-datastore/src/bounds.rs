@@ -53,6 +53,13 @@ pub(crate) struct Scan {
     started: bool,
 }
 
+impl Scan {
+    /// The bucket scanned.
+    pub(crate) fn row_id(&self) -> i64 {
+        self.row_id
+    }
+}
+
 /// Applies `change` to a copy of `map` and publishes it. Only the writer
 /// thread calls this, so there is no competing update to lose.
 fn update(map: &ArcSwap<HashMap<i64, i64>>, change: impl FnOnce(&mut HashMap<i64, i64>)) {

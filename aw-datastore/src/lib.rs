@@ -22,6 +22,7 @@ mod queries;
 mod reader;
 mod rows;
 mod schema;
+mod stats;
 mod worker;
 mod writes;
 
@@ -36,6 +37,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
+use crate::stats::{SharedStats, StatsWriter};
 use crate::worker::Worker;
 
 pub use error::DatastoreError;
@@ -96,11 +98,10 @@ impl Datastore {
         let conn = Connection::open(path)?;
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
-        let wal_path = conn
-            .path()
-            .filter(|file| !file.is_empty())
-            .map(|file| std::path::PathBuf::from(format!("{file}-wal")));
         let bounds = Arc::new(DurationBounds::default());
+        // Buckets of the file are unknown until counted (`stats.rs`).
+        let shared_stats = Arc::new(SharedStats::default());
+        let stats = StatsWriter::new(Arc::clone(&shared_stats), Default::default());
         let closed = Arc::new(AtomicBool::new(false));
         let (read_sender, read_receiver) = bounded(READ_QUEUE);
         let (stop_sender, stop_receiver) = bounded::<()>(0);
@@ -115,15 +116,16 @@ impl Datastore {
             schema::configure_reader(&reader_conn)?;
             readers.push(reader_conn);
         }
-        let worker = Worker::new(conn, Arc::clone(&bounds), wal_path, Arc::clone(&closed))?;
+        let worker = Worker::new(conn, Arc::clone(&bounds), stats, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         for (index, reader_conn) in readers.into_iter().enumerate() {
             let bounds = Arc::clone(&bounds);
+            let stats = Arc::clone(&shared_stats);
             let commands = read_receiver.clone();
             let stop = stop_receiver.clone();
             let closed = Arc::clone(&closed);
             spawn(format!("aw-datastore-reader-{index}"), move || {
-                reader::run(reader_conn, bounds, commands, stop, closed)
+                reader::run(reader_conn, bounds, stats, commands, stop, closed)
             })?;
         }
         spawn("aw-datastore-writer".to_string(), move || {
@@ -148,7 +150,9 @@ impl Datastore {
         schema::migrate(&conn)?;
         let bounds = Arc::new(DurationBounds::default());
         let closed = Arc::new(AtomicBool::new(false));
-        let worker = Worker::new(conn, bounds, None, Arc::clone(&closed))?;
+        // A fresh database: every bucket's facts are known from creation.
+        let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
+        let worker = Worker::new(conn, bounds, stats, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         spawn("aw-datastore-writer".to_string(), move || {
             worker.run(messages)

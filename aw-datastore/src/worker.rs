@@ -43,7 +43,8 @@
 //! While the queue is empty the worker also scans, some thousands of index
 //! entries at a time, the longest event duration of buckets that existed
 //! at open (see `bounds.rs`); until then reads of such a bucket use an
-//! unbounded scan.
+//! unbounded scan. Once a bucket's scan is done it counts the bucket
+//! (`stats.rs`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +58,7 @@ use crate::bounds::{self, DurationBounds, Scan};
 use crate::commands::{Reply, WorkerMessage, WriteCommand};
 use crate::heartbeat::LastEvents;
 use crate::reader;
+use crate::stats::{self, StatsWriter};
 use crate::writes::{self, WriterMemory};
 use crate::{DatastoreError, Result};
 
@@ -143,6 +145,7 @@ enum Flow {
 pub(crate) struct Worker {
     conn: Connection,
     bounds: Arc<DurationBounds>,
+    stats: StatsWriter,
     last_events: LastEvents,
     held: Vec<Box<dyn Held>>,
     in_batch: bool,
@@ -162,16 +165,21 @@ impl Worker {
     pub(crate) fn new(
         conn: Connection,
         bounds: Arc<DurationBounds>,
-        wal_path: Option<PathBuf>,
+        stats: StatsWriter,
         closed: Arc<AtomicBool>,
     ) -> Result<Worker> {
         let unscanned = conn
             .prepare_cached("SELECT id FROM buckets ORDER BY id DESC")?
             .query_map([], |row| row.get(0))?
             .collect::<rusqlite::Result<Vec<i64>>>()?;
+        let wal_path = conn
+            .path()
+            .filter(|name| !name.is_empty())
+            .map(|name| PathBuf::from(format!("{name}-wal")));
         Ok(Worker {
             conn,
             bounds,
+            stats,
             last_events: LastEvents::default(),
             held: Vec::new(),
             in_batch: false,
@@ -253,7 +261,13 @@ impl Worker {
             WorkerMessage::Write(command) => self.apply(command),
             WorkerMessage::Read(command) => {
                 let _ = self.commit();
-                reader::serve(&self.conn, &self.bounds, command, false);
+                reader::serve(
+                    &self.conn,
+                    &self.bounds,
+                    self.stats.shared(),
+                    command,
+                    false,
+                );
             }
             WorkerMessage::ForceCommit { reply } => {
                 let result = self.commit().and_then(|()| self.sync_now());
@@ -369,9 +383,11 @@ impl Worker {
         }
         self.batch_len += 1;
         execute(&self.conn, "SAVEPOINT command")?;
+        self.stats.begin_command();
         let mut memory = WriterMemory {
             last_events: &mut self.last_events,
             bounds: &self.bounds,
+            stats: &mut self.stats,
         };
         let result = command(&self.conn, &mut memory);
         if self.conn.is_autocommit() {
@@ -390,6 +406,7 @@ impl Worker {
         match &result {
             Ok(_) => execute(&self.conn, "RELEASE command")?,
             Err(_) => {
+                self.stats.undo_command();
                 execute(&self.conn, "ROLLBACK TO command")?;
                 execute(&self.conn, "RELEASE command")?;
             }
@@ -417,6 +434,8 @@ impl Worker {
         self.batch_len = 0;
         match self.try_commit() {
             Ok(()) => {
+                // Readers see the batch's facts before its writers hear back.
+                self.stats.publish();
                 for held in self.held.drain(..) {
                     held.deliver(None);
                 }
@@ -457,6 +476,7 @@ impl Worker {
         self.in_batch = false;
         self.batch_len = 0;
         self.last_events.clear();
+        self.stats.discard();
         for held in self.held.drain(..) {
             held.deliver(Some(failure));
         }
@@ -505,13 +525,31 @@ impl Worker {
             },
         };
         match bounds::scan_step(&self.conn, &mut scan) {
-            Ok(true) => self.bounds.finish_scan(scan),
+            Ok(true) => {
+                let row_id = scan.row_id();
+                self.bounds.finish_scan(scan);
+                self.learn_stats(row_id);
+            }
             Ok(false) => self.scanning = Some(scan),
             // Reads of this bucket stay unbounded, which is only slower.
             Err(err) => {
                 log::warn!("Could not scan event durations: {err}");
                 self.bounds.abandon_scan(scan);
             }
+        }
+    }
+
+    /// Counts a bucket whose scan just finished. Scans run between batches,
+    /// so the committed rows are all there is; a bucket deleted meanwhile
+    /// has no bound and stays unknown.
+    fn learn_stats(&mut self, row_id: i64) {
+        if self.bounds.get(row_id).is_none() || !self.conn.is_autocommit() {
+            return;
+        }
+        match stats::count_bucket(&self.conn, &self.bounds, row_id) {
+            Ok(counted) => self.stats.learned(row_id, counted),
+            // Counts of this bucket stay SQL counts, which is only slower.
+            Err(err) => log::warn!("Could not count bucket events: {err}"),
         }
     }
 }
