@@ -38,7 +38,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
 use crate::stats::{SharedStats, StatsWriter};
-use crate::worker::Worker;
+use crate::worker::{FileParts, Worker};
 
 pub use error::DatastoreError;
 
@@ -94,14 +94,31 @@ impl Datastore {
         let path = path.as_ref();
         // Before SQLite touches the file, so a served file is not even
         // migrated by a second process; the writer thread holds the lock.
-        let lock = lock::lock(path)?;
+        let mut lock = lock::lock(path)?;
+        // Also before SQLite, which may change the file (see `stats.rs`).
+        let vouched = lock.take_fingerprint()?;
+        let unchanged =
+            !vouched.is_empty() && lock::fingerprint(path)?.is_some_and(|now| now == vouched);
         let conn = Connection::open(path)?;
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
+        let stored = if unchanged {
+            stats::load(&conn).unwrap_or_else(|err| {
+                log::warn!("Could not read the stored bucket statistics: {err}");
+                None
+            })
+        } else {
+            None
+        };
         let bounds = Arc::new(DurationBounds::default());
-        // Buckets of the file are unknown until counted (`stats.rs`).
         let shared_stats = Arc::new(SharedStats::default());
-        let stats = StatsWriter::new(Arc::clone(&shared_stats), Default::default());
+        let stats = StatsWriter::new(
+            Arc::clone(&shared_stats),
+            stored
+                .as_ref()
+                .map(|stored| stored.stats.clone())
+                .unwrap_or_default(),
+        );
         let closed = Arc::new(AtomicBool::new(false));
         let (read_sender, read_receiver) = bounded(READ_QUEUE);
         let (stop_sender, stop_receiver) = bounded::<()>(0);
@@ -116,7 +133,18 @@ impl Datastore {
             schema::configure_reader(&reader_conn)?;
             readers.push(reader_conn);
         }
-        let worker = Worker::new(conn, Arc::clone(&bounds), stats, Arc::clone(&closed))?;
+        let file = FileParts {
+            path: path.to_path_buf(),
+            lock,
+        };
+        let worker = Worker::new(
+            conn,
+            Arc::clone(&bounds),
+            stats,
+            stored,
+            Some(file),
+            Arc::clone(&closed),
+        )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         for (index, reader_conn) in readers.into_iter().enumerate() {
             let bounds = Arc::clone(&bounds);
@@ -129,9 +157,9 @@ impl Datastore {
             })?;
         }
         spawn("aw-datastore-writer".to_string(), move || {
-            // The writer owns the stop sender: its end stops the readers.
+            // The writer owns the stop sender (its end stops the readers)
+            // and, in `worker`, the lock.
             let _stop = stop_sender;
-            let _lock = lock;
             worker.run(messages)
         })?;
         Ok(Datastore {
@@ -152,7 +180,7 @@ impl Datastore {
         let closed = Arc::new(AtomicBool::new(false));
         // A fresh database: every bucket's facts are known from creation.
         let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
-        let worker = Worker::new(conn, bounds, stats, Arc::clone(&closed))?;
+        let worker = Worker::new(conn, bounds, stats, None, None, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         spawn("aw-datastore-writer".to_string(), move || {
             worker.run(messages)
@@ -416,6 +444,15 @@ impl Datastore {
     #[cfg(test)]
     fn fail_commits(&self, count: u32) -> Result<()> {
         self.call(|reply| WorkerMessage::FailCommits { count, reply })
+    }
+
+    /// Test hook: whether a bucket's count and edges are known without SQL.
+    #[cfg(test)]
+    fn stats_known(&self, bucket_id: &str) -> Result<bool> {
+        self.call(|reply| WorkerMessage::StatsKnown {
+            bucket_id: bucket_id.to_string(),
+            reply,
+        })
     }
 
     /// Test hook: caps the file size in pages; returns the cap in force.

@@ -16,17 +16,31 @@
 //! The writer works on its own copy: changes of a command that fails are
 //! undone from a log, and a failed batch reverts to the published map.
 //!
-//! The facts of buckets that existed at open are learnt by counting each
-//! bucket once its duration scan (`bounds.rs`) is done; until then reads
-//! use SQL.
+//! # Persistence
+//!
+//! Rebuilding the facts at open would cost the scan they avoid, so a clean
+//! close stores them (with each bucket's longest duration, `bounds.rs`) in
+//! `key_value` under [`STATS_KEY`], outside the `settings.` prefix, in the
+//! final transaction, and after a checkpoint that empties the WAL writes a
+//! fingerprint of the database file into the lock file (`lock.rs`). Open
+//! trusts the stored facts only if the fingerprint (size, modification
+//! time, inode, an empty WAL) still matches, erasing it at once, so a
+//! crash, a run that could not store them, or another program writing the
+//! file in between (which changes the file or leaves a WAL) means the facts
+//! are learnt again: the writer counts each bucket once its duration scan
+//! is done, and until then reads use SQL.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
 
 use crate::bounds::DurationBounds;
+
+/// Key of the stored facts in `key_value`.
+pub(crate) const STATS_KEY: &str = "aw-server.bucket-stats";
 
 /// What readers may know of a bucket without SQL.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -84,6 +98,11 @@ impl StatsWriter {
     /// The facts of a bucket including the open batch.
     pub(crate) fn get(&self, bucket_row: i64) -> Option<BucketStats> {
         self.pending.get(&bucket_row).copied()
+    }
+
+    /// Every known bucket, including the open batch.
+    pub(crate) fn all(&self) -> &HashMap<i64, BucketStats> {
+        &self.pending
     }
 
     fn replace(&mut self, bucket_row: i64, value: Option<BucketStats>) {
@@ -259,6 +278,121 @@ pub(crate) fn count_bucket(
     })
 }
 
+/// What a stored copy gives back: the facts and longest durations of
+/// every bucket.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stored {
+    pub(crate) stats: HashMap<i64, BucketStats>,
+    pub(crate) longest: HashMap<i64, i64>,
+}
+
+/// The last id handed to an event, which any insert of a program using
+/// AUTOINCREMENT moves.
+fn events_sequence(conn: &Connection) -> rusqlite::Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT seq FROM sqlite_sequence WHERE name = 'events'")?
+        .query_row([], |row| row.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(0))
+}
+
+/// Stores the facts of every bucket, in the close's final transaction.
+/// Stores nothing (and says so) unless every bucket's facts and bound are
+/// known.
+pub(crate) fn store(
+    conn: &Connection,
+    stats: &HashMap<i64, BucketStats>,
+    bounds: &DurationBounds,
+) -> rusqlite::Result<bool> {
+    let rows = bucket_rows(conn)?;
+    let mut buckets = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (Some(facts), Some(longest)) = (stats.get(&row), bounds.get(row)) else {
+            return Ok(false);
+        };
+        buckets.push(json!([
+            row,
+            facts.count,
+            facts.first_start,
+            facts.last_end,
+            longest
+        ]));
+    }
+    let text = json!({
+        "version": 1,
+        "events_seq": events_sequence(conn)?,
+        "buckets": buckets,
+    })
+    .to_string();
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        STATS_KEY,
+        text,
+        aw_models::Timestamp::now().nanos() / 1_000_000_000
+    ])?;
+    Ok(true)
+}
+
+/// Reads the stored facts, `None` unless they name exactly the file's
+/// buckets and its last event id. Call only when the fingerprint matched.
+pub(crate) fn load(conn: &Connection) -> rusqlite::Result<Option<Stored>> {
+    let text: Option<Option<String>> = conn
+        .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
+        .query_row([STATS_KEY], |row| row.get(0))
+        .optional()?;
+    let Some(Some(text)) = text else {
+        return Ok(None);
+    };
+    let Some(stored) = parse(&text, events_sequence(conn)?) else {
+        log::warn!("Ignoring unreadable stored bucket statistics");
+        return Ok(None);
+    };
+    let mut rows = bucket_rows(conn)?;
+    rows.sort_unstable();
+    let mut stored_rows: Vec<i64> = stored.stats.keys().copied().collect();
+    stored_rows.sort_unstable();
+    Ok((rows == stored_rows).then_some(stored))
+}
+
+fn parse(text: &str, events_seq: i64) -> Option<Stored> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    if value.get("version")?.as_i64()? != 1 || value.get("events_seq")?.as_i64()? != events_seq {
+        return None;
+    }
+    let mut stored = Stored::default();
+    for bucket in value.get("buckets")?.as_array()? {
+        let [row, count, first, last, longest] = bucket.as_array()?.as_slice() else {
+            return None;
+        };
+        let row = row.as_i64()?;
+        let edge = |value: &Value| match value {
+            Value::Null => Some(None),
+            other => other.as_i64().map(Some),
+        };
+        let stats = BucketStats {
+            count: count.as_u64()?,
+            first_start: edge(first)?,
+            last_end: edge(last)?,
+        };
+        if (stats.count == 0) != stats.first_start.is_none()
+            || stats.first_start.is_none() != stats.last_end.is_none()
+        {
+            return None;
+        }
+        stored.stats.insert(row, stats);
+        stored.longest.insert(row, longest.as_i64()?);
+    }
+    Some(stored)
+}
+
+fn bucket_rows(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    conn.prepare_cached("SELECT id FROM buckets")?
+        .query_map([], |row| row.get(0))?
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +425,46 @@ mod tests {
                 last_end: Some(20)
             })
         );
+    }
+
+    #[test]
+    fn stored_facts_round_trip_and_are_refused_when_the_file_moved_on() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::schema::migrate(&conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO buckets (id, name, type, client, hostname, created) VALUES (1, 'a', 't', 'c', 'h', '');
+             INSERT INTO buckets (id, name, type, client, hostname, created) VALUES (2, 'b', 't', 'c', 'h', '');
+             INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, 5, 9, '{}');",
+        )
+        .unwrap();
+        let bounds = DurationBounds::default();
+        bounds.reset(1);
+        bounds.note(1, 4);
+        let mut stats = HashMap::new();
+        stats.insert(1, count_bucket(&conn, &bounds, 1).unwrap());
+        // Bucket 2 is unknown: nothing is stored.
+        assert!(!store(&conn, &stats, &bounds).unwrap());
+        assert_eq!(load(&conn).unwrap(), None);
+        bounds.reset(2);
+        stats.insert(2, count_bucket(&conn, &bounds, 2).unwrap());
+        assert!(store(&conn, &stats, &bounds).unwrap());
+        let loaded = load(&conn).unwrap().unwrap();
+        assert_eq!(loaded.stats, stats);
+        assert_eq!(loaded.longest, HashMap::from([(1, 4), (2, 0)]));
+        assert_eq!(stats[&1].count, 1);
+        assert_eq!(stats[&2], BucketStats::default());
+        // Another insert moves the sequence; another bucket changes the set.
+        conn.execute_batch(
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (2, 1, 1, '{}')",
+        )
+        .unwrap();
+        assert_eq!(load(&conn).unwrap(), None);
+        assert!(store(&conn, &stats, &bounds).unwrap());
+        assert!(load(&conn).unwrap().is_some());
+        conn.execute_batch(
+            "DELETE FROM events WHERE bucketrow = 2; DELETE FROM buckets WHERE id = 2",
+        )
+        .unwrap();
+        assert_eq!(load(&conn).unwrap(), None);
     }
 }
