@@ -9,6 +9,9 @@
 //! that sends commands over channels (`commands.rs`); it holds no lock and
 //! no connection. Range reads cost time in proportion to what they return
 //! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
+//! Counting a whole bucket and the bucket metadata cost no SQL: the
+//! writer keeps them, and a clean close stores them for the next open
+//! (`stats.rs`).
 //!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).
