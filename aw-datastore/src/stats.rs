@@ -10,8 +10,8 @@
 //! from an immutable map behind an [`ArcSwap`], which the writer publishes
 //! after each commit and before answering the writers, so a read sent after
 //! an acknowledgement sees that write, and a read never sees a write that
-//! was rolled back. A bucket missing from the map is read with SQL as
-//! before.
+//! was rolled back. A bucket missing from the map, and every count over a
+//! time range, is read with SQL.
 //!
 //! The writer works on its own copy: changes of a command that fails are
 //! undone from a log, and a failed batch reverts to the published map.
@@ -24,7 +24,8 @@
 //! final transaction, and after a checkpoint that empties the WAL writes a
 //! fingerprint of the database file into the lock file (`lock.rs`). Open
 //! trusts the stored facts only if the fingerprint (size, modification
-//! time, inode, an empty WAL) still matches, erasing it at once, so a
+//! time, inode, an empty WAL) still matches, erasing it at once, and the
+//! facts name exactly the file's buckets and its last event id; so a
 //! crash, a run that could not store them, or another program writing the
 //! file in between (which changes the file or leaves a WAL) means the facts
 //! are learnt again: the writer counts each bucket once its duration scan
