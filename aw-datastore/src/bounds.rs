@@ -14,7 +14,9 @@
 //! bound that is too large only costs scan time. A bucket missing from the
 //! map (an old file not scanned yet) is read with an unbounded scan.
 //!
-//! Buckets of a file opened here are scanned by the writer while it is
+//! The bounds of a file closed cleanly are stored with the bucket facts
+//! (`stats.rs`) and need no scan. Buckets of other files are scanned by
+//! the writer while it is
 //! idle, [`SCAN_CHUNK`] index entries per step so a long history never
 //! stalls a heartbeat for long; writes during a scan are folded into it,
 //! since the scan may already have passed the events they touch.
@@ -51,6 +53,13 @@ pub(crate) struct Scan {
     below: i64,
     longest: i64,
     started: bool,
+}
+
+impl Scan {
+    /// The bucket scanned.
+    pub(crate) fn row_id(&self) -> i64 {
+        self.row_id
+    }
 }
 
 /// Applies `change` to a copy of `map` and publishes it. Only the writer
@@ -105,6 +114,11 @@ impl DurationBounds {
         update(&self.known, |bounds| {
             bounds.insert(bucket_row, 0);
         });
+    }
+
+    /// Takes the bounds stored by the last clean close (`stats.rs`).
+    pub(crate) fn load(&self, stored: &HashMap<i64, i64>) {
+        update(&self.known, |bounds| bounds.extend(stored));
     }
 
     /// Starts scanning a bucket that existed at open.

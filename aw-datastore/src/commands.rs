@@ -146,4 +146,10 @@ pub(crate) enum WorkerMessage {
         pages: i64,
         reply: Reply<i64>,
     },
+    /// Test hook: whether readers know a bucket's facts (`stats.rs`).
+    #[cfg(test)]
+    StatsKnown {
+        bucket_id: String,
+        reply: Reply<bool>,
+    },
 }

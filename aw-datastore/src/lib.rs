@@ -9,6 +9,9 @@
 //! that sends commands over channels (`commands.rs`); it holds no lock and
 //! no connection. Range reads cost time in proportion to what they return
 //! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
+//! Counting a whole bucket and the bucket metadata cost no SQL: the
+//! writer keeps them, and a clean close stores them for the next open
+//! (`stats.rs`).
 //!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).
@@ -22,6 +25,7 @@ mod queries;
 mod reader;
 mod rows;
 mod schema;
+mod stats;
 mod worker;
 mod writes;
 
@@ -36,7 +40,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
-use crate::worker::Worker;
+use crate::stats::{SharedStats, StatsWriter};
+use crate::worker::{FileParts, Worker};
 
 pub use error::DatastoreError;
 
@@ -92,15 +97,31 @@ impl Datastore {
         let path = path.as_ref();
         // Before SQLite touches the file, so a served file is not even
         // migrated by a second process; the writer thread holds the lock.
-        let lock = lock::lock(path)?;
+        let mut lock = lock::lock(path)?;
+        // Also before SQLite, which may change the file (see `stats.rs`).
+        let vouched = lock.take_fingerprint()?;
+        let unchanged =
+            !vouched.is_empty() && lock::fingerprint(path)?.is_some_and(|now| now == vouched);
         let conn = Connection::open(path)?;
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
-        let wal_path = conn
-            .path()
-            .filter(|file| !file.is_empty())
-            .map(|file| std::path::PathBuf::from(format!("{file}-wal")));
+        let stored = if unchanged {
+            stats::load(&conn).unwrap_or_else(|err| {
+                log::warn!("Could not read the stored bucket statistics: {err}");
+                None
+            })
+        } else {
+            None
+        };
         let bounds = Arc::new(DurationBounds::default());
+        let shared_stats = Arc::new(SharedStats::default());
+        let stats = StatsWriter::new(
+            Arc::clone(&shared_stats),
+            stored
+                .as_ref()
+                .map(|stored| stored.stats.clone())
+                .unwrap_or_default(),
+        );
         let closed = Arc::new(AtomicBool::new(false));
         let (read_sender, read_receiver) = bounded(READ_QUEUE);
         let (stop_sender, stop_receiver) = bounded::<()>(0);
@@ -115,21 +136,33 @@ impl Datastore {
             schema::configure_reader(&reader_conn)?;
             readers.push(reader_conn);
         }
-        let worker = Worker::new(conn, Arc::clone(&bounds), wal_path, Arc::clone(&closed))?;
+        let file = FileParts {
+            path: path.to_path_buf(),
+            lock,
+        };
+        let worker = Worker::new(
+            conn,
+            Arc::clone(&bounds),
+            stats,
+            stored,
+            Some(file),
+            Arc::clone(&closed),
+        )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         for (index, reader_conn) in readers.into_iter().enumerate() {
             let bounds = Arc::clone(&bounds);
+            let stats = Arc::clone(&shared_stats);
             let commands = read_receiver.clone();
             let stop = stop_receiver.clone();
             let closed = Arc::clone(&closed);
             spawn(format!("aw-datastore-reader-{index}"), move || {
-                reader::run(reader_conn, bounds, commands, stop, closed)
+                reader::run(reader_conn, bounds, stats, commands, stop, closed)
             })?;
         }
         spawn("aw-datastore-writer".to_string(), move || {
-            // The writer owns the stop sender: its end stops the readers.
+            // The writer owns the stop sender (its end stops the readers)
+            // and, in `worker`, the lock.
             let _stop = stop_sender;
-            let _lock = lock;
             worker.run(messages)
         })?;
         Ok(Datastore {
@@ -148,7 +181,9 @@ impl Datastore {
         schema::migrate(&conn)?;
         let bounds = Arc::new(DurationBounds::default());
         let closed = Arc::new(AtomicBool::new(false));
-        let worker = Worker::new(conn, bounds, None, Arc::clone(&closed))?;
+        // A fresh database: every bucket's facts are known from creation.
+        let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
+        let worker = Worker::new(conn, bounds, stats, None, None, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         spawn("aw-datastore-writer".to_string(), move || {
             worker.run(messages)
@@ -425,6 +460,15 @@ impl Datastore {
     #[cfg(test)]
     fn fail_commits(&self, count: u32) -> Result<()> {
         self.call(|reply| WorkerMessage::FailCommits { count, reply })
+    }
+
+    /// Test hook: whether a bucket's count and edges are known without SQL.
+    #[cfg(test)]
+    fn stats_known(&self, bucket_id: &str) -> Result<bool> {
+        self.call(|reply| WorkerMessage::StatsKnown {
+            bucket_id: bucket_id.to_string(),
+            reply,
+        })
     }
 
     /// Test hook: caps the file size in pages; returns the cap in force.

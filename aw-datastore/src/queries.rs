@@ -18,6 +18,7 @@ use crate::rows::{
     event_from_row, parse_created, parse_data, raw_event_from_row, shared_event_from_row, Interner,
     EVENT_COLUMNS,
 };
+use crate::stats::{self, SharedStats};
 use crate::{DatastoreError, EventQuery, Result};
 
 /// Key prefix of settings in `key_value`, as aw-server-rust stores them.
@@ -35,6 +36,7 @@ pub(crate) fn bucket_row(conn: &Connection, bucket_id: &str) -> Result<i64> {
 pub(crate) fn buckets(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
 ) -> Result<BTreeMap<String, Bucket>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, name, type, client, hostname, created, data FROM buckets ORDER BY name",
@@ -44,7 +46,7 @@ pub(crate) fn buckets(
         .collect::<rusqlite::Result<Vec<_>>>()?;
     let mut result = BTreeMap::new();
     for (row_id, bucket) in rows {
-        let bucket = with_metadata(conn, bounds, row_id, bucket)?;
+        let bucket = with_metadata(conn, bounds, stats, row_id, bucket)?;
         result.insert(bucket.id.clone(), bucket);
     }
     Ok(result)
@@ -54,6 +56,7 @@ pub(crate) fn buckets(
 pub(crate) fn bucket(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
     bucket_id: &str,
 ) -> Result<Bucket> {
     let found = conn
@@ -64,7 +67,7 @@ pub(crate) fn bucket(
         .optional()?;
     let (row_id, bucket) =
         found.ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))?;
-    with_metadata(conn, bounds, row_id, bucket)
+    with_metadata(conn, bounds, stats, row_id, bucket)
 }
 
 type BucketParts = (i64, Bucket);
@@ -95,45 +98,21 @@ fn bucket_parts(row: &rusqlite::Row<'_>) -> rusqlite::Result<BucketParts> {
     ))
 }
 
-/// Fills in the earliest start and the latest end.
-///
-/// The earliest start is the first index entry of the bucket. The latest
-/// end is at least the end of the newest-starting event `E`, and any event
-/// ending later starts after `E.end - longest`, so only that tail of the
-/// index is scanned when the bound is known.
+/// Fills in the earliest start and the latest end: from the writer's
+/// facts when known (`stats.rs`), else from the index.
 fn with_metadata(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
     row_id: i64,
     mut bucket: Bucket,
 ) -> Result<Bucket> {
-    let first: Option<i64> = conn
-        .prepare_cached(
-            "SELECT starttime FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-             WHERE bucketrow = ?1 ORDER BY starttime ASC LIMIT 1",
-        )?
-        .query_row([row_id], |row| row.get(0))
-        .optional()?;
-    let newest: Option<i64> = conn
-        .prepare_cached(
-            "SELECT endtime FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-             WHERE bucketrow = ?1 ORDER BY starttime DESC LIMIT 1",
-        )?
-        .query_row([row_id], |row| row.get(0))
-        .optional()?;
-    let last_end = match newest {
-        None => None,
-        Some(newest_end) => {
-            let low = bounds
-                .get(row_id)
-                .map_or(i64::MIN, |longest| newest_end.saturating_sub(longest));
-            conn.prepare_cached(
-                "SELECT max(endtime) FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-                 WHERE bucketrow = ?1 AND starttime >= ?2",
-            )?
-            .query_row(params![row_id, low], |row| row.get::<_, Option<i64>>(0))?
-            .map(|end| end.max(newest_end))
-        }
+    let (first, last_end) = match stats.get(row_id) {
+        Some(known) => (known.first_start, known.last_end),
+        None => (
+            stats::first_start(conn, row_id)?,
+            stats::last_end(conn, bounds, row_id)?,
+        ),
     };
     bucket.metadata = BucketMetadata {
         start: first.map(Timestamp::from_nanos),
@@ -308,15 +287,22 @@ pub(crate) fn newest_event(conn: &Connection, row_id: i64) -> Result<Option<Even
         .optional()?)
 }
 
-/// Number of events `events` would return without a limit.
+/// Number of events `events` would return without a limit; the writer's
+/// count when the whole bucket is asked for and known (`stats.rs`).
 pub(crate) fn count(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
     bucket_id: &str,
     start: Option<Timestamp>,
     end: Option<Timestamp>,
 ) -> Result<u64> {
     let row_id = bucket_row(conn, bucket_id)?;
+    if start.is_none() && end.is_none() {
+        if let Some(known) = stats.get(row_id) {
+            return Ok(known.count);
+        }
+    }
     let Some(window) = window(bounds, row_id, start, end) else {
         return Ok(0);
     };

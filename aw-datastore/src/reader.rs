@@ -20,6 +20,7 @@ use rusqlite::Connection;
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply};
 use crate::queries;
+use crate::stats::SharedStats;
 use crate::{DatastoreError, Result};
 
 /// Number of reader threads of a file database. Two let one long read and
@@ -31,6 +32,7 @@ pub(crate) const READERS: usize = 2;
 pub(crate) fn run(
     conn: Connection,
     bounds: Arc<DurationBounds>,
+    stats: Arc<SharedStats>,
     commands: Receiver<ReadCommand>,
     stop: Receiver<()>,
     closed: Arc<AtomicBool>,
@@ -39,7 +41,7 @@ pub(crate) fn run(
         select! {
             recv(commands) -> command => match command {
                 Ok(command) if closed.load(Ordering::SeqCst) => refuse(command),
-                Ok(command) => serve(&conn, &bounds, command, true),
+                Ok(command) => serve(&conn, &bounds, &stats, command, true),
                 Err(_) => return,
             },
             // Only ever disconnects: the writer has stopped.
@@ -56,15 +58,16 @@ pub(crate) fn run(
 pub(crate) fn serve(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
     command: ReadCommand,
     snapshot: bool,
 ) {
     match command {
-        ReadCommand::Buckets { reply } => {
-            answer(conn, snapshot, reply, || queries::buckets(conn, bounds))
-        }
+        ReadCommand::Buckets { reply } => answer(conn, snapshot, reply, || {
+            queries::buckets(conn, bounds, stats)
+        }),
         ReadCommand::Bucket { bucket_id, reply } => answer(conn, snapshot, reply, || {
-            queries::bucket(conn, bounds, &bucket_id)
+            queries::bucket(conn, bounds, stats, &bucket_id)
         }),
         ReadCommand::Events {
             bucket_id,
@@ -108,7 +111,7 @@ pub(crate) fn serve(
             end,
             reply,
         } => answer(conn, snapshot, reply, || {
-            queries::count(conn, bounds, &bucket_id, start, end)
+            queries::count(conn, bounds, stats, &bucket_id, start, end)
         }),
         ReadCommand::Settings { reply } => {
             answer(conn, snapshot, reply, || queries::settings(conn))

@@ -2,6 +2,8 @@
 //! whose commit fails get an error and nothing of theirs is stored; the
 //! worker keeps serving and later writes succeed. (`tests/disk_full.rs`
 //! does the same with a really full file system where it can mount one.)
+//! Also when the writer's bucket facts (`stats.rs`) are trusted, through
+//! the `stats_known` hook.
 
 use aw_models::{Bucket, BucketMetadata, Data, Duration, Event, Timestamp};
 use serde_json::json;
@@ -211,4 +213,55 @@ fn a_dead_worker_answers_closed_and_never_hangs() {
         ));
         assert!(matches!(store.close(), Err(DatastoreError::Closed)));
     }
+}
+
+/// Pings the writer until it knows the facts of `bucket_id` (its idle
+/// scans run between the pings); whether it came to know them.
+fn learns_stats(store: &Datastore, bucket_id: &str) -> bool {
+    for _ in 0..100_000 {
+        if store.stats_known(bucket_id).unwrap() {
+            return true;
+        }
+        std::thread::yield_now();
+    }
+    false
+}
+
+#[test]
+fn facts_are_trusted_after_a_clean_close_only() {
+    let (dir, store) = file_store();
+    let path = dir.path().join("db.sqlite");
+    store.create_bucket(bucket("b")).unwrap();
+    store
+        .insert_events("b", vec![event(1, json!({})), event(2, json!({}))])
+        .unwrap();
+    assert!(store.stats_known("b").unwrap());
+    store.close().unwrap();
+    // A clean close: known at once, no scan needed.
+    let store = Datastore::open(&path).unwrap();
+    assert!(store.stats_known("b").unwrap());
+    store.insert_events("b", vec![event(3, json!({}))]).unwrap();
+    // The writer dies: the facts stored by the close above are stale and
+    // must not be taken back; they are learnt again instead.
+    let _ = store.writer.send(crate::commands::WorkerMessage::Panic);
+    while store.health().is_ok() {
+        std::thread::yield_now();
+    }
+    let store = Datastore::open(&path).unwrap();
+    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    assert!(learns_stats(&store, "b"));
+    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    drop(store);
+    let store = Datastore::open(&path).unwrap();
+    assert!(store.stats_known("b").unwrap());
+    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    store.close().unwrap();
+    // Another program writes: learnt again.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("DELETE FROM events WHERE id = 1", []).unwrap();
+    drop(conn);
+    let store = Datastore::open(&path).unwrap();
+    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert!(learns_stats(&store, "b"));
+    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
 }

@@ -1,10 +1,12 @@
 //! Write operations, run by the worker inside the open batch transaction.
 //!
 //! Each function is one command's effect on the connection and on the
-//! writer's memory (last heartbeat events, duration bounds). The worker
+//! writer's memory (last heartbeat events, duration bounds, bucket facts).
+//! The worker
 //! wraps each call in a savepoint, so a command that fails changes nothing;
 //! memory is only *set* after the SQL succeeded, and only *forgotten*
-//! before, so it never describes rows that are not there.
+//! before, so it never describes rows that are not there (the bucket facts
+//! of a failed command are undone by the worker, see `stats.rs`).
 
 use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -13,6 +15,7 @@ use crate::bounds::DurationBounds;
 use crate::heartbeat::{merge, LastEvents};
 use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
 use crate::rows::{created_text, data_text};
+use crate::stats::StatsWriter;
 use crate::{DatastoreError, ImportSummary, Result};
 
 /// The writer's memory that commands read and update.
@@ -22,6 +25,8 @@ pub(crate) struct WriterMemory<'a> {
     pub(crate) last_events: &'a mut LastEvents,
     /// Longest durations, shared with the readers.
     pub(crate) bounds: &'a DurationBounds,
+    /// Count and edges of each bucket, published at commit.
+    pub(crate) stats: &'a mut StatsWriter,
 }
 
 /// Creates a bucket and inserts its events (ids ignored unless they are
@@ -67,6 +72,7 @@ fn insert_bucket_row(
     ])?;
     let row_id = conn.last_insert_rowid();
     memory.bounds.reset(row_id);
+    memory.stats.created(row_id);
     memory.last_events.forget(row_id);
     Ok(row_id)
 }
@@ -86,6 +92,7 @@ pub(crate) fn delete_bucket(
     // Row ids are AUTOINCREMENT, never reused once committed, so dropping
     // the bound here cannot confuse a later bucket.
     memory.bounds.forget(row_id);
+    memory.stats.forget(row_id);
     Ok(())
 }
 
@@ -141,17 +148,25 @@ fn insert_one(
     let owner = match wanted {
         None => None,
         Some(id) => conn
-            .prepare_cached("SELECT bucketrow FROM events WHERE id = ?1")?
-            .query_row([id], |row| row.get::<_, i64>(0))
-            .optional()?
-            .map(|owner| (id, owner)),
+            .prepare_cached("SELECT bucketrow, starttime, endtime FROM events WHERE id = ?1")?
+            .query_row([id], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            })
+            .optional()?,
     };
     match (wanted, owner) {
-        (Some(id), Some((_, owner))) if owner == row_id => {
+        (Some(id), Some((owner, old_start, old_end))) if owner == row_id => {
             conn.prepare_cached(
                 "UPDATE events SET starttime = ?1, endtime = ?2, data = ?3 WHERE id = ?4",
             )?
             .execute(params![start, end, data, id])?;
+            memory
+                .stats
+                .removed(conn, memory.bounds, row_id, old_start, old_end)?;
         }
         (Some(id), None) => {
             conn.prepare_cached(
@@ -168,6 +183,7 @@ fn insert_one(
             event.id = Some(conn.last_insert_rowid());
         }
     }
+    memory.stats.added(row_id, start, end);
     Ok(event)
 }
 
@@ -204,6 +220,7 @@ pub(crate) fn heartbeat(
                 .prepare_cached("UPDATE events SET endtime = ?1 WHERE id = ?2 AND bucketrow = ?3")?
                 .execute(params![end, id, row_id])?;
             if changed == 1 {
+                memory.stats.extended(row_id, end);
                 merged
             } else {
                 // The remembered event is gone (cannot happen while every
@@ -228,13 +245,22 @@ pub(crate) fn delete_event(
     event_id: i64,
 ) -> Result<bool> {
     let row_id = bucket_row(conn, bucket_id)?;
-    let deleted = conn
-        .prepare_cached("DELETE FROM events WHERE id = ?1 AND bucketrow = ?2")?
-        .execute(params![event_id, row_id])?;
-    if deleted > 0 {
-        memory.last_events.forget(row_id);
-    }
-    Ok(deleted > 0)
+    let deleted: Option<(i64, i64)> = conn
+        .prepare_cached(
+            "DELETE FROM events WHERE id = ?1 AND bucketrow = ?2 RETURNING starttime, endtime",
+        )?
+        .query_row(params![event_id, row_id], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+        .optional()?;
+    let Some((start, end)) = deleted else {
+        return Ok(false);
+    };
+    memory.last_events.forget(row_id);
+    memory
+        .stats
+        .removed(conn, memory.bounds, row_id, start, end)?;
+    Ok(true)
 }
 
 /// Import of one bucket (spec §5): create and insert all, or merge.

@@ -1,5 +1,6 @@
-//! The `aw-server` binary: files in the reference's folders, flags, and a
-//! graceful SIGTERM/SIGINT that loses no acknowledged write.
+//! The `aw-server` binary: files in the reference's folders, flags, a
+//! graceful SIGTERM/SIGINT that loses no acknowledged write, and bucket
+//! counts and metadata that stay exact across restarts and kills.
 
 mod common;
 
@@ -228,5 +229,93 @@ fn sigterm_under_load_loses_no_acknowledged_write() {
             stored.len()
         );
     }
+    stop(process, "TERM");
+}
+
+/// Count and metadata of a bucket against its events, over HTTP.
+fn assert_facts_match_events(client: &Client, bucket: &str) {
+    let events = client
+        .get(&format!("/api/0/buckets/{bucket}/events?limit=-1"))
+        .json();
+    let events = events.as_array().unwrap();
+    let count = client
+        .get(&format!("/api/0/buckets/{bucket}/events/count"))
+        .json();
+    assert_eq!(count.as_u64(), Some(events.len() as u64), "count");
+    let parse = |text: &Value| {
+        chrono::DateTime::parse_from_rfc3339(text.as_str().unwrap())
+            .unwrap()
+            .timestamp_nanos_opt()
+            .unwrap()
+    };
+    let start = events.iter().map(|e| parse(&e["timestamp"])).min();
+    let end = events
+        .iter()
+        .map(|e| parse(&e["timestamp"]) + (e["duration"].as_f64().unwrap() * 1e9) as i64)
+        .max();
+    let metadata = client.get(&format!("/api/0/buckets/{bucket}")).json()["metadata"].clone();
+    let stored = |key: &str| Some(&metadata[key]).filter(|v| !v.is_null()).map(parse);
+    assert_eq!((stored("start"), stored("end")), (start, end), "{metadata}");
+}
+
+#[test]
+fn count_and_metadata_stay_exact_across_restarts_and_kills() {
+    let root = TempDir::new().unwrap();
+    let db = root.path().join("facts.db");
+    let args = ["--dbpath", db.to_str().unwrap()];
+    let process = start(root.path(), &args);
+    let client = process.client.clone();
+    common::create_bucket(&client, "facts");
+    let events = json!([
+        event("2021-06-01T10:00:00Z", 60.0, json!({"a": 1})),
+        event("2021-06-01T09:00:00Z", 5.0, json!({"a": 2})),
+        event("2021-06-01T11:00:00Z", 1.0, json!({"a": 3})),
+    ]);
+    assert_eq!(
+        client
+            .post_json("/api/0/buckets/facts/events", &events)
+            .status,
+        200
+    );
+    for second in 0..3 {
+        let beat = event(
+            &format!("2021-06-01T12:00:0{second}Z"),
+            0.0,
+            json!({"h": 1}),
+        );
+        let reply = client.post_json("/api/0/buckets/facts/heartbeat?pulsetime=5", &beat);
+        assert_eq!(reply.status, 200);
+    }
+    assert_facts_match_events(&client, "facts");
+    stop(process, "TERM");
+    // A clean stop left the fingerprint that lets the next start trust
+    // the stored facts instead of scanning the history (aw-datastore).
+    let lock = root.path().join("facts.db.lock");
+    assert!(!fs::read_to_string(&lock).unwrap().is_empty());
+
+    // A clean restart, then writes that move both edges, then a kill.
+    let process = start(root.path(), &args);
+    let client = process.client.clone();
+    assert_facts_match_events(&client, "facts");
+    let listed = client.get("/api/0/buckets/facts/events?limit=-1").json();
+    let ids: Vec<u64> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_u64().unwrap())
+        .collect();
+    for id in [ids[0], ids[ids.len() - 1]] {
+        let reply = client.delete(&format!("/api/0/buckets/facts/events/{id}"));
+        assert_eq!(reply.status, 200);
+    }
+    assert_facts_match_events(&client, "facts");
+    let mut process = process;
+    process.child.kill().unwrap();
+    process.child.wait().unwrap();
+    assert!(fs::read_to_string(&lock).unwrap().is_empty());
+
+    // After the kill the facts stored by the first stop are stale.
+    let process = start(root.path(), &args);
+    assert_facts_match_events(&process.client, "facts");
     stop(process, "TERM");
 }
