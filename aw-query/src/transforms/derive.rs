@@ -92,6 +92,15 @@ impl Derived {
         Derived(DataMemo::default(), true)
     }
 
+    /// Forgets every input that is not also an output, releasing the
+    /// inputs the memo kept alive; what remains still answers a second
+    /// derivation of the outputs.
+    pub fn keep_outputs(&mut self) {
+        self.0
+            .memo
+            .retain(|_, (input, output)| Arc::ptr_eq(input, output));
+    }
+
     /// The data derived from `input` by `derive`, computed on first sight;
     /// `derive` answers `None` when the input already is the result, which
     /// is then shared instead of copied.
@@ -162,6 +171,8 @@ mod tests {
             Ok(Some(data))
         };
         let output = derived.get(&input, &mut add).unwrap();
+        derived.keep_outputs();
+        assert_eq!(Arc::strong_count(&input), 1, "the input is released");
         let again = derived.get(&output, &mut add).unwrap();
         assert!(Arc::ptr_eq(&output, &again));
         assert_eq!(calls, 1);

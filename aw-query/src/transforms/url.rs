@@ -62,6 +62,9 @@ impl UrlSplitter {
                 event.data = data;
             }
         }
+        // The inputs' data usually dies with the list just replaced; the
+        // memo should not keep it (a year of browser data is ~50 MB).
+        self.derived.keep_outputs();
         events
     }
 }
