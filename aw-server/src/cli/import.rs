@@ -25,7 +25,7 @@ use super::progress::{self, Unit};
 use super::{close, connect, CliError, ConnectionArgs, Target};
 use crate::transfer::document::{add, reader, Tally};
 use crate::transfer::ndjson::{self, NdjsonError};
-use crate::transfer::{import_validated, walk};
+use crate::transfer::{import_validated, walk, Streamed};
 
 /// Flags of `import`.
 #[derive(Debug, Clone, Args)]
@@ -130,9 +130,12 @@ fn import(target: &Target, file: Checked) -> Result<ImportSummary, CliError> {
             let bar = progress::bar(Some(file.events), Unit::Events, format!("Importing {name}"));
             let document =
                 reader(&file.document).map_err(|error| CliError(format!("{name}: {error}")))?;
-            let summary = import_validated(document, &file.buckets, datastore, &mut |summary| {
-                bar.set_position(summary.inserted + summary.skipped)
-            })
+            let summary = import_validated(
+                Streamed(document),
+                &file.buckets,
+                datastore,
+                &mut |summary| bar.set_position(summary.inserted + summary.skipped),
+            )
             .map_err(|error| CliError(format!("{name}: import failed: {error}")))?;
             bar.finish_and_clear();
             Ok(summary)

@@ -24,47 +24,119 @@ use crate::error::ApiError;
 /// Events handed to the datastore per call in pass 2.
 const CHUNK_SIZE: usize = 5000;
 
+/// Documents up to this size are read into memory for the two passes:
+/// parsing from memory is about twice as fast as from a reader.
+const IN_MEMORY_BYTES: u64 = 128 * 1024 * 1024;
+
 /// Validates, then imports, the document in `file`.
 pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
-    let buckets = validate(reader(&file)?)?;
+    let size = file.metadata().map_err(internal)?.len();
+    if size <= IN_MEMORY_BYTES {
+        let mut document = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        file.read_to_end(&mut document).map_err(internal)?;
+        let buckets = validate(InMemory(&document))?;
+        return import_validated(InMemory(&document), &buckets, datastore, &mut |_| {});
+    }
+    let buckets = validate(Streamed(reader(&file)?))?;
     file.rewind().map_err(internal)?;
-    import_validated(reader(&file)?, &buckets, datastore, &mut |_| {})
+    import_validated(Streamed(reader(&file)?), &buckets, datastore, &mut |_| {})
+}
+
+/// Where a document is read from: [`Streamed`] or [`InMemory`].
+pub trait Document {
+    /// Streams the document through `sink` (see [`walk`]).
+    fn walk(self, sink: &mut dyn Sink) -> Result<(), ApiError>;
+}
+
+/// A document read from a reader, in bounded memory.
+#[derive(Debug)]
+pub struct Streamed<R>(pub R);
+
+/// A document in memory, parsed in place (about twice as fast as
+/// through a reader, which copies every string).
+#[derive(Debug, Clone, Copy)]
+pub struct InMemory<'a>(pub &'a [u8]);
+
+impl<R: Read> Document for Streamed<R> {
+    fn walk(self, sink: &mut dyn Sink) -> Result<(), ApiError> {
+        walk_json(serde_json::Deserializer::from_reader(self.0), sink)
+    }
+}
+
+impl Document for InMemory<'_> {
+    fn walk(self, sink: &mut dyn Sink) -> Result<(), ApiError> {
+        walk_json(serde_json::Deserializer::from_slice(self.0), sink)
+    }
 }
 
 /// Pass 1: checks a whole document and returns its buckets (without
 /// events), in document order.
-pub fn validate(reader: impl Read) -> Result<Vec<Bucket>, ApiError> {
+pub fn validate(document: impl Document) -> Result<Vec<Bucket>, ApiError> {
     let mut tally = Tally::default();
-    walk(reader, &mut tally)?;
+    document.walk(&mut tally)?;
     Ok(tally.buckets)
 }
 
 /// Pass 2: stores the document read from `reader`, which [`validate`]
 /// accepted with `buckets`. `progress` sees the running total after each
 /// chunk stored.
+///
+/// Parsing and storing overlap: this thread parses the next chunk while
+/// a second one hands the previous to the datastore (in document order),
+/// so the import takes about the longer of the two rather than their sum.
 pub fn import_validated(
-    reader: impl Read,
+    document: impl Document,
     buckets: &[Bucket],
     datastore: &Datastore,
-    progress: &mut dyn FnMut(&ImportSummary),
+    progress: &mut (dyn FnMut(&ImportSummary) + Send),
 ) -> Result<ImportSummary, ApiError> {
-    let mut importer = Importer {
-        datastore,
-        buckets,
-        current: None,
-        chunk: Vec::new(),
-        summary: ImportSummary::default(),
-        progress,
-    };
-    walk(reader, &mut importer).map_err(|error| match error {
-        // The document validated a moment ago; a parse error now means the
-        // temp file changed under us.
-        ApiError::BadRequest(message) | ApiError::Unprocessable(message) => ApiError::Internal(
-            format!("Import failed on re-reading the document: {message}"),
-        ),
-        other => other,
-    })?;
-    Ok(importer.summary)
+    // Two chunks may wait: one being parsed here is the third.
+    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(2);
+    std::thread::scope(|scope| {
+        let storer = scope.spawn(move || {
+            let mut summary = ImportSummary::default();
+            // A failure ends the loop and drops `queue`, which stops the
+            // parser at its next chunk.
+            for job in queue {
+                match job {
+                    Job::Bucket(bucket) => add(&mut summary, datastore.import_bucket(bucket)?),
+                    Job::Events(bucket_id, events) => {
+                        add(&mut summary, datastore.import_events(&bucket_id, events)?);
+                        progress(&summary);
+                    }
+                }
+            }
+            Ok::<_, ApiError>(summary)
+        });
+        let mut importer = Importer {
+            jobs,
+            buckets,
+            current: None,
+            chunk: Vec::new(),
+        };
+        let parsed = document.walk(&mut importer);
+        drop(importer);
+        let stored = storer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // A storage failure explains a parser stopped by it, so it wins.
+        let summary = stored?;
+        parsed.map_err(|error| match error {
+            // The document validated a moment ago; a parse error now means
+            // the temp file changed under us.
+            ApiError::BadRequest(message) | ApiError::Unprocessable(message) => ApiError::Internal(
+                format!("Import failed on re-reading the document: {message}"),
+            ),
+            other => other,
+        })?;
+        Ok(summary)
+    })
+}
+
+/// What pass 2's parser hands to the thread that stores.
+enum Job {
+    Bucket(Bucket),
+    Events(String, Vec<Event>),
 }
 
 /// A buffered reader of `file` from its current position.
@@ -113,26 +185,27 @@ impl Sink for Tally {
     }
 }
 
-/// Pass 2: stores what pass 1 validated.
+/// Pass 2's parsing side: chunks what pass 1 validated for the storer.
 struct Importer<'a> {
-    datastore: &'a Datastore,
+    jobs: std::sync::mpsc::SyncSender<Job>,
     buckets: &'a [Bucket],
     current: Option<String>,
     chunk: Vec<Event>,
-    summary: ImportSummary,
-    progress: &'a mut dyn FnMut(&ImportSummary),
 }
 
 impl Importer<'_> {
+    fn send(&self, job: Job) -> Result<(), ApiError> {
+        self.jobs.send(job).map_err(|_| {
+            // The storer failed; its error is the one reported.
+            ApiError::Internal("Import failed: storing stopped".into())
+        })
+    }
+
     fn flush(&mut self) -> Result<(), ApiError> {
         if let Some(bucket_id) = &self.current {
             if !self.chunk.is_empty() {
-                let events = std::mem::take(&mut self.chunk);
-                add(
-                    &mut self.summary,
-                    self.datastore.import_events(bucket_id, events)?,
-                );
-                (self.progress)(&self.summary);
+                let events = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_SIZE));
+                self.send(Job::Events(bucket_id.clone(), events))?;
             }
         }
         Ok(())
@@ -145,8 +218,7 @@ impl Sink for Importer<'_> {
             ApiError::Internal("Import failed: the document changed between passes".into())
         })?;
         self.current = Some(bucket.id.clone());
-        add(&mut self.summary, self.datastore.import_bucket(bucket)?);
-        Ok(())
+        self.send(Job::Bucket(bucket))
     }
     fn event(&mut self, _index: usize, mut event: Event) -> Result<(), ApiError> {
         // Imported ids come from another database (spec §5).
@@ -174,11 +246,17 @@ pub fn add(total: &mut ImportSummary, part: ImportSummary) {
 /// Streams one export document through `sink`. The first error wins: a
 /// sink's own error is returned as is, a JSON error as 400/422.
 pub fn walk(reader: impl Read, sink: &mut dyn Sink) -> Result<(), ApiError> {
+    Streamed(reader).walk(sink)
+}
+
+fn walk_json<'de, R: serde_json::de::Read<'de>>(
+    mut deserializer: serde_json::Deserializer<R>,
+    sink: &mut dyn Sink,
+) -> Result<(), ApiError> {
     let mut walker = Walker {
         sink,
         failure: None,
     };
-    let mut deserializer = serde_json::Deserializer::from_reader(reader);
     let result = DocumentSeed(&mut walker)
         .deserialize(&mut deserializer)
         .and_then(|()| deserializer.end());
@@ -397,10 +475,38 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
 mod tests {
     use super::*;
 
+    /// Walks `text` streamed and in memory; both must agree.
     fn run(text: &str) -> Result<Tally, ApiError> {
         let mut count = Tally::default();
-        walk(text.as_bytes(), &mut count)?;
+        let streamed = walk(text.as_bytes(), &mut count);
+        let mut again = Tally::default();
+        let in_memory = InMemory(text.as_bytes()).walk(&mut again);
+        // serde_json's readers may place a type error one column apart;
+        // the outcome and the kind of error must be the same.
+        assert_eq!(
+            streamed.as_ref().map_err(std::mem::discriminant).err(),
+            in_memory.as_ref().map_err(std::mem::discriminant).err(),
+            "streamed and in-memory walks of {text}: {streamed:?} / {in_memory:?}"
+        );
+        assert_eq!(count.events, again.events);
+        streamed?;
         Ok(count)
+    }
+
+    #[test]
+    fn a_storage_failure_ends_the_import_with_its_error() {
+        let text = format!(
+            r#"{{"buckets": {{"b": {{"type": "t", "client": "c", "hostname": "h", "events": [{EVENT}, {EVENT}]}}}}}}"#
+        );
+        let buckets = validate(InMemory(text.as_bytes())).unwrap();
+        let datastore = Datastore::open_in_memory().unwrap();
+        datastore.close().unwrap();
+        let error = import_validated(InMemory(text.as_bytes()), &buckets, &datastore, &mut |_| {})
+            .unwrap_err();
+        assert!(
+            !error.to_string().contains("storing stopped"),
+            "the storage error is reported: {error}"
+        );
     }
 
     const EVENT: &str =

@@ -13,5 +13,7 @@ pub mod document;
 pub mod ndjson;
 pub mod write;
 
-pub use document::{import_file, import_validated, internal, validate, walk, Sink};
+pub use document::{
+    import_file, import_validated, internal, validate, walk, Document, InMemory, Sink, Streamed,
+};
 pub use write::{bucket_head, writer, ExportWriter, Format, JsonWriter};

@@ -121,7 +121,7 @@ pub fn to_document(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transfer::validate;
+    use crate::transfer::{validate, InMemory};
 
     const BUCKET: &str = r#"{"bucket": {"id": "b", "type": "t", "client": "c", "hostname": "h"}}"#;
     const EVENT: &str = r#"{"bucket_id": "b", "id": 3, "timestamp": "2021-06-01T10:00:00.000000001Z", "duration": 1.5, "data": {"a": 1}}"#;
@@ -144,7 +144,7 @@ mod tests {
                 events: 2
             }
         );
-        let buckets = validate(document.as_bytes()).unwrap();
+        let buckets = validate(InMemory(document.as_bytes())).unwrap();
         let ids: Vec<_> = buckets.iter().map(|bucket| bucket.id.as_str()).collect();
         assert_eq!(ids, ["b", "o", "b"], "the second run of b reopens it");
     }
