@@ -4,8 +4,9 @@
 //! opens the other's database. One writer thread owns the read-write
 //! connection and applies writes in batched transactions, answering each
 //! writer only after its batch committed (`worker.rs` explains the
-//! durability this gives); two reader threads serve reads on read-only
-//! connections beside it (`reader.rs`). [`Datastore`] is a cheap handle
+//! durability this gives), a syncer thread gets commits onto the disk
+//! beside it (`syncer.rs`), and two reader threads serve reads on read-only
+//! connections (`reader.rs`). [`Datastore`] is a cheap handle
 //! that sends commands over channels (`commands.rs`); it holds no lock and
 //! no connection. Range reads cost time in proportion to what they return
 //! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
@@ -22,6 +23,7 @@ mod queries;
 mod reader;
 mod rows;
 mod schema;
+mod syncer;
 mod worker;
 mod writes;
 
@@ -36,6 +38,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
+use crate::syncer::Syncer;
 use crate::worker::Worker;
 
 pub use error::DatastoreError;
@@ -115,7 +118,20 @@ impl Datastore {
             schema::configure_reader(&reader_conn)?;
             readers.push(reader_conn);
         }
-        let worker = Worker::new(conn, Arc::clone(&bounds), wal_path, Arc::clone(&closed))?;
+        let durability = match wal_path {
+            Some(wal_path) => {
+                // The syncer checkpoints on a connection of its own
+                // (`syncer.rs`).
+                let syncer_conn = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                schema::configure_syncer(&syncer_conn)?;
+                Some((wal_path.clone(), Syncer::start(syncer_conn, wal_path)?))
+            }
+            None => None,
+        };
+        let worker = Worker::new(conn, Arc::clone(&bounds), durability, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         for (index, reader_conn) in readers.into_iter().enumerate() {
             let bounds = Arc::clone(&bounds);
