@@ -454,7 +454,7 @@ impl Worker {
         let Some(wal_path) = &self.wal_path else {
             return Ok(());
         };
-        syncer::sync(&self.conn, wal_path)?;
+        syncer::sync(&self.conn, wal_path, true)?;
         if let Some(syncer) = &self.syncer {
             syncer.synced();
         }
