@@ -6,7 +6,7 @@ use rocket::data::Data;
 use rocket::serde::json::Json;
 use rocket::{post, State};
 
-use super::{blocking, read_json, JSON_LIMIT};
+use super::{background, read_json, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -18,7 +18,8 @@ pub async fn query(
 ) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
     let request: QueryRequest = read_json(body, JSON_LIMIT).await?;
     let source = state.datastore.clone();
-    let results = blocking(move || {
+    // A long query must not take the CPU from heartbeats.
+    let results = background(move || {
         Ok(aw_query::query(
             &request.program(),
             &request.timeperiods,
