@@ -19,6 +19,7 @@ mod commands;
 mod error;
 mod heartbeat;
 mod lock;
+mod pending;
 mod queries;
 mod reader;
 mod rows;
@@ -42,6 +43,7 @@ use crate::syncer::Syncer;
 use crate::worker::Worker;
 
 pub use error::DatastoreError;
+pub use pending::Pending;
 
 /// Result of every datastore call.
 pub type Result<T> = std::result::Result<T, DatastoreError>;
@@ -235,6 +237,31 @@ impl Datastore {
         })
     }
 
+    /// [`Datastore::heartbeat`] for async callers: the answer is awaited,
+    /// not waited for on a thread, which saves an async server two thread
+    /// hand-offs per heartbeat. Sending waits only while the writer's
+    /// queue is full (1024 commands, a flood of writes).
+    pub fn heartbeat_async(
+        &self,
+        bucket_id: &str,
+        heartbeat: Event,
+        pulsetime: Duration,
+    ) -> Pending<Event> {
+        let (reply, pending) = pending::reply_slot(Arc::clone(&self.closed));
+        if !self.closed.load(Ordering::SeqCst) {
+            // A failed send drops the reply, which answers `Closed`.
+            let _ = self
+                .writer
+                .send(WorkerMessage::Write(WriteCommand::Heartbeat {
+                    bucket_id: bucket_id.to_string(),
+                    heartbeat,
+                    pulsetime,
+                    reply: Reply::Task(reply),
+                }));
+        }
+        pending
+    }
+
     /// Events newest first, selected and clipped per spec §3.3.
     pub fn events(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<Event>> {
         self.read(|reply| ReadCommand::Events {
@@ -387,7 +414,7 @@ impl Datastore {
                 }
                 let (reply, answer) = bounded(1);
                 readers
-                    .send(command(reply))
+                    .send(command(Reply::Thread(reply)))
                     .map_err(|_| DatastoreError::Closed)?;
                 self.wait(&answer)
             }
@@ -401,7 +428,7 @@ impl Datastore {
         }
         let (reply, answer) = bounded(1);
         self.writer
-            .send(message(reply))
+            .send(message(Reply::Thread(reply)))
             .map_err(|_| DatastoreError::Closed)?;
         self.wait(&answer)
     }

@@ -147,7 +147,7 @@ fn answer<T>(conn: &Connection, snapshot: bool, reply: Reply<T>, read: impl FnOn
         read()
     };
     // A caller that stopped waiting is no concern of the reader.
-    let _ = reply.send(result);
+    reply.send(result);
 }
 
 fn in_read_transaction<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -163,7 +163,7 @@ fn in_read_transaction<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -
 
 fn refuse(command: ReadCommand) {
     fn closed<T>(reply: Reply<T>) {
-        let _ = reply.send(Err(DatastoreError::Closed));
+        reply.send(Err(DatastoreError::Closed));
     }
     match command {
         ReadCommand::Buckets { reply } => closed(reply),

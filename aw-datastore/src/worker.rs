@@ -85,7 +85,7 @@ impl<T: Send> Held for HeldReply<T> {
             Some(err) => Err(DatastoreError::Storage(duplicate(err))),
         };
         // A caller that stopped waiting is no concern of the worker.
-        let _ = self.reply.send(answer);
+        self.reply.send(answer);
     }
 }
 
@@ -244,21 +244,21 @@ impl Worker {
             }
             WorkerMessage::ForceCommit { reply } => {
                 let result = self.commit().and_then(|()| self.sync_now());
-                let _ = reply.send(result);
+                reply.send(result);
             }
             WorkerMessage::Close { reply } => {
                 let result = self.commit().and_then(|()| self.final_sync());
                 self.closed.store(true, Ordering::SeqCst);
-                let _ = reply.send(result);
+                reply.send(result);
                 return Flow::Stop;
             }
             WorkerMessage::Ping { reply } => {
-                let _ = reply.send(Ok(()));
+                reply.send(Ok(()));
             }
             #[cfg(test)]
             WorkerMessage::FailCommits { count, reply } => {
                 self.failing_commits = count;
-                let _ = reply.send(Ok(()));
+                reply.send(Ok(()));
             }
             #[cfg(test)]
             WorkerMessage::Panic => panic!("worker panic requested by a test"),
@@ -270,7 +270,7 @@ impl Worker {
                         row.get(0)
                     })
                     .map_err(DatastoreError::from);
-                let _ = reply.send(result);
+                reply.send(result);
             }
         }
         Flow::Continue
@@ -390,7 +390,7 @@ impl Worker {
         match result {
             Ok(value) => self.held.push(Box::new(HeldReply { reply, value })),
             Err(err) => {
-                let _ = reply.send(Err(err));
+                reply.send(Err(err));
             }
         }
     }
