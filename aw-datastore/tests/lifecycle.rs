@@ -128,3 +128,18 @@ fn idle_sync_checkpoints_commits_into_the_main_file() {
     }
     store.health().unwrap();
 }
+
+/// Close empties the WAL, so the next open has no log to read through.
+#[test]
+fn close_leaves_an_empty_wal() {
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    let events: Vec<_> = (0..2_000).map(|i| event(i, 1, app("a"))).collect();
+    store.insert_events("b", events).unwrap();
+    store.close().unwrap();
+    let wal = std::path::PathBuf::from(format!("{}-wal", db.path().display()));
+    let size = std::fs::metadata(&wal).map_or(0, |meta| meta.len());
+    assert_eq!(size, 0);
+    assert_eq!(db.open().count_events("b", None, None).unwrap(), 2_000);
+}
