@@ -21,7 +21,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::{DatastoreError, Result};
 
-/// The answer of a command sent with [`reply_slot`], as a future.
+/// The answer of a command, as a future the worker completes.
 #[derive(Debug)]
 #[must_use = "a Pending does nothing unless awaited"]
 pub struct Pending<T> {
