@@ -111,10 +111,17 @@ where
     T: Send + 'static,
     F: FnOnce() -> Result<T, ApiError> + Send + 'static,
 {
+    // Bounded like the blocking pool was, so a flood of queries waits
+    // instead of starting a thread each.
+    let permit = BACKGROUND_THREADS
+        .acquire()
+        .await
+        .map_err(|error| ApiError::Internal(format!("Cannot start background work: {error}")))?;
     let (sender, receiver) = rocket::tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("aw-background".to_string())
         .spawn(move || {
+            let _permit = permit;
             lower_priority(BACKGROUND_NICENESS);
             // The request may have been dropped meanwhile; nobody waits.
             let _ = sender.send(work());
@@ -130,6 +137,11 @@ where
 
 /// How much nicer than the rest of the server [`background`] work is.
 const BACKGROUND_NICENESS: i32 = 10;
+
+/// Most [`background`] threads at a time: the limit of Rocket's blocking
+/// pool, which ran queries before.
+static BACKGROUND_THREADS: rocket::tokio::sync::Semaphore =
+    rocket::tokio::sync::Semaphore::const_new(512);
 
 /// Makes the calling thread `by` nicer. Only on Linux, where the nice
 /// value belongs to a thread; elsewhere it would be the whole process's.
