@@ -3,16 +3,38 @@
 //! Every command names its fields and carries its own reply sender typed
 //! with exactly what it answers, so a reply of the wrong kind cannot be
 //! sent and the caller never matches on a shared response enum. A dropped
-//! reply sender (worker gone) reads as `Closed` on the caller's side.
+//! reply sender (worker gone) reads as `Closed` on the caller's side. A
+//! reply goes to a thread blocked in a call, or to an async task awaiting
+//! a `Pending` (`pending.rs`).
 
 use aw_models::{Bucket, Duration, Event, SettingValue, SharedEvent, Timestamp};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
+use crate::pending::SlotReply;
 use crate::{EventQuery, ImportSummary, Result};
 
 /// Where a command sends its answer.
-pub(crate) type Reply<T> = Sender<Result<T>>;
+#[derive(Debug)]
+pub(crate) enum Reply<T> {
+    /// A thread waiting in `Datastore::wait`.
+    Thread(Sender<Result<T>>),
+    /// A task awaiting a `Pending`.
+    Task(SlotReply<T>),
+}
+
+impl<T> Reply<T> {
+    /// Sends the answer; a caller that stopped waiting is no concern of
+    /// the worker.
+    pub(crate) fn send(self, answer: Result<T>) {
+        match self {
+            Reply::Thread(sender) => {
+                let _ = sender.send(answer);
+            }
+            Reply::Task(slot) => slot.send(answer),
+        }
+    }
+}
 
 /// A change to the database; answered only after its batch commits.
 #[derive(Debug)]

@@ -4,8 +4,9 @@
 //! opens the other's database. One writer thread owns the read-write
 //! connection and applies writes in batched transactions, answering each
 //! writer only after its batch committed (`worker.rs` explains the
-//! durability this gives); two reader threads serve reads on read-only
-//! connections beside it (`reader.rs`). [`Datastore`] is a cheap handle
+//! durability this gives), a syncer thread gets commits onto the disk
+//! beside it (`syncer.rs`), and two reader threads serve reads on read-only
+//! connections (`reader.rs`). [`Datastore`] is a cheap handle
 //! that sends commands over channels (`commands.rs`); it holds no lock and
 //! no connection. Range reads cost time in proportion to what they return
 //! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
@@ -21,11 +22,13 @@ mod commands;
 mod error;
 mod heartbeat;
 mod lock;
+mod pending;
 mod queries;
 mod reader;
 mod rows;
 mod schema;
 mod stats;
+mod syncer;
 mod worker;
 mod writes;
 
@@ -41,9 +44,11 @@ use rusqlite::{Connection, OpenFlags};
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
 use crate::stats::{SharedStats, StatsWriter};
+use crate::syncer::Syncer;
 use crate::worker::{FileParts, Worker};
 
 pub use error::DatastoreError;
+pub use pending::Pending;
 
 /// Result of every datastore call.
 pub type Result<T> = std::result::Result<T, DatastoreError>;
@@ -105,6 +110,10 @@ impl Datastore {
         let conn = Connection::open(path)?;
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
+        let wal_path = conn
+            .path()
+            .filter(|file| !file.is_empty())
+            .map(|file| std::path::PathBuf::from(format!("{file}-wal")));
         let stored = if unchanged {
             stats::load(&conn).unwrap_or_else(|err| {
                 log::warn!("Could not read the stored bucket statistics: {err}");
@@ -140,12 +149,26 @@ impl Datastore {
             path: path.to_path_buf(),
             lock,
         };
+        let durability = match wal_path {
+            Some(wal_path) => {
+                // The syncer checkpoints on a connection of its own
+                // (`syncer.rs`).
+                let syncer_conn = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                schema::configure_syncer(&syncer_conn)?;
+                Some((wal_path.clone(), Syncer::start(syncer_conn, wal_path)?))
+            }
+            None => None,
+        };
         let worker = Worker::new(
             conn,
             Arc::clone(&bounds),
             stats,
             stored,
             Some(file),
+            durability,
             Arc::clone(&closed),
         )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
@@ -183,7 +206,7 @@ impl Datastore {
         let closed = Arc::new(AtomicBool::new(false));
         // A fresh database: every bucket's facts are known from creation.
         let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
-        let worker = Worker::new(conn, bounds, stats, None, None, Arc::clone(&closed))?;
+        let worker = Worker::new(conn, bounds, stats, None, None, None, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         spawn("aw-datastore-writer".to_string(), move || {
             worker.run(messages)
@@ -252,6 +275,31 @@ impl Datastore {
             pulsetime,
             reply,
         })
+    }
+
+    /// [`Datastore::heartbeat`] for async callers: the answer is awaited,
+    /// not waited for on a thread, which saves an async server two thread
+    /// hand-offs per heartbeat. Sending waits only while the writer's
+    /// queue is full (1024 commands, a flood of writes).
+    pub fn heartbeat_async(
+        &self,
+        bucket_id: &str,
+        heartbeat: Event,
+        pulsetime: Duration,
+    ) -> Pending<Event> {
+        let (reply, pending) = pending::reply_slot(Arc::clone(&self.closed));
+        if !self.closed.load(Ordering::SeqCst) {
+            // A failed send drops the reply, which answers `Closed`.
+            let _ = self
+                .writer
+                .send(WorkerMessage::Write(WriteCommand::Heartbeat {
+                    bucket_id: bucket_id.to_string(),
+                    heartbeat,
+                    pulsetime,
+                    reply: Reply::Task(reply),
+                }));
+        }
+        pending
     }
 
     /// Events newest first, selected and clipped per spec §3.3.
@@ -419,7 +467,7 @@ impl Datastore {
                 }
                 let (reply, answer) = bounded(1);
                 readers
-                    .send(command(reply))
+                    .send(command(Reply::Thread(reply)))
                     .map_err(|_| DatastoreError::Closed)?;
                 self.wait(&answer)
             }
@@ -433,7 +481,7 @@ impl Datastore {
         }
         let (reply, answer) = bounded(1);
         self.writer
-            .send(message(reply))
+            .send(message(Reply::Thread(reply)))
             .map_err(|_| DatastoreError::Closed)?;
         self.wait(&answer)
     }

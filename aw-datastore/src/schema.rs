@@ -165,6 +165,15 @@ pub(crate) fn configure_writer(conn: &Connection, file_backed: bool) -> Result<(
     Ok(())
 }
 
+/// Settings of the syncer's connection, which only checkpoints.
+pub(crate) fn configure_syncer(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(StdDuration::from_secs(5))?;
+    // A first read makes the connection open the WAL and its index, so
+    // its checkpoints find them.
+    conn.query_row("PRAGMA user_version", [], |_| Ok(()))?;
+    Ok(())
+}
+
 /// Settings of a read-only connection.
 pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
     conn.busy_timeout(StdDuration::from_secs(5))?;

@@ -10,13 +10,16 @@
 //! WAL frames without `fsync`, so an acknowledged write is in the OS page
 //! cache and survives the process being killed (SIGKILL, panic, OOM), which
 //! is the common failure of a desktop service. Surviving power loss needs
-//! the frames on disk: the worker syncs (a passive checkpoint, then an
-//! `fsync` of the WAL file) after [`IDLE_SYNC`] without commits, at the
-//! latest [`MAX_UNSYNCED`] after the first unsynced commit even under
-//! constant load, on `force_commit`, on `close` and when the last handle is
-//! dropped. So at most 15 s of acknowledged writes are exposed to a power
-//! cut, while a heartbeat costs a `write()`, not an `fsync`. SQLite's own
-//! automatic checkpoints are off (`schema.rs`) so no commit pays for one. (The reference
+//! the frames on disk: the syncer thread (`syncer.rs`) syncs (a passive
+//! checkpoint, then an `fsync` of the WAL file) after
+//! [`IDLE_SYNC`](crate::syncer::IDLE_SYNC) without commits and at the
+//! latest [`MAX_UNSYNCED`](crate::syncer::MAX_UNSYNCED) after the first
+//! unsynced commit even under constant load, while this thread keeps
+//! committing; this thread syncs itself on `force_commit`, on `close` and
+//! when the last handle is dropped. So at most 15 s of acknowledged writes
+//! are exposed to a power cut, while a heartbeat costs a `write()`, never
+//! an `fsync`. SQLite's own automatic checkpoints are off (`schema.rs`) so
+//! no commit pays for one. (The reference
 //! answers before committing and commits every 15 s or 100 events, so a
 //! crash loses acknowledged writes; holding replies until the commit is
 //! what makes an acknowledgement mean "stored".)
@@ -62,9 +65,9 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration as StdDuration, Instant};
+use std::time::Duration as StdDuration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
+use crossbeam_channel::{Receiver, TryRecvError};
 use rusqlite::{ffi, Connection};
 
 use crate::bounds::{self, DurationBounds, Scan};
@@ -73,16 +76,13 @@ use crate::heartbeat::LastEvents;
 use crate::lock::{self, FileLock};
 use crate::reader;
 use crate::stats::{self, StatsWriter, Stored};
+use crate::syncer::{self, Syncer};
 use crate::writes::{self, WriterMemory};
 use crate::{DatastoreError, Result};
 
 /// Most commands in one transaction, so replies are not held for long
 /// under a flood of writes.
 pub(crate) const MAX_BATCH: usize = 500;
-/// Sync after this long without a commit.
-pub(crate) const IDLE_SYNC: StdDuration = StdDuration::from_secs(1);
-/// Longest time an acknowledged write may stay unsynced.
-pub(crate) const MAX_UNSYNCED: StdDuration = StdDuration::from_secs(15);
 /// How long the closing checkpoint waits for a reader to finish.
 const CLOSE_CHECKPOINT_WAIT: StdDuration = StdDuration::from_millis(500);
 
@@ -110,7 +110,7 @@ impl<T: Send> Held for HeldReply<T> {
             Some(err) => Err(DatastoreError::Storage(duplicate(err))),
         };
         // A caller that stopped waiting is no concern of the worker.
-        let _ = self.reply.send(answer);
+        self.reply.send(answer);
     }
 }
 
@@ -165,6 +165,8 @@ enum Flow {
 
 /// The writer thread's state.
 pub(crate) struct Worker {
+    /// Declared before `conn`, so it stops first even when the worker dies.
+    syncer: Option<Syncer>,
     conn: Connection,
     bounds: Arc<DurationBounds>,
     stats: StatsWriter,
@@ -173,8 +175,6 @@ pub(crate) struct Worker {
     held: Vec<Box<dyn Held>>,
     in_batch: bool,
     batch_len: usize,
-    first_unsynced: Option<Instant>,
-    sync_due: Option<Instant>,
     wal_path: Option<PathBuf>,
     unscanned: Vec<i64>,
     scanning: Option<Scan>,
@@ -185,13 +185,16 @@ pub(crate) struct Worker {
 
 impl Worker {
     /// A worker over a migrated, configured connection; `stored` are the
-    /// facts of the last clean close, if the file is provably unchanged.
+    /// facts of the last clean close, if the file is provably unchanged. A
+    /// file database has its WAL file and a syncer, an in-memory one
+    /// neither.
     pub(crate) fn new(
         conn: Connection,
         bounds: Arc<DurationBounds>,
         stats: StatsWriter,
         stored: Option<Stored>,
         file: Option<FileParts>,
+        durability: Option<(PathBuf, Syncer)>,
         closed: Arc<AtomicBool>,
     ) -> Result<Worker> {
         let unscanned = match stored {
@@ -204,11 +207,9 @@ impl Worker {
                 .query_map([], |row| row.get(0))?
                 .collect::<rusqlite::Result<Vec<i64>>>()?,
         };
-        let wal_path = conn
-            .path()
-            .filter(|name| !name.is_empty())
-            .map(|name| PathBuf::from(format!("{name}-wal")));
+        let (wal_path, syncer) = durability.unzip();
         Ok(Worker {
+            syncer,
             conn,
             bounds,
             stats,
@@ -217,8 +218,6 @@ impl Worker {
             held: Vec::new(),
             in_batch: false,
             batch_len: 0,
-            first_unsynced: None,
-            sync_due: None,
             wal_path,
             unscanned,
             scanning: None,
@@ -243,22 +242,10 @@ impl Worker {
                 match messages.try_recv() {
                     Ok(message) => message,
                     Err(TryRecvError::Empty) => {
-                        if self.sync_due.is_some_and(|due| Instant::now() >= due) {
-                            self.sync();
-                        }
                         self.scan_step();
                         continue;
                     }
                     Err(TryRecvError::Disconnected) => break,
-                }
-            } else if let Some(due) = self.sync_due {
-                match messages.recv_deadline(due) {
-                    Ok(message) => message,
-                    Err(RecvTimeoutError::Timeout) => {
-                        self.sync();
-                        continue;
-                    }
-                    Err(RecvTimeoutError::Disconnected) => break,
                 }
             } else {
                 match messages.recv() {
@@ -280,9 +267,6 @@ impl Worker {
                 }
             }
             let _ = self.commit();
-            if self.sync_due.is_some_and(|due| Instant::now() >= due) {
-                self.sync();
-            }
         }
         // Every handle is gone: keep what was acknowledged.
         if let Err(err) = self.finish() {
@@ -295,6 +279,9 @@ impl Worker {
     fn finish(&mut self) -> Result<()> {
         let committed = self.commit();
         let stored = committed.is_ok() && self.store_stats();
+        if let Some(syncer) = &mut self.syncer {
+            syncer.stop();
+        }
         self.sync_now()?;
         committed?;
         if self.file.is_none() {
@@ -369,21 +356,21 @@ impl Worker {
             }
             WorkerMessage::ForceCommit { reply } => {
                 let result = self.commit().and_then(|()| self.sync_now());
-                let _ = reply.send(result);
+                reply.send(result);
             }
             WorkerMessage::Close { reply } => {
                 let result = self.finish();
                 self.closed.store(true, Ordering::SeqCst);
-                let _ = reply.send(result);
+                reply.send(result);
                 return Flow::Stop;
             }
             WorkerMessage::Ping { reply } => {
-                let _ = reply.send(Ok(()));
+                reply.send(Ok(()));
             }
             #[cfg(test)]
             WorkerMessage::FailCommits { count, reply } => {
                 self.failing_commits = count;
-                let _ = reply.send(Ok(()));
+                reply.send(Ok(()));
             }
             #[cfg(test)]
             WorkerMessage::Panic => panic!("worker panic requested by a test"),
@@ -391,7 +378,7 @@ impl Worker {
             WorkerMessage::StatsKnown { bucket_id, reply } => {
                 let result = crate::queries::bucket_row(&self.conn, &bucket_id)
                     .map(|row_id| self.stats.shared().get(row_id).is_some());
-                let _ = reply.send(result);
+                reply.send(result);
             }
             #[cfg(test)]
             WorkerMessage::LimitPages { pages, reply } => {
@@ -401,7 +388,7 @@ impl Worker {
                         row.get(0)
                     })
                     .map_err(DatastoreError::from);
-                let _ = reply.send(result);
+                reply.send(result);
             }
         }
         Flow::Continue
@@ -524,7 +511,7 @@ impl Worker {
         match result {
             Ok(value) => self.held.push(Box::new(HeldReply { reply, value })),
             Err(err) => {
-                let _ = reply.send(Err(err));
+                reply.send(Err(err));
             }
         }
     }
@@ -540,12 +527,12 @@ impl Worker {
             Ok(()) => {
                 // Readers see the batch's facts before its writers hear back.
                 self.stats.publish();
+                if let Some(syncer) = &self.syncer {
+                    syncer.committed();
+                }
                 for held in self.held.drain(..) {
                     held.deliver(None);
                 }
-                let now = Instant::now();
-                let first = *self.first_unsynced.get_or_insert(now);
-                self.sync_due = Some((first + MAX_UNSYNCED).min(now + IDLE_SYNC));
                 Ok(())
             }
             Err(err) => {
@@ -586,35 +573,15 @@ impl Worker {
         }
     }
 
-    /// A timed sync; failures are logged and retried later.
-    fn sync(&mut self) {
-        if let Err(err) = self.sync_now() {
-            log::error!("Syncing the database failed, retrying: {err}");
-            self.sync_due = Some(Instant::now() + IDLE_SYNC);
-        }
-    }
-
-    /// Gets every committed write onto the disk.
+    /// Gets every committed write onto the disk now.
     fn sync_now(&mut self) -> Result<()> {
         let Some(wal_path) = &self.wal_path else {
-            self.first_unsynced = None;
-            self.sync_due = None;
             return Ok(());
         };
-        // A passive checkpoint copies what it can into the main file
-        // (syncing the WAL first and the file after) without waiting for
-        // readers; the explicit fsync then covers the frames it could not
-        // copy because a reader still uses them.
-        self.conn
-            .prepare_cached("PRAGMA wal_checkpoint(PASSIVE)")?
-            .query_row([], |_| Ok(()))?;
-        match std::fs::File::open(wal_path).and_then(|wal| wal.sync_data()) {
-            Ok(()) => {}
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-            Err(err) => return Err(DatastoreError::Io(err)),
+        syncer::sync(&self.conn, wal_path, true)?;
+        if let Some(syncer) = &self.syncer {
+            syncer.synced();
         }
-        self.first_unsynced = None;
-        self.sync_due = None;
         Ok(())
     }
 

@@ -184,3 +184,43 @@ fn heartbeats_to_many_buckets_from_many_threads() {
         }
     });
 }
+
+/// Runs a future on this thread (the crate has no async runtime).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn awaited_heartbeats_merge_like_blocking_ones() {
+    let (_db, store) = with_bucket();
+    let first = block_on(store.heartbeat_async("b", event(10, 0, app("a")), PULSE)).unwrap();
+    let merged = store.heartbeat("b", event(12, 0, app("a")), PULSE).unwrap();
+    assert_eq!(merged.id, first.id);
+    let again = block_on(store.heartbeat_async("b", event(14, 1, app("a")), PULSE)).unwrap();
+    assert_eq!(again.id, first.id);
+    assert_eq!(all(&store), vec![(10, 5)]);
+    // Errors arrive the same way.
+    assert!(matches!(
+        block_on(store.heartbeat_async("missing", event(1, 0, app("a")), PULSE)),
+        Err(aw_datastore::DatastoreError::NoSuchBucket(_))
+    ));
+    store.close().unwrap();
+    assert!(matches!(
+        block_on(store.heartbeat_async("b", event(20, 0, app("a")), PULSE)),
+        Err(aw_datastore::DatastoreError::Closed)
+    ));
+}

@@ -95,3 +95,51 @@ fn a_file_in_use_is_refused_until_it_is_closed() {
     store.close().unwrap();
     assert!(db.open().bucket("b").is_ok());
 }
+
+/// The timed sync runs beside the writer: a second after the last commit
+/// the events are in the main file (the WAL was checkpointed), while the
+/// datastore stays open. Polls for a bounded time: the sync is timed.
+#[test]
+fn idle_sync_checkpoints_commits_into_the_main_file() {
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    store
+        .insert_events("b", vec![event(1, 1, app("a")), event(3, 1, app("b"))])
+        .unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    let main_file_only = copy.path().join("main.sqlite");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        // A copy of the main file without its WAL holds only what was
+        // checkpointed.
+        std::fs::copy(db.path(), &main_file_only).unwrap();
+        let conn = rusqlite::Connection::open(&main_file_only).unwrap();
+        let events: rusqlite::Result<i64> =
+            conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0));
+        if events.as_ref().is_ok_and(|count| *count == 2) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not checkpointed: {events:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    store.health().unwrap();
+}
+
+/// Close empties the WAL, so the next open has no log to read through.
+#[test]
+fn close_leaves_an_empty_wal() {
+    let db = TempDb::new();
+    let store = db.open();
+    store.create_bucket(bucket("b")).unwrap();
+    let events: Vec<_> = (0..2_000).map(|i| event(i, 1, app("a"))).collect();
+    store.insert_events("b", events).unwrap();
+    store.close().unwrap();
+    let wal = std::path::PathBuf::from(format!("{}-wal", db.path().display()));
+    let size = std::fs::metadata(&wal).map_or(0, |meta| meta.len());
+    assert_eq!(size, 0);
+    assert_eq!(db.open().count_events("b", None, None).unwrap(), 2_000);
+}

@@ -3,10 +3,10 @@
 
 use aw_models::QueryRequest;
 use rocket::data::Data;
-use rocket::serde::json::Json;
+use rocket::response::content::RawJson;
 use rocket::{post, State};
 
-use super::{blocking, read_json, JSON_LIMIT};
+use super::{background, read_json, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -15,16 +15,17 @@ use crate::ServerState;
 pub async fn query(
     body: Data<'_>,
     state: &State<ServerState>,
-) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
+) -> Result<RawJson<String>, ApiError> {
     let request: QueryRequest = read_json(body, JSON_LIMIT).await?;
     let source = state.datastore.clone();
-    let results = blocking(move || {
-        Ok(aw_query::query(
-            &request.program(),
-            &request.timeperiods,
-            &source,
-        )?)
+    // A long query must not take the CPU from heartbeats; nor must
+    // writing (and freeing) a year's result, so that happens there too.
+    // The body is what `Json` would make of the results.
+    let body = background(move || {
+        let results = aw_query::query(&request.program(), &request.timeperiods, &source)?;
+        serde_json::to_string(&results)
+            .map_err(|error| ApiError::Internal(format!("Cannot write the query result: {error}")))
     })
     .await?;
-    Ok(Json(results))
+    Ok(RawJson(body))
 }
