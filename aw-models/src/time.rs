@@ -95,13 +95,77 @@ impl Timestamp {
     }
 }
 
+/// RFC 3339 in UTC with a `Z`, the fraction as chrono's
+/// `SecondsFormat::AutoSi` writes it (none, or 3, 6 or 9 digits: the
+/// fewest that keep every non-zero digit). Written by hand into a stack
+/// buffer: event listings print two timestamps per event, and chrono's
+/// formatter allocates and was a visible part of a listing's time.
 impl fmt::Display for Timestamp {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self
-            .to_datetime()
-            .to_rfc3339_opts(SecondsFormat::AutoSi, true);
-        formatter.write_str(&text)
+        const NANOS_PER_DAY: i64 = 86_400 * 1_000_000_000;
+        let days = self.0.div_euclid(NANOS_PER_DAY);
+        let of_day = self.0.rem_euclid(NANOS_PER_DAY);
+        let (year, month, day) = civil_from_days(days);
+        let secs = of_day / 1_000_000_000;
+        let nanos = of_day % 1_000_000_000;
+        let mut buffer = [0u8; 30];
+        let mut put = |at: usize, value: i64, width: usize| {
+            let mut value = value;
+            for index in (at..at + width).rev() {
+                buffer[index] = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        // i64 nanoseconds span the years 1677-2262: always four digits.
+        put(0, year, 4);
+        put(5, month, 2);
+        put(8, day, 2);
+        put(11, secs / 3600, 2);
+        put(14, secs / 60 % 60, 2);
+        put(17, secs % 60, 2);
+        let mut len = 19;
+        let (digits, fraction) = match nanos {
+            0 => (0, 0),
+            n if n % 1_000_000 == 0 => (3, n / 1_000_000),
+            n if n % 1_000 == 0 => (6, n / 1_000),
+            n => (9, n),
+        };
+        if digits > 0 {
+            put(20, fraction, digits);
+            len = 20 + digits;
+        }
+        buffer[4] = b'-';
+        buffer[7] = b'-';
+        buffer[10] = b'T';
+        buffer[13] = b':';
+        buffer[16] = b':';
+        if digits > 0 {
+            buffer[19] = b'.';
+        }
+        buffer[len] = b'Z';
+        // Only ASCII digits and separators were written.
+        formatter.write_str(std::str::from_utf8(&buffer[..=len]).map_err(|_| fmt::Error)?)
     }
+}
+
+/// (year, month, day) of a day count since 1970-01-01 in the proleptic
+/// Gregorian calendar (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 impl Serialize for Timestamp {
@@ -195,6 +259,51 @@ impl<'de> Deserialize<'de> for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn display_is_chronos_rfc3339_with_auto_fraction() {
+        let chrono_text = |nanos: i64| {
+            Timestamp::from_nanos(nanos)
+                .to_datetime()
+                .to_rfc3339_opts(SecondsFormat::AutoSi, true)
+        };
+        let mut cases = vec![
+            0,
+            -1,
+            1,
+            i64::MIN,
+            i64::MAX,
+            951_782_400 * 1_000_000_000,                 // 2000-02-29
+            -2_208_988_800 * 1_000_000_000,              // 1900-01-01
+            1_622_538_000_123_000_000,                   // millis
+            1_622_538_000_123_456_000,                   // micros
+            1_622_538_000_123_456_789,                   // nanos
+            4_107_542_399 * 1_000_000_000 + 999_999_999, // 2100-02-28T23:59:59.999999999
+        ];
+        // SplitMix64: values over the whole range, and at second, milli
+        // and micro precision.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            let value = (z ^ (z >> 31)) as i64;
+            cases.extend([
+                value,
+                value / 1_000_000_000 * 1_000_000_000,
+                value / 1_000 * 1_000,
+            ]);
+            cases.push(value / 1_000_000 * 1_000_000);
+        }
+        for nanos in cases {
+            assert_eq!(
+                Timestamp::from_nanos(nanos).to_string(),
+                chrono_text(nanos),
+                "{nanos}"
+            );
+        }
+    }
 
     #[test]
     fn timestamps_parse_any_offset_into_utc() {
