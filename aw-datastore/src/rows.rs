@@ -59,13 +59,12 @@ impl Interner {
     }
 }
 
-/// An event row like [`event_from_row`], with data shared through
-/// `interner`; the text is borrowed from SQLite, not copied.
-pub(crate) fn shared_event_from_row(
-    row: &rusqlite::Row<'_>,
+/// The parts of an event row, clipped: id, start, duration, and the data
+/// text borrowed from SQLite (not copied).
+fn row_parts<'a>(
+    row: &'a rusqlite::Row<'_>,
     clip: Option<(i64, i64)>,
-    interner: &mut Interner,
-) -> rusqlite::Result<SharedEvent> {
+) -> rusqlite::Result<(i64, Timestamp, Duration, &'a str)> {
     let id: i64 = row.get(0)?;
     let mut start: i64 = row.get(1)?;
     let mut end: i64 = row.get(2)?;
@@ -73,18 +72,38 @@ pub(crate) fn shared_event_from_row(
         start = start.max(low);
         end = end.min(high);
     }
-    let failure = |err: Box<dyn std::error::Error + Send + Sync>| {
-        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, err)
-    };
     let text = row
         .get_ref(3)?
         .as_str()
-        .map_err(|err| failure(err.into()))?;
-    let data = interner.data(text).map_err(|err| failure(err.into()))?;
+        .map_err(|err| data_failure(err.into()))?;
+    Ok((
+        id,
+        Timestamp::from_nanos(start),
+        Duration::from_nanos(end.saturating_sub(start)),
+        text,
+    ))
+}
+
+/// A row whose data column is not usable; listings skip such rows.
+fn data_failure(err: Box<dyn std::error::Error + Send + Sync>) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, err)
+}
+
+/// An event row like [`event_from_row`], with data shared through
+/// `interner`.
+pub(crate) fn shared_event_from_row(
+    row: &rusqlite::Row<'_>,
+    clip: Option<(i64, i64)>,
+    interner: &mut Interner,
+) -> rusqlite::Result<SharedEvent> {
+    let (id, timestamp, duration, text) = row_parts(row, clip)?;
+    let data = interner
+        .data(text)
+        .map_err(|err| data_failure(err.into()))?;
     Ok(SharedEvent {
         id: Some(id),
-        timestamp: Timestamp::from_nanos(start),
-        duration: Duration::from_nanos(end.saturating_sub(start)),
+        timestamp,
+        duration,
         data,
     })
 }
@@ -105,29 +124,16 @@ pub(crate) fn raw_event_from_row<'a>(
     row: &'a rusqlite::Row<'_>,
     clip: Option<(i64, i64)>,
 ) -> rusqlite::Result<RawEvent<'a>> {
-    let id: i64 = row.get(0)?;
-    let mut start: i64 = row.get(1)?;
-    let mut end: i64 = row.get(2)?;
-    if let Some((low, high)) = clip {
-        start = start.max(low);
-        end = end.min(high);
-    }
-    let failure = |err: Box<dyn std::error::Error + Send + Sync>| {
-        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, err)
-    };
-    let text = row
-        .get_ref(3)?
-        .as_str()
-        .map_err(|err| failure(err.into()))?;
+    let (id, timestamp, duration, text) = row_parts(row, clip)?;
     let data: &serde_json::value::RawValue =
-        serde_json::from_str(text).map_err(|err| failure(err.into()))?;
+        serde_json::from_str(text).map_err(|err| data_failure(err.into()))?;
     if !data.get().starts_with('{') {
-        return Err(failure("event data is not a JSON object".into()));
+        return Err(data_failure("event data is not a JSON object".into()));
     }
     Ok(RawEvent {
         id,
-        timestamp: Timestamp::from_nanos(start),
-        duration: Duration::from_nanos(end.saturating_sub(start)),
+        timestamp,
+        duration,
         data,
     })
 }
