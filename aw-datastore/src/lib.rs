@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use aw_models::{Bucket, Duration, Event, SettingValue, SharedEvent, Timestamp};
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
@@ -334,6 +334,33 @@ impl Datastore {
             query,
             reply,
         })
+    }
+
+    /// [`Datastore::events_json`] for an async caller: like
+    /// [`Datastore::heartbeat_async`], the reader answers the returned
+    /// future instead of a blocked thread. `None` when the answer cannot
+    /// come that way without blocking the caller (the readers' queue is
+    /// full, or an in-memory database, whose writer serves reads); make
+    /// the blocking call then.
+    pub fn events_json_async(
+        &self,
+        bucket_id: &str,
+        query: EventQuery,
+    ) -> Option<Pending<Vec<u8>>> {
+        let readers = self.readers.as_ref()?;
+        let (reply, pending) = pending::reply_slot(Arc::clone(&self.closed));
+        if self.closed.load(Ordering::SeqCst) {
+            // The dropped reply answers `Closed`.
+            return Some(pending);
+        }
+        match readers.try_send(ReadCommand::EventsJson {
+            bucket_id: bucket_id.to_string(),
+            query,
+            reply: Reply::Task(reply),
+        }) {
+            Ok(()) | Err(TrySendError::Disconnected(_)) => Some(pending),
+            Err(TrySendError::Full(_)) => None,
+        }
     }
 
     /// Events of a bucket, unclipped, newest first (starttime, then id,

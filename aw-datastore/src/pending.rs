@@ -4,8 +4,9 @@
 //! on top of the worker's: the task moves the call to a blocking thread,
 //! which waits for the worker, then wakes the task again. A [`Pending`]
 //! lets the task wait for the worker itself: the worker puts the answer in
-//! a shared slot and wakes the task. Only the hottest call, the heartbeat,
-//! has this form (`Datastore::heartbeat_async`).
+//! a shared slot and wakes the task. The hottest calls have this form: the
+//! heartbeat (`Datastore::heartbeat_async`) and event listings
+//! (`Datastore::events_json_async`).
 //!
 //! A reply dropped unanswered (the worker stopped or died) answers
 //! `Closed`. A command that reached the queue after the stopping worker

@@ -404,3 +404,38 @@ fn json_listing_equals_the_decoded_listing() {
         Err(DatastoreError::NoSuchBucket(_))
     ));
 }
+
+#[test]
+fn awaited_json_listings_equal_blocking_ones() {
+    let (_db, store) = with_bucket();
+    store
+        .insert_events("b", vec![event(0, 10, app("a")), event(20, 5, app("b"))])
+        .unwrap();
+    for query in [query(None, None, None), query(Some(5), Some(22), Some(1))] {
+        let pending = store
+            .events_json_async("b", query)
+            .expect("a file database answers awaited reads");
+        assert_eq!(
+            block_on(pending).unwrap(),
+            store.events_json("b", query).unwrap()
+        );
+    }
+    assert!(matches!(
+        block_on(
+            store
+                .events_json_async("missing", EventQuery::default())
+                .unwrap()
+        ),
+        Err(DatastoreError::NoSuchBucket(_))
+    ));
+    store.close().unwrap();
+    assert!(matches!(
+        block_on(store.events_json_async("b", EventQuery::default()).unwrap()),
+        Err(DatastoreError::Closed)
+    ));
+    // An in-memory database serves reads on its writer: callers block.
+    let memory = Datastore::open_in_memory().unwrap();
+    assert!(memory
+        .events_json_async("b", EventQuery::default())
+        .is_none());
+}

@@ -185,25 +185,6 @@ fn heartbeats_to_many_buckets_from_many_threads() {
     });
 }
 
-/// Runs a future on this thread (the crate has no async runtime).
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    struct Unpark(std::thread::Thread);
-    impl std::task::Wake for Unpark {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
-    let mut context = std::task::Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
-    loop {
-        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
-            return output;
-        }
-        std::thread::park();
-    }
-}
-
 #[test]
 fn awaited_heartbeats_merge_like_blocking_ones() {
     let (_db, store) = with_bucket();
