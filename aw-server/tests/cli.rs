@@ -525,3 +525,38 @@ fn without_a_server_the_default_database_is_used() {
     );
     assert_eq!(essence(&read_json(&out)), essence(&document()));
 }
+
+#[test]
+fn export_to_a_closed_pipe_stops_quietly() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let db = path(root, "big.db");
+    // Enough events that the export outgrows the pipe and its buffer.
+    let events: Vec<Value> = (0..20_000)
+        .map(|i| {
+            json!({"timestamp": format!("2021-06-01T{:02}:{:02}:{:02}Z", i / 3600 % 24, i / 60 % 60, i % 60),
+                   "duration": 1.0, "data": {"app": "vim", "title": format!("file {i} with a longer title")}})
+        })
+        .collect();
+    let source = path(root, "big.json");
+    let document = json!({"buckets": {"w": {"id": "w", "type": "currentwindow", "client": "c",
+        "hostname": "h", "events": events}}});
+    fs::write(&source, document.to_string()).unwrap();
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    let mut child = binary(root)
+        .args(["export", "--dbpath", s(&db), "-o", "-"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read a little, then close the pipe, as `| head -c 100` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 100];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(!stderr.contains("cannot write"), "{stderr}");
+    assert!(String::from_utf8_lossy(&first).starts_with("{\"buckets\""));
+}

@@ -11,6 +11,8 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use aw_models::{Bucket, Event, Timestamp};
@@ -53,10 +55,14 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
     let target = connect(&args.connection, false)?;
     let buckets = select(&target, &args.buckets)?;
     let to_stdout = args.output.as_os_str() == "-";
-    let result = write_all(&target, &buckets, &args, to_stdout);
+    let reader_gone = Arc::new(AtomicBool::new(false));
+    let result = write_all(&target, &buckets, &args, to_stdout, &reader_gone);
     let closed = close(target);
     let events = match result {
         Ok(events) => events,
+        // `export | head`: the reader had what it wanted. Like other
+        // Unix tools, stop quietly and successfully.
+        Err(_) if reader_gone.load(Ordering::Relaxed) => return closed,
         Err(error) => {
             if !to_stdout {
                 // Leave no half-written export that looks like a whole one.
@@ -109,13 +115,18 @@ fn write_all(
     buckets: &[Bucket],
     args: &ExportArgs,
     to_stdout: bool,
+    reader_gone: &Arc<AtomicBool>,
 ) -> Result<u64, CliError> {
     let total = buckets
         .iter()
         .map(|bucket| count(target, &bucket.id))
         .sum::<Result<u64, CliError>>()?;
     let output: Box<dyn Write> = if to_stdout {
-        Box::new(BufWriter::with_capacity(256 * 1024, io::stdout().lock()))
+        let stdout = Stdout {
+            inner: io::stdout().lock(),
+            reader_gone: Arc::clone(reader_gone),
+        };
+        Box::new(BufWriter::with_capacity(256 * 1024, stdout))
     } else {
         let file = File::create(&args.output).map_err(|error| write_error(&args.output, error))?;
         Box::new(BufWriter::with_capacity(256 * 1024, file))
@@ -189,6 +200,33 @@ fn count(target: &Target, bucket_id: &str) -> Result<u64, CliError> {
         Target::Offline { datastore, .. } => datastore
             .count_events(bucket_id, None, None)
             .map_err(|error| CliError(format!("reading bucket '{bucket_id}' failed: {error}"))),
+    }
+}
+
+/// Standard output that notes when its reader went away (a closed pipe).
+struct Stdout {
+    inner: io::StdoutLock<'static>,
+    reader_gone: Arc<AtomicBool>,
+}
+
+impl Stdout {
+    fn note(&self, result: io::Result<usize>) -> io::Result<usize> {
+        if matches!(&result, Err(error) if error.kind() == io::ErrorKind::BrokenPipe) {
+            self.reader_gone.store(true, Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.note(result)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let result = self.inner.flush().map(|()| 0);
+        self.note(result).map(|_| ())
     }
 }
 
