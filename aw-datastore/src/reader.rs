@@ -46,7 +46,7 @@ pub(crate) fn run(
     stop: Receiver<()>,
     closed: Arc<AtomicBool>,
 ) {
-    lower_priority(NICENESS);
+    crate::lower_thread_priority(NICENESS);
     loop {
         select! {
             recv(commands) -> command => match command {
@@ -62,24 +62,6 @@ pub(crate) fn run(
     while let Ok(command) = commands.try_recv() {
         refuse(command);
     }
-}
-
-/// Makes the calling thread `by` nicer (lower priority). Only on Linux,
-/// where the nice value belongs to a thread; elsewhere it would be the
-/// whole process's. A failure only costs latency, so it is logged.
-fn lower_priority(by: i32) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        // `None` is the calling thread: Linux keeps nice values per thread.
-        let result = getpriority_process(None)
-            .and_then(|nice| setpriority_process(None, (nice + by).min(19)));
-        if let Err(err) = result {
-            log::debug!("Could not lower the priority of a reader thread: {err}");
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = by;
 }
 
 /// Answers a command on `conn`, inside a read transaction if `snapshot`.

@@ -122,7 +122,7 @@ where
         .name("aw-background".to_string())
         .spawn(move || {
             let _permit = permit;
-            lower_priority(BACKGROUND_NICENESS);
+            aw_datastore::lower_thread_priority(BACKGROUND_NICENESS);
             // The request may have been dropped meanwhile; nobody waits.
             let _ = sender.send(work());
         })
@@ -142,24 +142,6 @@ const BACKGROUND_NICENESS: i32 = 10;
 /// pool, which ran queries before.
 static BACKGROUND_THREADS: rocket::tokio::sync::Semaphore =
     rocket::tokio::sync::Semaphore::const_new(512);
-
-/// Makes the calling thread `by` nicer. Only on Linux, where the nice
-/// value belongs to a thread; elsewhere it would be the whole process's.
-/// A failure only costs latency.
-fn lower_priority(by: i32) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        // `None` is the calling thread: Linux keeps nice values per thread.
-        let result = getpriority_process(None)
-            .and_then(|nice| setpriority_process(None, (nice + by).min(19)));
-        if let Err(error) = result {
-            log::debug!("Could not lower the priority of a thread: {error}");
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = by;
-}
 
 /// Parses an optional timestamp query parameter (`start`, `end`); bad
 /// values are 400.
