@@ -507,34 +507,45 @@ fn bucket_error(error: SourceError, function: &str) -> Failure {
 
 /// Among buckets whose id starts with `filter` (and on `hostname` if
 /// given), the one named exactly `filter`, else the first by id.
-fn find_bucket(
-    source: &dyn EventSource,
+/// The bucket `find_bucket(filter[, hostname])` picks from `buckets`
+/// (`(id, hostname)` pairs): the one named `filter` exactly, else the
+/// first id starting with it, on `hostname` if given.
+pub(crate) fn pick_bucket(
+    buckets: Vec<(String, String)>,
     filter: &str,
     hostname: Option<&str>,
-) -> Result<Value, Failure> {
-    let mut candidates: Vec<String> = source
-        .buckets()
-        .map_err(|e| bucket_error(e, "find_bucket"))?
+) -> Option<String> {
+    let mut candidates: Vec<String> = buckets
         .into_iter()
         .filter(|(id, host)| id.starts_with(filter) && hostname.is_none_or(|h| h == host))
         .map(|(id, _)| id)
         .collect();
     candidates.sort();
-    let found = candidates
-        .iter()
-        .find(|id| *id == filter)
-        .or(candidates.first())
-        .ok_or_else(|| {
-            Failure::new(
-                ErrorKind::NoSuchBucket,
-                match hostname {
-                    Some(host) => {
-                        format!("find_bucket: no bucket matches filter '{filter}' on host '{host}'")
-                    }
-                    None => format!("find_bucket: no bucket matches filter '{filter}'"),
-                },
-            )
-        })?;
+    match candidates.iter().position(|id| id == filter) {
+        Some(exact) => Some(candidates.swap_remove(exact)),
+        None => candidates.into_iter().next(),
+    }
+}
+
+fn find_bucket(
+    source: &dyn EventSource,
+    filter: &str,
+    hostname: Option<&str>,
+) -> Result<Value, Failure> {
+    let buckets = source
+        .buckets()
+        .map_err(|e| bucket_error(e, "find_bucket"))?;
+    let found = pick_bucket(buckets, filter, hostname).ok_or_else(|| {
+        Failure::new(
+            ErrorKind::NoSuchBucket,
+            match hostname {
+                Some(host) => {
+                    format!("find_bucket: no bucket matches filter '{filter}' on host '{host}'")
+                }
+                None => format!("find_bucket: no bucket matches filter '{filter}'"),
+            },
+        )
+    })?;
     Ok(Value::string(found.as_str()))
 }
 

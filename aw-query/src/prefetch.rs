@@ -5,10 +5,12 @@
 //! one before, so one datastore reader works while the other idles, and
 //! the transforms of the window events wait for the browser read too.
 //! Before a period runs, [`Prefetch::start`] asks the source for every
-//! bucket named by a literal in a top-level `query_bucket` call, each on a
-//! thread of its own; when the interpreter reaches such a call for the
-//! same bucket and interval it takes the read already made (or waits for
-//! it to finish) instead of reading again.
+//! bucket named by a literal in a top-level `query_bucket` call, directly
+//! or through `find_bucket` with literal arguments (as scripts and the
+//! dashboard write for ids ending in `_`), each on a thread of its own;
+//! when the interpreter reaches such a call for the same bucket and
+//! interval it takes the read already made (or waits for it to finish)
+//! instead of reading again.
 //!
 //! This changes no result: a read gives what the bucket holds when it is
 //! made, and a prefetched read is made while the query runs, as the one it
@@ -23,6 +25,7 @@ use std::thread::Scope;
 use aw_models::{SharedEvent, TimeInterval};
 
 use crate::ast::{Expr, ExprKind, Stmt};
+use crate::functions::pick_bucket;
 use crate::source::{EventSource, SourceError};
 use crate::value::Value;
 
@@ -50,10 +53,34 @@ impl Prefetch {
         program: &[Stmt],
         interval: &TimeInterval,
     ) -> Prefetch {
-        let mut buckets = Vec::new();
+        let mut targets = Vec::new();
         for stmt in program {
             if let Stmt::Simple { expr, .. } = stmt {
-                literal_reads(expr, &mut buckets);
+                literal_reads(expr, &mut targets);
+            }
+        }
+        if targets.len() < 2 {
+            return Prefetch::default();
+        }
+        // `find_bucket` targets are resolved as the function will resolve
+        // them; one that matches nothing is left to fail in its place.
+        let known = if targets.iter().any(|t| matches!(t, Target::Find(..))) {
+            source.buckets().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let mut buckets: Vec<String> = Vec::new();
+        for target in targets {
+            let bucket = match target {
+                Target::Id(id) => Some(id),
+                Target::Find(filter, hostname) => {
+                    pick_bucket(known.clone(), &filter, hostname.as_deref())
+                }
+            };
+            if let Some(bucket) = bucket {
+                if !buckets.contains(&bucket) {
+                    buckets.push(bucket);
+                }
             }
         }
         if buckets.len() < 2 {
@@ -89,9 +116,44 @@ impl Prefetch {
     }
 }
 
-/// Collects the distinct literal bucket ids of `query_bucket` calls in
-/// `expr`, in evaluation order, up to [`MAX_PREFETCHED`].
-fn literal_reads(expr: &Expr, buckets: &mut Vec<String>) {
+/// A bucket a `query_bucket` call reads: an id, or what `find_bucket`
+/// picks for a filter and an optional hostname.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Id(String),
+    Find(String, Option<String>),
+}
+
+/// A string literal's text.
+fn literal(expr: &Expr) -> Option<&str> {
+    match &expr.kind {
+        ExprKind::Literal(Value::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// The target of `query_bucket`'s single argument, if it is a literal or
+/// a `find_bucket` call with literal arguments.
+fn target(arg: &Expr) -> Option<Target> {
+    if let Some(id) = literal(arg) {
+        return Some(Target::Id(id.to_string()));
+    }
+    match &arg.kind {
+        ExprKind::Call { name, args } if name == "find_bucket" => match args.as_slice() {
+            [filter] => Some(Target::Find(literal(filter)?.to_string(), None)),
+            [filter, host] => Some(Target::Find(
+                literal(filter)?.to_string(),
+                Some(literal(host)?.to_string()),
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Collects the distinct targets of `query_bucket` calls in `expr`, in
+/// evaluation order, up to [`MAX_PREFETCHED`].
+fn literal_reads(expr: &Expr, buckets: &mut Vec<Target>) {
     // An explicit stack: the parser bounds nesting, but a wide program
     // should not cost recursion either.
     let mut stack = vec![expr];
@@ -101,16 +163,11 @@ fn literal_reads(expr: &Expr, buckets: &mut Vec<String>) {
             ExprKind::List(items) => stack.extend(items.iter().rev()),
             ExprKind::Dict(entries) => stack.extend(entries.iter().rev().map(|(_, e)| e)),
             ExprKind::Call { name, args } => {
-                if let [Expr {
-                    kind: ExprKind::Literal(Value::String(bucket)),
-                    ..
-                }] = args.as_slice()
-                {
-                    if name == "query_bucket"
-                        && buckets.len() < MAX_PREFETCHED
-                        && !buckets.iter().any(|b| **b == **bucket)
-                    {
-                        buckets.push(bucket.to_string());
+                if let (true, [arg]) = (name == "query_bucket", args.as_slice()) {
+                    if let Some(target) = target(arg) {
+                        if buckets.len() < MAX_PREFETCHED && !buckets.contains(&target) {
+                            buckets.push(target);
+                        }
                     }
                 }
                 stack.extend(args.iter().rev());
@@ -128,7 +185,7 @@ mod tests {
     use super::*;
     use crate::parser::parse;
 
-    fn reads(program: &str) -> Vec<String> {
+    fn reads(program: &str) -> Vec<Target> {
         let mut buckets = Vec::new();
         for stmt in parse(program).unwrap() {
             if let Stmt::Simple { expr, .. } = stmt {
@@ -148,6 +205,25 @@ mod tests {
             if true { d = query_bucket("only-maybe"); }
             RETURN = concat(a, b, query_bucket("web"));
         "#;
-        assert_eq!(reads(program), ["w", "afk", "web"]);
+        let id = |id: &str| Target::Id(id.to_string());
+        assert_eq!(reads(program), [id("w"), id("afk"), id("web")]);
+    }
+
+    #[test]
+    fn finds_find_bucket_reads_with_literal_arguments() {
+        let program = r#"
+            w = query_bucket(find_bucket("aw-watcher-window_"));
+            a = query_bucket(find_bucket("aw-watcher-afk_", "laptop"));
+            prefix = "aw-";
+            x = query_bucket(find_bucket(prefix));
+            RETURN = 0;
+        "#;
+        assert_eq!(
+            reads(program),
+            [
+                Target::Find("aw-watcher-window_".into(), None),
+                Target::Find("aw-watcher-afk_".into(), Some("laptop".into())),
+            ]
+        );
     }
 }

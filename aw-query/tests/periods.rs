@@ -142,3 +142,33 @@ fn a_failing_read_ahead_fails_where_the_program_reads_it() {
     assert_eq!(err.kind, ErrorKind::NoSuchBucket, "{err}");
     assert_eq!(err.pos.map(|p| p.line), Some(3), "{err}");
 }
+
+#[test]
+fn buckets_found_by_literal_filters_are_read_ahead_once() {
+    let program = r#"
+        window = flood(query_bucket(find_bucket("aw-watcher-window_")));
+        afk = query_bucket(find_bucket("aw-watcher-afk_", "laptop"));
+        RETURN = {"active": filter_period_intersect(window, filter_keyvals(afk, "status", ["not-afk"]))};
+    "#;
+    let counting = Counting {
+        inner: fixture(),
+        reads: Default::default(),
+    };
+    let periods = periods(3);
+    let prefetched = query(program, &periods, &counting).unwrap();
+    let reads = counting.reads.lock().unwrap().clone();
+    // Each bucket once per period: the interpreter took the read made
+    // ahead instead of reading again.
+    assert_eq!(reads.len(), 2 * periods.len(), "{reads:?}");
+    // Resolved as find_bucket resolves: the first id in order without a
+    // hostname, the laptop's with one.
+    assert!(reads
+        .iter()
+        .all(|(bucket, _)| bucket == "aw-watcher-window_desktop"
+            || bucket == "aw-watcher-afk_laptop"));
+    let plain = fixture();
+    for (index, period) in periods.iter().enumerate() {
+        let alone = query(program, std::slice::from_ref(period), &plain).unwrap();
+        assert_eq!(alone[0], prefetched[index]);
+    }
+}
