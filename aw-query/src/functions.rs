@@ -511,20 +511,18 @@ fn bucket_error(error: SourceError, function: &str) -> Failure {
 /// (`(id, hostname)` pairs): the one named `filter` exactly, else the
 /// first id starting with it, on `hostname` if given.
 pub(crate) fn pick_bucket(
-    buckets: Vec<(String, String)>,
+    buckets: &[(String, String)],
     filter: &str,
     hostname: Option<&str>,
 ) -> Option<String> {
-    let mut candidates: Vec<String> = buckets
-        .into_iter()
+    let candidates = buckets
+        .iter()
         .filter(|(id, host)| id.starts_with(filter) && hostname.is_none_or(|h| h == host))
-        .map(|(id, _)| id)
-        .collect();
-    candidates.sort();
-    match candidates.iter().position(|id| id == filter) {
-        Some(exact) => Some(candidates.swap_remove(exact)),
-        None => candidates.into_iter().next(),
+        .map(|(id, _)| id);
+    if candidates.clone().any(|id| id == filter) {
+        return Some(filter.to_string());
     }
+    candidates.min().cloned()
 }
 
 fn find_bucket(
@@ -535,7 +533,7 @@ fn find_bucket(
     let buckets = source
         .buckets()
         .map_err(|e| bucket_error(e, "find_bucket"))?;
-    let found = pick_bucket(buckets, filter, hostname).ok_or_else(|| {
+    let found = pick_bucket(&buckets, filter, hostname).ok_or_else(|| {
         Failure::new(
             ErrorKind::NoSuchBucket,
             match hostname {

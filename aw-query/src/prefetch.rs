@@ -73,9 +73,7 @@ impl Prefetch {
         for target in targets {
             let bucket = match target {
                 Target::Id(id) => Some(id),
-                Target::Find(filter, hostname) => {
-                    pick_bucket(known.clone(), &filter, hostname.as_deref())
-                }
+                Target::Find(filter, hostname) => pick_bucket(&known, &filter, hostname.as_deref()),
             };
             if let Some(bucket) = bucket {
                 if !buckets.contains(&bucket) {
