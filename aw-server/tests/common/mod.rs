@@ -332,6 +332,9 @@ pub fn spawn_listening(command: &mut std::process::Command) -> std::process::Chi
     std::thread::spawn(move || {
         let mut sent = false;
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            // The harness shows a failing test's output: the server's log
+            // then says why it stopped.
+            eprintln!("server: {line}");
             if !sent && line.contains("aw-server listening on") {
                 let _ = ready.send(());
                 sent = true;
