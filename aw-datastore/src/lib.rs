@@ -5,10 +5,11 @@
 //! connection and applies writes in batched transactions, answering each
 //! writer only after its batch committed (`worker.rs` explains the
 //! durability this gives), a syncer thread gets commits onto the disk
-//! beside it (`syncer.rs`), and two reader threads serve reads on read-only
-//! connections (`reader.rs`). [`Datastore`] is a cheap handle
-//! that sends commands over channels (`commands.rs`); it holds no lock and
-//! no connection. Range reads cost time in proportion to what they return
+//! beside it (`syncer.rs`), and reads run on read-only connections: on the
+//! calling thread with one borrowed from a pool (`local.rs`), or on two
+//! reader threads when none is free (`reader.rs`). [`Datastore`] is a cheap
+//! handle that sends commands over channels (`commands.rs`); it holds no
+//! lock. Range reads cost time in proportion to what they return
 //! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
 //! Counting a whole bucket and the bucket metadata cost no SQL: the
 //! writer keeps them, and a clean close stores them for the next open
@@ -21,6 +22,7 @@ mod bounds;
 mod commands;
 mod error;
 mod heartbeat;
+mod local;
 mod lock;
 mod pending;
 mod queries;
@@ -43,6 +45,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
+use crate::local::LocalReads;
 use crate::stats::{SharedStats, StatsWriter};
 use crate::syncer::Syncer;
 use crate::worker::{FileParts, Worker};
@@ -97,7 +100,9 @@ pub struct ImportSummary {
 
 /// Cheap, cloneable handle to the storage worker.
 ///
-/// Every call sends a command and waits for its own reply; when the worker
+/// Every write sends a command to the writer and waits for its own reply;
+/// reads run on the calling thread when a pooled connection is free, else
+/// on a reader thread the same way (`local.rs`). When the worker
 /// has stopped (closed, or died) calls return [`DatastoreError::Closed`]
 /// instead of hanging. Dropping the last handle commits, syncs and stops
 /// the worker.
@@ -106,8 +111,15 @@ pub struct Datastore {
     writer: Sender<WorkerMessage>,
     /// `None` for in-memory databases, whose reads the writer serves.
     readers: Option<Sender<ReadCommand>>,
+    /// Connections for reads on the calling thread (`local.rs`); `None`
+    /// for in-memory databases.
+    local: Option<Arc<LocalReads>>,
     closed: Arc<AtomicBool>,
 }
+
+/// Most events a read may return to run on an async caller's thread
+/// ([`Datastore::events_json_now`]): about a millisecond of work.
+pub const SMALL_READ: u64 = 2_000;
 
 /// Commands waiting for the writer before senders block (back-pressure).
 const WRITE_QUEUE: usize = 1024;
@@ -158,13 +170,14 @@ impl Datastore {
         // schema, and before the writer starts so a failure is an `Err`.
         let mut readers = Vec::with_capacity(reader::READERS);
         for _ in 0..reader::READERS {
-            let reader_conn = Connection::open_with_flags(
-                path,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
-            schema::configure_reader(&reader_conn)?;
-            readers.push(reader_conn);
+            readers.push(local::open_reader(path)?);
         }
+        let local = LocalReads::new(
+            path.to_path_buf(),
+            Arc::clone(&bounds),
+            Arc::clone(&shared_stats),
+            Arc::clone(&closed),
+        );
         let file = FileParts {
             path: path.to_path_buf(),
             lock,
@@ -211,6 +224,7 @@ impl Datastore {
         Ok(Datastore {
             writer,
             readers: Some(read_sender),
+            local: Some(Arc::new(local)),
             closed,
         })
     }
@@ -234,6 +248,7 @@ impl Datastore {
         Ok(Datastore {
             writer,
             readers: None,
+            local: None,
             closed,
         })
     }
@@ -254,6 +269,23 @@ impl Datastore {
             bucket_id: bucket_id.to_string(),
             reply,
         })
+    }
+
+    /// [`Datastore::buckets`] on the calling thread, for async callers:
+    /// `None` when no connection is free at once (see
+    /// [`Datastore::events_json_now`]).
+    pub fn buckets_now(&self) -> Option<Result<BTreeMap<String, Bucket>>> {
+        self.read_here(|reply| ReadCommand::Buckets { reply }).ok()
+    }
+
+    /// [`Datastore::bucket`] on the calling thread, like
+    /// [`Datastore::buckets_now`].
+    pub fn bucket_now(&self, bucket_id: &str) -> Option<Result<Bucket>> {
+        self.read_here(|reply| ReadCommand::Bucket {
+            bucket_id: bucket_id.to_string(),
+            reply,
+        })
+        .ok()
     }
 
     /// Creates a bucket (`created` defaults to now); inserts `bucket.events` if any.
@@ -383,6 +415,31 @@ impl Datastore {
         }
     }
 
+    /// [`Datastore::events_json`] on the calling thread when that is quick:
+    /// for async callers, which must not wait for a reader thread but
+    /// would pay two thread hand-offs for awaiting one. `None` when the
+    /// read may be long (more than [`SMALL_READ`] events by `limit` or by
+    /// the bucket's known density over the range), when no connection is
+    /// free at once, or for in-memory databases.
+    pub fn events_json_now(&self, bucket_id: &str, query: EventQuery) -> Option<Result<Vec<u8>>> {
+        let local = self.local.as_ref()?;
+        if self.closed.load(Ordering::SeqCst) {
+            return Some(Err(DatastoreError::Closed));
+        }
+        local
+            .run(|conn, bounds, stats| {
+                reader::in_read_transaction(conn, || {
+                    if queries::estimated_rows(conn, stats, bucket_id, query)?
+                        .is_none_or(|rows| rows > SMALL_READ)
+                    {
+                        return Ok(None);
+                    }
+                    queries::events_json(conn, bounds, bucket_id, query).map(Some)
+                })
+            })?
+            .transpose()
+    }
+
     /// Events of a bucket, unclipped, newest first (starttime, then id,
     /// descending), `limit` at a time: pass the last event of the previous
     /// page as `after`. For exports in bounded memory.
@@ -409,6 +466,17 @@ impl Datastore {
             limit,
             reply,
         })
+    }
+
+    /// [`Datastore::event`] on the calling thread, like
+    /// [`Datastore::buckets_now`].
+    pub fn event_now(&self, bucket_id: &str, event_id: i64) -> Option<Result<Event>> {
+        self.read_here(|reply| ReadCommand::Event {
+            bucket_id: bucket_id.to_string(),
+            event_id,
+            reply,
+        })
+        .ok()
     }
 
     /// One event of the bucket; `NoSuchEvent` if missing or in another bucket.
@@ -443,6 +511,24 @@ impl Datastore {
             end,
             reply,
         })
+    }
+
+    /// [`Datastore::count_events`] on the calling thread, like
+    /// [`Datastore::buckets_now`]: counting walks only the time index, and
+    /// a whole bucket's count is known without SQL.
+    pub fn count_events_now(
+        &self,
+        bucket_id: &str,
+        start: Option<Timestamp>,
+        end: Option<Timestamp>,
+    ) -> Option<Result<u64>> {
+        self.read_here(|reply| ReadCommand::Count {
+            bucket_id: bucket_id.to_string(),
+            start,
+            end,
+            reply,
+        })
+        .ok()
     }
 
     /// Import merge (spec §5): creates the bucket if missing, then adds each
@@ -499,14 +585,49 @@ impl Datastore {
 
     /// Commits, syncs and stops the worker; later calls return `Closed`.
     pub fn close(&self) -> Result<()> {
-        self.call(|reply| WorkerMessage::Close { reply })
+        let result = self.call(|reply| WorkerMessage::Close { reply });
+        if let Some(local) = &self.local {
+            local.close_idle();
+        }
+        result
     }
 
     fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
         self.call(|reply| WorkerMessage::Write(command(reply)))
     }
 
+    /// Runs a read command on this thread when a pooled connection is free
+    /// (`local.rs`), else gives the command back.
+    fn read_here<T, C>(&self, command: C) -> std::result::Result<Result<T>, C>
+    where
+        C: FnOnce(Reply<T>) -> ReadCommand,
+    {
+        let Some(local) = &self.local else {
+            return Err(command);
+        };
+        if self.closed.load(Ordering::SeqCst) {
+            return Ok(Err(DatastoreError::Closed));
+        }
+        let mut command = Some(command);
+        let answered = local.run(|conn, bounds, stats| {
+            let (reply, answer) = bounded(1);
+            if let Some(command) = command.take() {
+                reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
+            }
+            answer.try_recv().unwrap_or(Err(DatastoreError::Closed))
+        });
+        match (answered, command) {
+            (Some(result), _) => Ok(result),
+            (None, Some(command)) => Err(command),
+            (None, None) => Ok(Err(DatastoreError::Closed)),
+        }
+    }
+
     fn read<T>(&self, command: impl FnOnce(Reply<T>) -> ReadCommand) -> Result<T> {
+        let command = match self.read_here(command) {
+            Ok(result) => return result,
+            Err(command) => command,
+        };
         match &self.readers {
             Some(readers) => {
                 if self.closed.load(Ordering::SeqCst) {

@@ -287,6 +287,38 @@ pub(crate) fn newest_event(conn: &Connection, row_id: i64) -> Result<Option<Even
         .optional()?)
 }
 
+/// An upper estimate of how many events `events` returns for `query`:
+/// its `limit`, or the bucket's count spread evenly over its known time
+/// span, times the part of it the range covers. `None` when neither is
+/// known (no limit, and the writer has not counted the bucket yet).
+pub(crate) fn estimated_rows(
+    conn: &Connection,
+    stats: &SharedStats,
+    bucket_id: &str,
+    query: EventQuery,
+) -> Result<Option<u64>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let limit = query.limit.map(|limit| limit as u64);
+    let Some(known) = stats.get(row_id) else {
+        return Ok(limit);
+    };
+    let by_density = match (known.first_start, known.last_end) {
+        (Some(first), Some(last)) if last > first => {
+            let start = query.start.map_or(first, |start| start.nanos().max(first));
+            let end = query.end.map_or(last, |end| end.nanos().min(last));
+            let covered = end.saturating_sub(start).max(0) as u128;
+            // Rounded up, and at least one event: an empty share of a
+            // non-empty bucket can still hold events that reach into it.
+            let share = (known.count as u128 * covered).div_ceil((last - first) as u128);
+            u64::try_from(share).unwrap_or(u64::MAX).max(1)
+        }
+        _ => known.count,
+    };
+    Ok(Some(
+        limit.map_or(by_density, |limit| limit.min(by_density)),
+    ))
+}
+
 /// Number of events `events` would return without a limit; the writer's
 /// count when the whole bucket is asked for and known (`stats.rs`).
 pub(crate) fn count(

@@ -1,5 +1,7 @@
 //! Reader threads: each owns a read-only connection and serves read
-//! commands from a shared queue.
+//! commands from a shared queue: reads that found no free connection for
+//! the caller's own thread (`local.rs`), and long event listings awaited
+//! by async callers.
 //!
 //! WAL gives each read transaction a snapshot of the last commit without
 //! blocking the writer, so a long read (a year of events) runs beside
@@ -142,7 +144,10 @@ fn answer<T>(conn: &Connection, snapshot: bool, reply: Reply<T>, read: impl FnOn
     reply.send(result);
 }
 
-fn in_read_transaction<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn in_read_transaction<T>(
+    conn: &Connection,
+    read: impl FnOnce() -> Result<T>,
+) -> Result<T> {
     conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
     let result = read();
     // Ending a read transaction cannot lose data; an error here only means

@@ -439,3 +439,114 @@ fn awaited_json_listings_equal_blocking_ones() {
         .events_json_async("b", EventQuery::default())
         .is_none());
 }
+
+#[test]
+fn reads_on_the_calling_thread_equal_queued_ones() {
+    let (_db, store) = with_bucket();
+    let stored = store
+        .insert_events("b", vec![event(0, 10, app("a")), event(20, 5, app("b"))])
+        .unwrap();
+    let id = stored[1].id.unwrap();
+    for query in [query(None, None, None), query(Some(5), Some(22), Some(1))] {
+        assert_eq!(
+            store.events_json_now("b", query).unwrap().unwrap(),
+            store.events_json("b", query).unwrap()
+        );
+    }
+    assert_eq!(
+        store.buckets_now().unwrap().unwrap(),
+        store.buckets().unwrap()
+    );
+    assert_eq!(
+        store.bucket_now("b").unwrap().unwrap(),
+        store.bucket("b").unwrap()
+    );
+    assert_eq!(
+        store.event_now("b", id).unwrap().unwrap(),
+        store.event("b", id).unwrap()
+    );
+    assert_eq!(store.count_events_now("b", None, None).unwrap().unwrap(), 2);
+    assert_eq!(
+        store
+            .count_events_now("b", Some(at(12)), None)
+            .unwrap()
+            .unwrap(),
+        1
+    );
+    assert!(matches!(
+        store.events_json_now("missing", EventQuery::default()),
+        Some(Err(DatastoreError::NoSuchBucket(_)))
+    ));
+    assert!(matches!(
+        store.event_now("b", id + 100),
+        Some(Err(DatastoreError::NoSuchEvent { .. }))
+    ));
+
+    // Long listings are left to the reader threads: by limit, or by the
+    // bucket's density over the range.
+    store.create_bucket(bucket("long")).unwrap();
+    let many: Vec<Event> = (0..3_000).map(|i| event(i * 10, 5, app("x"))).collect();
+    store.insert_events("long", many).unwrap();
+    assert!(store
+        .events_json_now("long", EventQuery::default())
+        .is_none());
+    assert!(store
+        .events_json_now("long", query(None, None, Some(5_000)))
+        .is_none());
+    let newest = store
+        .events_json_now("long", query(None, None, Some(100)))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        newest,
+        store
+            .events_json("long", query(None, None, Some(100)))
+            .unwrap()
+    );
+    let hour = query(Some(10_000), Some(13_600), None);
+    assert_eq!(
+        store.events_json_now("long", hour).unwrap().unwrap(),
+        store.events_json("long", hour).unwrap()
+    );
+
+    store.close().unwrap();
+    assert!(matches!(
+        store.events_json_now("b", EventQuery::default()),
+        Some(Err(DatastoreError::Closed))
+    ));
+    assert!(matches!(
+        store.buckets_now(),
+        Some(Err(DatastoreError::Closed))
+    ));
+    // An in-memory database serves reads on its writer only.
+    let memory = Datastore::open_in_memory().unwrap();
+    memory.create_bucket(bucket("b")).unwrap();
+    assert!(memory.buckets_now().is_none());
+    assert!(memory.events_json_now("b", EventQuery::default()).is_none());
+}
+
+#[test]
+fn many_threads_reading_at_once_share_the_connections() {
+    let (_db, store) = with_bucket();
+    store
+        .insert_events("b", (0..50).map(|i| event(i * 10, 5, app("x"))).collect())
+        .unwrap();
+    let expected = store.events_json("b", EventQuery::default()).unwrap();
+    // More threads than pooled connections: the rest go to the readers.
+    std::thread::scope(|scope| {
+        for _ in 0..20 {
+            scope.spawn(|| {
+                for _ in 0..20 {
+                    assert_eq!(
+                        store.events_json("b", EventQuery::default()).unwrap(),
+                        expected
+                    );
+                    if let Some(now) = store.events_json_now("b", EventQuery::default()) {
+                        assert_eq!(now.unwrap(), expected);
+                    }
+                    assert_eq!(store.count_events("b", None, None).unwrap(), 50);
+                }
+            });
+        }
+    });
+}

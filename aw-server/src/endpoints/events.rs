@@ -7,7 +7,9 @@ use rocket::http::{ContentType, Status};
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, State};
 
-use super::{blocking, limit_param, read_json, timestamp_param, Empty, JSON_LIMIT};
+use super::{
+    blocking, limit_param, now_or_blocking, read_json, timestamp_param, Empty, JSON_LIMIT,
+};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -27,8 +29,12 @@ pub async fn list(
         end: timestamp_param("end", end)?,
         limit: limit_param(limit)?,
     };
-    // Awaited like heartbeats when the readers can take it at once: two
-    // thread hand-offs fewer than the blocking pool.
+    // A small read runs right here; a longer one is awaited like
+    // heartbeats when the readers can take it at once: two thread
+    // hand-offs fewer than the blocking pool.
+    if let Some(body) = state.datastore.events_json_now(bucket_id, query) {
+        return Ok((ContentType::JSON, body?));
+    }
     let body = match state.datastore.events_json_async(bucket_id, query) {
         Some(pending) => pending.await?,
         None => {
@@ -67,9 +73,13 @@ pub async fn count(
     let start = timestamp_param("start", start)?;
     let end = timestamp_param("end", end)?;
     let datastore = state.datastore.clone();
+    let now = datastore.count_events_now(bucket_id, start, end);
     let bucket_id = bucket_id.to_string();
     Ok(Json(
-        blocking(move || Ok(datastore.count_events(&bucket_id, start, end)?)).await?,
+        now_or_blocking(now, move || {
+            Ok(datastore.count_events(&bucket_id, start, end)?)
+        })
+        .await?,
     ))
 }
 
@@ -82,9 +92,10 @@ pub async fn get(
 ) -> Result<Json<Event>, ApiError> {
     let event_id = parse_event_id(event_id)?;
     let datastore = state.datastore.clone();
+    let now = datastore.event_now(bucket_id, event_id);
     let bucket_id = bucket_id.to_string();
     Ok(Json(
-        blocking(move || Ok(datastore.event(&bucket_id, event_id)?)).await?,
+        now_or_blocking(now, move || Ok(datastore.event(&bucket_id, event_id)?)).await?,
     ))
 }
 

@@ -98,6 +98,23 @@ where
     }
 }
 
+/// The answer of a datastore read made on this async worker (one of the
+/// `Datastore::*_now` calls, which take only quick reads and only when a
+/// connection is free at once), or else of `read` on the blocking pool.
+pub async fn now_or_blocking<T, F>(
+    now: Option<aw_datastore::Result<T>>,
+    read: F,
+) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
+{
+    match now {
+        Some(answer) => Ok(answer?),
+        None => blocking(read).await,
+    }
+}
+
 /// Runs CPU-heavy work (a query) on a thread of its own at a lower
 /// scheduling priority (on Linux), so that heartbeats and other short
 /// requests get the CPU first on a small machine: a 1-year dashboard query

@@ -221,6 +221,16 @@ fn scenarios() -> Vec<Scenario> {
     };
 
     add(
+        "GET /api/0/info (no datastore call)",
+        "",
+        Box::new(|w, s| {
+            let url = format!("{}/api/0/info", s.url());
+            sequential(s, w.count(1_000), Duration::from_secs(5), |a, _| {
+                get(a, &url)
+            })
+        }),
+    );
+    add(
         "GET /api/0/buckets/",
         "0.19 ms",
         Box::new(|w, s| {

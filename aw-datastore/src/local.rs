@@ -1,0 +1,137 @@
+//! Reads on the calling thread, on a connection borrowed from a pool.
+//!
+//! Handing a read to a reader thread and its answer back costs two thread
+//! wake-ups. For a small read that is most of its cost: on the project's
+//! 2-core machine `GET /api/0/buckets/` took 0.225 ms against 0.148 ms for
+//! a request that reads nothing, with 86 µs more server CPU. So a caller
+//! borrows an idle read-only connection from this pool and reads where it
+//! is: threads that wait for their answer anyway (query threads, the
+//! blocking pool), and async handlers whose read is known to be small.
+//!
+//! At most [`MAX_CONNECTIONS`] are open, each opened on first need; when
+//! all are lent, a read goes to the reader threads as before. Every read
+//! still runs in one read transaction (see `reader.rs`), so a read started
+//! after a write's acknowledgement sees it.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::bounds::DurationBounds;
+use crate::schema;
+use crate::stats::SharedStats;
+use crate::Result;
+
+/// Most connections the pool opens: the async workers, a few query threads
+/// and their read-ahead threads. Each has SQLite's 2 MB page cache.
+pub(crate) const MAX_CONNECTIONS: usize = 8;
+
+/// A read-only connection configured like the reader threads'.
+pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    schema::configure_reader(&conn)?;
+    Ok(conn)
+}
+
+/// The pool, shared by every handle of one datastore.
+#[derive(Debug)]
+pub(crate) struct LocalReads {
+    path: PathBuf,
+    bounds: Arc<DurationBounds>,
+    stats: Arc<SharedStats>,
+    closed: Arc<AtomicBool>,
+    idle: Receiver<Connection>,
+    returned: Sender<Connection>,
+    /// Connections open, idle or lent.
+    open: AtomicUsize,
+}
+
+impl LocalReads {
+    pub(crate) fn new(
+        path: PathBuf,
+        bounds: Arc<DurationBounds>,
+        stats: Arc<SharedStats>,
+        closed: Arc<AtomicBool>,
+    ) -> LocalReads {
+        let (returned, idle) = bounded(MAX_CONNECTIONS);
+        LocalReads {
+            path,
+            bounds,
+            stats,
+            closed,
+            idle,
+            returned,
+            open: AtomicUsize::new(0),
+        }
+    }
+
+    /// Runs `read` on a borrowed connection; `None` when every connection
+    /// is lent (or a new one could not be opened), and the caller should
+    /// ask a reader thread.
+    pub(crate) fn run<T>(
+        &self,
+        read: impl FnOnce(&Connection, &DurationBounds, &SharedStats) -> T,
+    ) -> Option<T> {
+        let lent = self.borrow()?;
+        let conn = lent.conn.as_ref()?;
+        Some(read(conn, &self.bounds, &self.stats))
+    }
+
+    fn borrow(&self) -> Option<Lent<'_>> {
+        if let Ok(conn) = self.idle.try_recv() {
+            return Some(Lent {
+                pool: self,
+                conn: Some(conn),
+            });
+        }
+        if self.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            self.open.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        match open_reader(&self.path) {
+            Ok(conn) => Some(Lent {
+                pool: self,
+                conn: Some(conn),
+            }),
+            Err(err) => {
+                self.open.fetch_sub(1, Ordering::SeqCst);
+                log::warn!("Could not open a read connection: {err}");
+                None
+            }
+        }
+    }
+
+    /// Closes the idle connections; lent ones close when given back.
+    pub(crate) fn close_idle(&self) {
+        while let Ok(conn) = self.idle.try_recv() {
+            drop(conn);
+            self.open.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A borrowed connection; given back on drop, even when a read panics.
+struct Lent<'pool> {
+    pool: &'pool LocalReads,
+    /// Always `Some` until dropped.
+    conn: Option<Connection>,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        let pool = self.pool;
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        // Nothing reads after the datastore closed: the connection closes.
+        if pool.closed.load(Ordering::SeqCst) || pool.returned.try_send(conn).is_err() {
+            pool.open.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
