@@ -127,6 +127,9 @@ pub fn build_rocket(
     Ok(rocket::custom(rocket_config)
         .manage(state)
         .attach(gate)
+        .attach(AdHoc::on_response("whole chunks", |_, response| {
+            Box::pin(async move { set_chunk_size(response) })
+        }))
         .attach(AdHoc::on_liftoff("announce", |rocket| {
             Box::pin(async move {
                 let config = rocket.config();
@@ -159,4 +162,22 @@ fn json_catcher<'r>(status: Status, request: &'r Request<'_>) -> BoxFuture<'r> {
         _ => status.reason_lossy().to_string(),
     };
     Box::pin(async move { Ok(error::json_message(status, &message)) })
+}
+
+/// Largest piece of a response body Rocket hands to hyper at a time.
+const MAX_CHUNK: usize = 1 << 20;
+/// The piece size of a streamed body of unknown size (exports).
+const STREAM_CHUNK: usize = 64 << 10;
+
+/// Rocket copies every body into pieces of 4 KiB by default and passes each
+/// through a channel to hyper, which writes it: a 1.4 MB event listing took
+/// 340 of those, about 3.5 ms of an 8 ms request. A body of known size goes
+/// out in one piece of its size (at most [`MAX_CHUNK`]), a streamed one in
+/// pieces of [`STREAM_CHUNK`].
+fn set_chunk_size(response: &mut rocket::Response<'_>) {
+    let size = match response.body().preset_size() {
+        Some(size) => size.clamp(rocket::response::Body::DEFAULT_MAX_CHUNK, MAX_CHUNK),
+        None => STREAM_CHUNK,
+    };
+    response.set_max_chunk_size(size);
 }

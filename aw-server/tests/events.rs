@@ -230,3 +230,32 @@ fn data_and_precision_are_kept() {
     assert_eq!(events[0]["timestamp"], "2021-06-01T08:00:00.123456789Z");
     assert_eq!(events[0]["duration"], 0.001);
 }
+
+#[test]
+fn listings_larger_than_a_body_piece_arrive_whole() {
+    let server = TestServer::start();
+    let client = server.client();
+    create_bucket(&client, "b");
+    // About 2.6 MB of JSON: several 1 MB pieces.
+    let title = "t".repeat(600);
+    let events: Vec<Value> = (0..4_000)
+        .map(|i| {
+            event(
+                &format!("2021-06-01T{:02}:{:02}:{:02}Z", i / 3600, i / 60 % 60, i % 60),
+                1.0,
+                json!({"n": i, "title": title}),
+            )
+        })
+        .collect();
+    let reply = client.post_json("/api/0/buckets/b/events", &Value::from(events));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let listing = client.get("/api/0/buckets/b/events?limit=-1");
+    assert_eq!(listing.status, 200);
+    assert!(listing.body.len() > 2_500_000, "{}", listing.body.len());
+    assert_eq!(
+        listing.header("Content-Length"),
+        Some(listing.body.len().to_string().as_str())
+    );
+    let numbers = data_n(&listing.json());
+    assert_eq!(numbers, (0..4_000).rev().collect::<Vec<i64>>());
+}
