@@ -35,7 +35,8 @@
 //!   grouping look at the pointer first (`merge_events_by_keys` hashes the
 //!   key values once per distinct object), and transforms that add keys
 //!   (`categorize`, `tag`, `split_url_events`, `simplify_window_titles`)
-//!   derive the new object once per distinct input (`transforms::Derived`).
+//!   change each distinct object once (`transforms::edit_data`), in place
+//!   when no other list holds it.
 //!   A year of the benchmark workload has ~535k events but ~40k distinct
 //!   data objects, so this is what keeps a year query's memory and
 //!   allocation count near the size of the distinct data. Only what

@@ -241,7 +241,12 @@ fn listings_larger_than_a_body_piece_arrive_whole() {
     let events: Vec<Value> = (0..4_000)
         .map(|i| {
             event(
-                &format!("2021-06-01T{:02}:{:02}:{:02}Z", i / 3600, i / 60 % 60, i % 60),
+                &format!(
+                    "2021-06-01T{:02}:{:02}:{:02}Z",
+                    i / 3600,
+                    i / 60 % 60,
+                    i % 60
+                ),
                 1.0,
                 json!({"n": i, "title": title}),
             )

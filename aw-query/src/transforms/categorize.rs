@@ -1,11 +1,11 @@
 //! `categorize` and `tag` (spec §7.19, §7.20) over a [`RuleSet`].
 
-use aw_models::{Data, SharedEvent};
+use aw_models::SharedEvent;
 use serde_json::Value as Json;
 
 use crate::error::Failure;
 use crate::rules::RuleSet;
-use crate::transforms::Derived;
+use crate::transforms::edit_data;
 
 /// Sets `data["$category"]` to the deepest matching category path (later
 /// rules win among equally deep ones), `["Uncategorized"]` if none.
@@ -26,15 +26,15 @@ pub(crate) fn categorize(
         }
         best.clone()
     })?;
-    // The answer is a function of the data, so one derived object per
-    // distinct input object serves every event sharing it.
-    let mut derived = Derived::default();
-    for (event, answer) in events.iter_mut().zip(per_event) {
-        let Ok(data) = derived.get(&event.data, |data| {
-            Ok::<_, std::convert::Infallible>(Some(with_key(data, "$category", &answers[answer])))
-        });
-        event.data = data;
-    }
+    // The answer is a function of the data, so it is set once per
+    // distinct object, for every event sharing it.
+    edit_data(
+        &mut events,
+        |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
+        |data, category| {
+            data.insert("$category".to_string(), category.clone());
+        },
+    );
     Ok(events)
 }
 
@@ -55,21 +55,14 @@ pub(crate) fn tag(
                 .collect(),
         )
     })?;
-    let mut derived = Derived::default();
-    for (event, answer) in events.iter_mut().zip(per_event) {
-        let Ok(data) = derived.get(&event.data, |data| {
-            Ok::<_, std::convert::Infallible>(Some(with_key(data, "$tags", &answers[answer])))
-        });
-        event.data = data;
-    }
+    edit_data(
+        &mut events,
+        |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
+        |data, tags| {
+            data.insert("$tags".to_string(), tags.clone());
+        },
+    );
     Ok(events)
-}
-
-/// A copy of `data` with `key` set to `value`.
-fn with_key(data: &Data, key: &str, value: &Json) -> Data {
-    let mut data = data.clone();
-    data.insert(key.to_string(), value.clone());
-    data
 }
 
 fn path_len(path: &Json) -> usize {

@@ -1,4 +1,4 @@
-//! Memos keyed by shared data object: [`DataMemo`] and [`Derived`].
+//! Work once per shared data object: [`DataMemo`] and [`edit_data`].
 //!
 //! Events read from a source share their data (see
 //! `aw_models::SharedEvent`), and a year of window events has ~17k distinct
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use aw_models::Data;
+use aw_models::{empty_data, Data, SharedEvent};
 
 /// A hash map keyed by an address. Addresses are unique while their
 /// objects live, so no flooding-resistant hash is needed: a multiply
@@ -80,52 +80,55 @@ impl<V: Clone> DataMemo<V> {
     }
 }
 
-/// New data derived from data, once per distinct object; for an
-/// idempotent derivation also remembers each output as its own result, so
-/// deriving a list a second time costs one lookup per event.
-#[derive(Debug, Default)]
-pub(crate) struct Derived(DataMemo<Arc<Data>>, bool);
-
-impl Derived {
-    /// A memo for a derivation that gives its output back unchanged.
-    pub fn idempotent() -> Derived {
-        Derived(DataMemo::default(), true)
+/// Edits the data of `events` once per distinct object: `decide` looks at
+/// an object (with the index of its first event) and answers the change to
+/// make, `None` to leave it as it is; `apply` makes it. An object that only
+/// these events hold is edited where it is, not copied: a year of browser
+/// data is ~78k objects, and copying each to add four keys was most of
+/// `split_url_events`' time and memory. An object held elsewhere too
+/// (another list, a memo) is copied first, so no other holder sees the
+/// change. Answers the distinct objects the events hold afterwards.
+pub(crate) fn edit_data<T>(
+    events: &mut [SharedEvent],
+    mut decide: impl FnMut(usize, &Arc<Data>) -> Option<T>,
+    mut apply: impl FnMut(&mut Data, T),
+) -> Vec<Arc<Data>> {
+    // The distinct objects in order of first sight, with their changes,
+    // and each event's object by its index there.
+    let mut slot_of: AddressMap<u32> = AddressMap::default();
+    let mut slots: Vec<(Arc<Data>, Option<T>)> = Vec::new();
+    let mut event_slots: Vec<u32> = Vec::with_capacity(events.len());
+    for (index, event) in events.iter().enumerate() {
+        let slot = *slot_of.entry(address(&event.data)).or_insert_with(|| {
+            slots.push((Arc::clone(&event.data), decide(index, &event.data)));
+            u32::try_from(slots.len() - 1).unwrap_or(u32::MAX)
+        });
+        event_slots.push(slot);
     }
-
-    /// Forgets every input that is not also an output, releasing the
-    /// inputs the memo kept alive; what remains still answers a second
-    /// derivation of the outputs.
-    pub fn keep_outputs(&mut self) {
-        self.0
-            .memo
-            .retain(|_, (input, output)| Arc::ptr_eq(input, output));
-    }
-
-    /// The data derived from `input` by `derive`, computed on first sight;
-    /// `derive` answers `None` when the input already is the result, which
-    /// is then shared instead of copied.
-    pub fn get<E>(
-        &mut self,
-        input: &Arc<Data>,
-        derive: impl FnOnce(&Data) -> Result<Option<Data>, E>,
-    ) -> Result<Arc<Data>, E> {
-        let key = address(input);
-        if let Some((_, output)) = self.0.memo.get(&key) {
-            return Ok(Arc::clone(output));
+    // The events let go of the objects that change, so that `slots` holds
+    // the only reference to those nothing else holds.
+    let changed: Vec<bool> = slots.iter().map(|(_, change)| change.is_some()).collect();
+    let changes = |slot: u32| changed.get(slot as usize).copied().unwrap_or(false);
+    let placeholder = empty_data();
+    for (event, &slot) in events.iter_mut().zip(&event_slots) {
+        if changes(slot) {
+            event.data = Arc::clone(&placeholder);
         }
-        let output = derive(input)?.map_or_else(|| Arc::clone(input), Arc::new);
-        self.0
-            .memo
-            .insert(key, (Arc::clone(input), Arc::clone(&output)));
-        if self.1 {
-            // Deriving the output again gives the output itself.
-            self.0
-                .memo
-                .entry(address(&output))
-                .or_insert_with(|| (Arc::clone(&output), Arc::clone(&output)));
-        }
-        Ok(output)
     }
+    for (data, change) in &mut slots {
+        if let Some(change) = change.take() {
+            // Copies only when another holder remains.
+            apply(Arc::make_mut(data), change);
+        }
+    }
+    for (event, &slot) in events.iter_mut().zip(&event_slots) {
+        if changes(slot) {
+            if let Some((data, _)) = slots.get(slot as usize) {
+                event.data = Arc::clone(data);
+            }
+        }
+    }
+    slots.into_iter().map(|(data, _)| data).collect()
 }
 
 #[cfg(test)]
@@ -134,48 +137,44 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn derives_once_per_shared_object() {
-        let shared = Arc::new(json!({"a": 1}).as_object().cloned().unwrap());
-        let equal_copy = Arc::new((*shared).clone());
-        let mut derived = Derived::default();
-        let mut calls = 0;
-        let mut add = |data: &Data| -> Result<Option<Data>, ()> {
-            calls += 1;
-            if data.contains_key("b") {
-                return Ok(None);
-            }
-            let mut data = data.clone();
-            data.insert("b".into(), json!(2));
-            Ok(Some(data))
+    fn edits_objects_held_only_by_the_list_in_place() {
+        use aw_models::{Duration, Timestamp};
+        let event = |data: &Arc<Data>| SharedEvent {
+            id: None,
+            timestamp: Timestamp::from_nanos(0),
+            duration: Duration::ZERO,
+            data: Arc::clone(data),
         };
-        let first = derived.get(&shared, &mut add).unwrap();
-        let again = derived.get(&Arc::clone(&shared), &mut add).unwrap();
-        let other = derived.get(&equal_copy, &mut add).unwrap();
-        assert!(Arc::ptr_eq(&first, &again));
-        assert_eq!(first, other);
-        assert_eq!(first["b"], 2);
-        let unchanged = derived.get(&first, &mut add).unwrap();
-        assert!(Arc::ptr_eq(&unchanged, &first));
-        assert_eq!(calls, 3);
-    }
-
-    #[test]
-    fn an_idempotent_memo_knows_its_outputs() {
-        let input = Arc::new(Data::new());
-        let mut derived = Derived::idempotent();
-        let mut calls = 0;
-        let mut add = |data: &Data| -> Result<Option<Data>, ()> {
-            calls += 1;
-            let mut data = data.clone();
-            data.insert("b".into(), json!(2));
-            Ok(Some(data))
-        };
-        let output = derived.get(&input, &mut add).unwrap();
-        derived.keep_outputs();
-        assert_eq!(Arc::strong_count(&input), 1, "the input is released");
-        let again = derived.get(&output, &mut add).unwrap();
-        assert!(Arc::ptr_eq(&output, &again));
-        assert_eq!(calls, 1);
+        let own = Arc::new(json!({"a": 1}).as_object().cloned().unwrap());
+        let held = Arc::new(json!({"a": 2}).as_object().cloned().unwrap());
+        let kept = Arc::new(json!({"a": 3}).as_object().cloned().unwrap());
+        let own_address = address(&own);
+        let mut events = vec![event(&own), event(&held), event(&own), event(&kept)];
+        drop(own);
+        let mut seen = Vec::new();
+        let distinct = edit_data(
+            &mut events,
+            |index, data| {
+                seen.push(index);
+                (data["a"] != 3).then_some(10)
+            },
+            |data, add| {
+                let a = data["a"].as_i64().unwrap();
+                data.insert("a".into(), json!(a + add));
+            },
+        );
+        assert_eq!(seen, [0, 1, 3]);
+        assert_eq!(distinct.len(), 3);
+        // Only the list held the first object: edited where it was.
+        assert_eq!(address(&events[0].data), own_address);
+        assert!(Arc::ptr_eq(&events[0].data, &events[2].data));
+        assert_eq!(events[0].data["a"], 11);
+        // Another holder keeps its object as it was; the list gets a copy.
+        assert_eq!(held["a"], 2);
+        assert_eq!(events[1].data["a"], 12);
+        assert!(!Arc::ptr_eq(&events[1].data, &held));
+        // Left alone: the very same object.
+        assert!(Arc::ptr_eq(&events[3].data, &kept));
     }
 
     #[test]

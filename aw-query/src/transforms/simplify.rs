@@ -2,7 +2,7 @@
 
 use aw_models::{Data, SharedEvent};
 
-use crate::transforms::Derived;
+use crate::transforms::edit_data;
 use serde_json::Value as Json;
 
 /// Removes a leading `(<digits>)` counter and the spaces after it from
@@ -22,18 +22,28 @@ pub fn simplify_window_titles(
     mut events: Vec<SharedEvent>,
     key: &str,
 ) -> Result<Vec<SharedEvent>, String> {
-    let mut derived = Derived::default();
-    for event in &mut events {
-        event.data = derived.get(&event.data, |data| simplified(data, key).map(Some))?;
-    }
-    Ok(events)
+    let mut failure = None;
+    edit_data(
+        &mut events,
+        |_, data| match simplified(data, key) {
+            Ok(text) => text,
+            Err(message) => {
+                failure.get_or_insert(message);
+                None
+            }
+        },
+        |data, text| {
+            data.insert(key.to_string(), Json::String(text));
+        },
+    );
+    failure.map_or(Ok(events), Err)
 }
 
-/// A copy of `data` with the title under `key` simplified.
-fn simplified(data: &Data, key: &str) -> Result<Data, String> {
-    let mut data = data.clone();
+/// The simplified title under `key` of `data`, `None` if it is simple
+/// already.
+fn simplified(data: &Data, key: &str) -> Result<Option<String>, String> {
     let window = key == "title" && data.contains_key("app");
-    let Some(Json::String(text)) = data.get_mut(key) else {
+    let Some(Json::String(text)) = data.get(key) else {
         return Err(format!(
             "simplify_window_titles: every event needs a string '{key}'"
         ));
@@ -43,8 +53,7 @@ fn simplified(data: &Data, key: &str) -> Result<Data, String> {
         simplified = replace_fps(&simplified);
         simplified = strip_dot(&simplified).to_string();
     }
-    *text = simplified;
-    Ok(data)
+    Ok((simplified != *text).then_some(simplified))
 }
 
 fn strip_counter(text: &str) -> &str {

@@ -2,9 +2,11 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use aw_models::{Data, SharedEvent};
 
-use crate::transforms::Derived;
+use crate::transforms::{address, edit_data, AddressMap};
 use serde_json::Value as Json;
 
 /// For each event whose `data.url` is an absolute URL, adds `$protocol`,
@@ -30,41 +32,40 @@ pub fn split_url_events(events: Vec<SharedEvent>) -> Vec<SharedEvent> {
 /// splitting a list again (the dashboard splits the browser events twice)
 /// or splitting another list holding the same data reuses the first
 /// results instead of parsing the URLs and comparing the parts again.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct UrlSplitter {
-    /// New data once per distinct data object (see `Derived`); an output
-    /// is its own result.
-    derived: Derived,
+    /// The data objects split so far (kept alive, so their addresses stay
+    /// theirs): splitting one again changes nothing.
+    done: AddressMap<Arc<Data>>,
     /// Each distinct URL is parsed once: browser data objects differ in
     /// tab counts and titles far more often than in URLs.
     parsed: HashMap<String, Option<Parts>, foldhash::fast::RandomState>,
-}
-
-impl Default for UrlSplitter {
-    fn default() -> UrlSplitter {
-        UrlSplitter {
-            derived: Derived::idempotent(),
-            parsed: HashMap::default(),
-        }
-    }
 }
 
 impl UrlSplitter {
     /// `split_url_events(events)`.
     pub fn split(&mut self, mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
         let parsed = &mut self.parsed;
-        // Data without an absolute URL is not memoized (it stays as it is).
-        for event in &mut events {
-            if let Ok(data) = self
-                .derived
-                .get(&event.data, |data| with_url_parts(data, parsed))
-            {
-                event.data = data;
-            }
+        let done = &self.done;
+        // Each distinct object is edited in place when only this list
+        // holds it (`edit_data`), so the inputs' data is not kept twice.
+        let distinct = edit_data(
+            &mut events,
+            |_, data| {
+                if done.contains_key(&address(data)) {
+                    return None;
+                }
+                missing_url_parts(data, parsed)
+            },
+            |data, parts| {
+                for (key, value) in PART_KEYS.iter().zip(parts) {
+                    data.insert((*key).to_string(), Json::String(value));
+                }
+            },
+        );
+        for data in distinct {
+            self.done.entry(address(&data)).or_insert(data);
         }
-        // The inputs' data usually dies with the list just replaced; the
-        // memo should not keep it (a year of browser data is ~50 MB).
-        self.derived.keep_outputs();
         events
     }
 }
@@ -89,35 +90,26 @@ fn parts(text: &str) -> Option<Parts> {
     ])
 }
 
-/// A copy of `data` with the parts of its URL added (`None` if it already
-/// has them, as when a list is split twice); `Err` if it has no absolute
-/// URL. URLs are parsed through `parsed`.
-fn with_url_parts(
+/// The parts of the URL of `data` to add to it: `None` if it has no
+/// absolute URL, or already has them (as when a list is split twice).
+/// URLs are parsed through `parsed`.
+fn missing_url_parts(
     data: &Data,
     parsed: &mut HashMap<String, Option<Parts>, foldhash::fast::RandomState>,
-) -> Result<Option<Data>, ()> {
+) -> Option<Parts> {
     let Some(Json::String(text)) = data.get("url") else {
-        return Err(());
+        return None;
     };
     let found = match parsed.get(text.as_str()) {
         Some(found) => found,
         None => parsed.entry(text.clone()).or_insert_with(|| parts(text)),
     };
-    let Some(found) = found else {
-        return Err(());
-    };
-    if PART_KEYS
+    let found = found.as_ref()?;
+    let present = PART_KEYS
         .iter()
         .zip(found)
-        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(value.as_str()))
-    {
-        return Ok(None);
-    }
-    let mut data = data.clone();
-    for (key, value) in PART_KEYS.iter().zip(found) {
-        data.insert(key.to_string(), Json::String(value.clone()));
-    }
-    Ok(Some(data))
+        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(value.as_str()));
+    (!present).then(|| found.clone())
 }
 
 #[cfg(test)]
