@@ -398,6 +398,15 @@ fn json_listing_equals_the_decoded_listing() {
     let all: serde_json::Value =
         serde_json::from_slice(&store.events_json("b", query(None, None, None)).unwrap()).unwrap();
     assert_eq!(all.as_array().unwrap().len(), 4);
+    // A limit counts the events answered, not the bad rows left out.
+    let newest: serde_json::Value =
+        serde_json::from_slice(&store.events_json("b", query(None, None, Some(4))).unwrap())
+            .unwrap();
+    assert_eq!(newest, all);
+    assert_eq!(
+        store.events("b", query(None, None, Some(4))).unwrap().len(),
+        4
+    );
     assert_eq!(all[2]["data"], data);
     assert!(matches!(
         store.events_json("missing", EventQuery::default()),
