@@ -90,10 +90,7 @@ pub fn query(
 ) -> Result<Vec<serde_json::Value>, QueryError> {
     let parsed = parser::parse(program)?;
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .clamp(1, MAX_THREADS)
-        .min(timeperiods.len());
+    let threads = cores().clamp(1, MAX_THREADS).min(timeperiods.len());
     if threads <= 1 {
         let mut interpreter =
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
@@ -156,3 +153,10 @@ pub fn query(
 
 /// Most threads one query runs its periods on.
 pub const MAX_THREADS: usize = 4;
+
+/// The machine's cores, asked once: on Linux the standard library reads
+/// the process's cgroup files each time, which cost a 1-day query ~1 %.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}

@@ -2,8 +2,9 @@
 //! §7.5, with the correction §12 B-10).
 
 use foldhash::fast::RandomState;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 use aw_models::{Data, SharedEvent};
@@ -37,7 +38,7 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
     }
     let hasher = RandomState::default();
     let mut groups: Vec<SharedEvent> = Vec::new();
-    let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut index = GroupIndex::default();
     // Events sharing a data object (by address; `events` is borrowed
     // throughout, so addresses stay unique) belong to the same group, or
     // none: look the values up and hash them once per distinct object.
@@ -71,6 +72,35 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
     groups
 }
 
+/// Groups by the hash of their key values: the first group of each hash,
+/// and for each group the next one with the same hash (rare), so a new
+/// group costs no allocation of its own.
+#[derive(Default)]
+struct GroupIndex {
+    first: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
+    next: Vec<Option<usize>>,
+}
+
+/// The keys of [`GroupIndex`] are hashes already.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value;
+    }
+}
+
 /// The group of `data`'s values of `keys`: an existing group, or
 /// `groups.len()` (registered in `index`) for a new one; `None` when a key
 /// is missing.
@@ -79,23 +109,44 @@ fn find_group(
     keys: &[String],
     hasher: &RandomState,
     groups: &[SharedEvent],
-    index: &mut HashMap<u64, Vec<usize>>,
+    index: &mut GroupIndex,
 ) -> Option<usize> {
     let mut state = hasher.build_hasher();
     for key in keys {
         hash_json(data.get(key)?, &mut state);
     }
-    let candidates = index.entry(state.finish()).or_default();
-    for &group in candidates.iter() {
-        if keys
-            .iter()
+    Some(index.find_or_add(state.finish(), |group| {
+        keys.iter()
             .all(|key| groups[group].data.get(key) == data.get(key))
-        {
-            return Some(group);
+    }))
+}
+
+impl GroupIndex {
+    /// The group with this hash for which `same` holds, or the next group
+    /// number (the count so far), registered under the hash.
+    fn find_or_add(&mut self, hash: u64, same: impl Fn(usize) -> bool) -> usize {
+        let new = self.next.len();
+        let mut last = match self.first.entry(hash) {
+            Entry::Vacant(vacant) => {
+                vacant.insert(new);
+                self.next.push(None);
+                return new;
+            }
+            Entry::Occupied(occupied) => *occupied.get(),
+        };
+        loop {
+            if same(last) {
+                return last;
+            }
+            match self.next[last] {
+                Some(next) => last = next,
+                None => break,
+            }
         }
+        self.next[last] = Some(new);
+        self.next.push(None);
+        new
     }
-    candidates.push(groups.len());
-    Some(groups.len())
 }
 
 fn hash_json(value: &Json, state: &mut impl Hasher) {
@@ -123,5 +174,28 @@ fn hash_json(value: &Json, state: &mut impl Hasher) {
             }
             (5u8, map.len(), combined).hash(state);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_with_equal_hashes_stay_apart() {
+        let mut index = GroupIndex::default();
+        // Groups 0, 1 and 2 share a hash; `same` tells them apart.
+        let values = ["a", "b", "c", "d"];
+        let find = |index: &mut GroupIndex, hash: u64, value: &str| {
+            index.find_or_add(hash, |group| values[group] == value)
+        };
+        assert_eq!(find(&mut index, 7, "a"), 0);
+        assert_eq!(find(&mut index, 7, "b"), 1);
+        assert_eq!(find(&mut index, 7, "c"), 2);
+        assert_eq!(find(&mut index, 9, "d"), 3);
+        for (group, value) in values.iter().enumerate().take(3) {
+            assert_eq!(find(&mut index, 7, value), group);
+        }
+        assert_eq!(find(&mut index, 9, "d"), 3);
     }
 }
