@@ -28,14 +28,25 @@ const CHUNK_SIZE: usize = 5000;
 /// parsing from memory is about twice as fast as from a reader.
 const IN_MEMORY_BYTES: u64 = 128 * 1024 * 1024;
 
+/// Whether a document of `size` bytes is imported from memory
+/// ([`import_bytes`]) rather than streamed from a file.
+pub fn fits_in_memory(size: u64) -> bool {
+    size <= IN_MEMORY_BYTES
+}
+
+/// Validates, then imports, a document held in memory.
+pub fn import_bytes(document: &[u8], datastore: &Datastore) -> Result<ImportSummary, ApiError> {
+    let buckets = validate(InMemory(document))?;
+    import_validated(InMemory(document), &buckets, datastore, &mut |_| {})
+}
+
 /// Validates, then imports, the document in `file`.
 pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
     let size = file.metadata().map_err(internal)?.len();
-    if size <= IN_MEMORY_BYTES {
+    if fits_in_memory(size) {
         let mut document = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         file.read_to_end(&mut document).map_err(internal)?;
-        let buckets = validate(InMemory(&document))?;
-        return import_validated(InMemory(&document), &buckets, datastore, &mut |_| {});
+        return import_bytes(&document, datastore);
     }
     let buckets = validate(Streamed(reader(&file)?))?;
     file.rewind().map_err(internal)?;

@@ -14,6 +14,7 @@ pub mod ndjson;
 pub mod write;
 
 pub use document::{
-    import_file, import_validated, internal, validate, walk, Document, InMemory, Sink, Streamed,
+    fits_in_memory, import_bytes, import_file, import_validated, internal, validate, walk,
+    Document, InMemory, Sink, Streamed,
 };
 pub use write::{bucket_head, writer, ExportWriter, Format, JsonWriter};
