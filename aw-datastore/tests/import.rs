@@ -111,3 +111,29 @@ fn export_delete_import_round_trip() {
         strip(events)
     );
 }
+
+#[test]
+fn merging_skips_identical_events_before_after_and_within_the_stored_span() {
+    let (_db, store) = with_bucket();
+    let stored = event(100, 10, app("a"));
+    store.insert_events("b", vec![stored.clone()]).unwrap();
+    let incoming = vec![
+        // After everything stored, twice: the second is a duplicate.
+        event(200, 10, app("new")),
+        event(200, 10, app("new")),
+        // Before everything stored, twice.
+        event(10, 5, app("old")),
+        event(10, 5, app("old")),
+        // The stored one, and one inside its span that differs.
+        stored,
+        event(102, 3, app("a")),
+    ];
+    let summary = store.import_events("b", incoming).unwrap();
+    assert_eq!((summary.inserted, summary.skipped), (3, 3));
+    // Into an empty bucket: duplicates within one chunk are skipped too.
+    store.create_bucket(bucket("empty")).unwrap();
+    let twice = vec![event(5, 1, app("x")), event(5, 1, app("x"))];
+    let summary = store.import_events("empty", twice).unwrap();
+    assert_eq!((summary.inserted, summary.skipped), (1, 1));
+    assert_eq!(store.count_events("b", None, None).unwrap(), 4);
+}
