@@ -169,6 +169,17 @@ pub trait Sink {
     fn bucket_start(&mut self, index: usize) -> Result<(), ApiError>;
     /// One valid event of the `index`th bucket.
     fn event(&mut self, index: usize, event: Event) -> Result<(), ApiError>;
+    /// Whether the sink only needs to know that each event is valid: then
+    /// events are checked without being built ([`EventCheck`]) and passed
+    /// to [`Sink::checked`] instead of [`Sink::event`].
+    fn checks_only(&self) -> bool {
+        false
+    }
+    /// One valid event of the `index`th bucket, for a sink that
+    /// [`Sink::checks_only`].
+    fn checked(&mut self, _index: usize) -> Result<(), ApiError> {
+        Ok(())
+    }
     /// After the `index`th bucket, with its fields (without events).
     fn bucket_end(&mut self, index: usize, bucket: Bucket) -> Result<(), ApiError>;
 }
@@ -187,6 +198,13 @@ impl Sink for Tally {
         Ok(())
     }
     fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+        self.events += 1;
+        Ok(())
+    }
+    fn checks_only(&self) -> bool {
+        true
+    }
+    fn checked(&mut self, _index: usize) -> Result<(), ApiError> {
         self.events += 1;
         Ok(())
     }
@@ -475,10 +493,111 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let index = self.index;
+        if self.walker.sink.checks_only() {
+            while let Some(check) = seq.next_element::<EventCheck>()? {
+                check.validate::<A::Error>()?;
+                self.walker.call(|sink| sink.checked(index))?;
+            }
+            return Ok(());
+        }
         while let Some(event) = seq.next_element::<Event>()? {
             self.walker.call(|sink| sink.event(index, event))?;
         }
         Ok(())
+    }
+}
+
+/// An event checked as `Event`'s deserializer checks it, without building
+/// its data: pass 1 of a year's import spent most of its time making maps
+/// and strings only to drop them.
+#[derive(serde::Deserialize)]
+struct EventCheck {
+    #[serde(default)]
+    #[allow(dead_code)]
+    id: Option<i64>,
+    timestamp: Timestamp,
+    #[serde(default)]
+    duration: aw_models::Duration,
+    #[allow(dead_code)]
+    data: ObjectCheck,
+}
+
+impl EventCheck {
+    fn validate<E: de::Error>(&self) -> Result<(), E> {
+        Event::new(self.timestamp, self.duration, Data::new())
+            .validate()
+            .map_err(E::custom)
+    }
+}
+
+/// A JSON object, checked like `Data`'s deserializer checks one.
+struct ObjectCheck;
+
+impl<'de> de::Deserialize<'de> for ObjectCheck {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = ObjectCheck;
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a map")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ObjectCheck, A::Error> {
+        while map.next_entry::<AnyCheck, AnyCheck>()?.is_some() {}
+        Ok(ObjectCheck)
+    }
+}
+
+/// Any JSON value, read the way `serde_json::Value` reads it (so numbers
+/// out of range and bad strings fail alike; `IgnoredAny` would skip them
+/// unchecked) but not kept.
+struct AnyCheck;
+
+impl<'de> de::Deserialize<'de> for AnyCheck {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(AnyVisitor)
+    }
+}
+
+struct AnyVisitor;
+
+impl<'de> Visitor<'de> for AnyVisitor {
+    type Value = AnyCheck;
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<AnyCheck, E> {
+        Ok(AnyCheck)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AnyCheck, A::Error> {
+        while seq.next_element::<AnyCheck>()?.is_some() {}
+        Ok(AnyCheck)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyCheck, A::Error> {
+        while map.next_entry::<AnyCheck, AnyCheck>()?.is_some() {}
+        Ok(AnyCheck)
     }
 }
 
@@ -502,6 +621,71 @@ mod tests {
         assert_eq!(count.events, again.events);
         streamed?;
         Ok(count)
+    }
+
+    /// A sink that builds every event, as pass 2 does.
+    #[derive(Default)]
+    struct Build(u64);
+
+    impl Sink for Build {
+        fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+            Ok(())
+        }
+        fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+            self.0 += 1;
+            Ok(())
+        }
+        fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn checking_events_accepts_exactly_what_building_them_accepts() {
+        let events: &[&[u8]] = &[
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "duration": 1.5, "data": {"a": [1, {"b": null}], "c": "\u00e9\n"}, "x": 1}"#,
+            br#"{"id": null, "timestamp": "2021-06-01T10:00:00+02:00", "data": {"a": 1, "a": 2}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {"n": 1e400}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {"n": -1e-400}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {"n": 18446744073709551616}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {"s": "\ud800"}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {"s": "\x"}}"#,
+            b"{\"timestamp\": \"2021-06-01T10:00:00Z\", \"data\": {\"s\": \"\xff\"}}",
+            b"{\"timestamp\": \"2021-06-01T10:00:00Z\", \"data\": {\"\xc3\": 1}}",
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": []}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": null}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z"}"#,
+            br#"{"timestamp": "yesterday", "data": {}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "duration": -1, "data": {}}"#,
+            br#"{"timestamp": "9999-12-31T23:59:59Z", "duration": 1e12, "data": {}}"#,
+            br#"{"id": "7", "timestamp": "2021-06-01T10:00:00Z", "data": {}}"#,
+            br#"{"timestamp": "2021-06-01T10:00:00Z", "data": {"a": [[[[[[[[[[1]]]]]]]]]]}}"#,
+        ];
+        let mut accepted = Vec::new();
+        for event in events {
+            let mut text =
+                br#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": ["#
+                    .to_vec();
+            text.extend_from_slice(event);
+            text.extend_from_slice(b"]}}}");
+            let mut checked = Tally::default();
+            let checking = InMemory(&text).walk(&mut checked);
+            let mut built = Build::default();
+            let building = InMemory(&text).walk(&mut built);
+            let shown = String::from_utf8_lossy(event);
+            assert_eq!(
+                checking.as_ref().map_err(|error| error.status().code).err(),
+                building.as_ref().map_err(|error| error.status().code).err(),
+                "{shown}: {checking:?} / {building:?}"
+            );
+            assert_eq!(checked.events, built.0, "{shown}");
+            accepted.push(building.is_ok());
+        }
+        // Valid: the first three, tiny and huge numbers (read as floats)
+        // and deep nesting; the rest are not.
+        let valid: Vec<usize> = (0..accepted.len()).filter(|&i| accepted[i]).collect();
+        assert_eq!(valid, [0, 1, 2, 4, 5, 17]);
     }
 
     #[test]
