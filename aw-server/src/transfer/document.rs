@@ -170,7 +170,7 @@ pub trait Sink {
     /// One valid event of the `index`th bucket.
     fn event(&mut self, index: usize, event: Event) -> Result<(), ApiError>;
     /// Whether the sink only needs to know that each event is valid: then
-    /// events are checked without being built ([`EventCheck`]) and passed
+    /// events are checked without being built (`EventCheck`) and passed
     /// to [`Sink::checked`] instead of [`Sink::event`].
     fn checks_only(&self) -> bool {
         false
