@@ -12,6 +12,7 @@ use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
 use crate::pending::SlotReply;
+use crate::writes::PreparedEvent;
 use crate::{EventQuery, ImportSummary, Result};
 
 /// Where a command sends its answer.
@@ -69,7 +70,7 @@ pub(crate) enum WriteCommand {
     },
     ImportEvents {
         bucket_id: String,
-        events: Vec<Event>,
+        events: Vec<PreparedEvent>,
         reply: Reply<ImportSummary>,
     },
     SetSetting {

@@ -52,6 +52,7 @@ use crate::worker::{FileParts, Worker};
 
 pub use error::DatastoreError;
 pub use pending::Pending;
+pub use writes::PreparedEvent;
 
 /// Makes the calling thread `by` nicer (lower CPU priority): the
 /// datastore's readers, and the server's query threads, so that on a small
@@ -540,7 +541,28 @@ impl Datastore {
 
     /// The merge step of `import_bucket` for one more chunk of events of an
     /// existing bucket (streaming imports).
+    ///
+    /// The events are validated and their data serialized here, on the
+    /// caller's thread ([`PreparedEvent`]): in a large import the writer is
+    /// the bottleneck, and serializing and freeing the data objects was a
+    /// sixth of its time. An invalid event fails the call and stores none
+    /// of the chunk.
     pub fn import_events(&self, bucket_id: &str, events: Vec<Event>) -> Result<ImportSummary> {
+        let events = events
+            .iter()
+            .map(PreparedEvent::new)
+            .collect::<Result<Vec<_>>>()?;
+        self.import_prepared(bucket_id, events)
+    }
+
+    /// [`Datastore::import_events`] with events prepared beforehand, for
+    /// an importer that prepares the next chunk while the writer stores
+    /// this one.
+    pub fn import_prepared(
+        &self,
+        bucket_id: &str,
+        events: Vec<PreparedEvent>,
+    ) -> Result<ImportSummary> {
         self.write(|reply| WriteCommand::ImportEvents {
             bucket_id: bucket_id.to_string(),
             events,

@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::bounds::DurationBounds;
 use crate::heartbeat::{merge, LastEvents};
 use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
-use crate::rows::{created_text, data_text};
+use crate::rows::{created_text, data_text, parse_data};
 use crate::stats::{BucketStats, StatsWriter};
 use crate::{DatastoreError, ImportSummary, Result};
 
@@ -176,15 +176,30 @@ fn insert_one(
             .execute(params![id, row_id, start, end, data])?;
         }
         _ => {
-            conn.prepare_cached(
-                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
-            )?
-            .execute(params![row_id, start, end, data])?;
-            event.id = Some(conn.last_insert_rowid());
+            event.id = Some(insert_fresh(conn, memory, row_id, start, end, &data)?);
+            return Ok(event);
         }
     }
     memory.stats.added(row_id, start, end);
     Ok(event)
+}
+
+/// Inserts an event with a fresh id; returns the id.
+fn insert_fresh(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    row_id: i64,
+    start: i64,
+    end: i64,
+    data: &str,
+) -> Result<i64> {
+    memory.bounds.note(row_id, end - start);
+    conn.prepare_cached(
+        "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![row_id, start, end, data])?;
+    memory.stats.added(row_id, start, end);
+    Ok(conn.last_insert_rowid())
 }
 
 /// Applies a heartbeat (spec §4); returns the stored event.
@@ -275,7 +290,13 @@ pub(crate) fn import_bucket(
         .query_row([&bucket.id], |row| row.get::<_, i64>(0))
         .optional()?;
     match exists {
-        Some(_) => import_events(conn, memory, &bucket.id, events),
+        Some(_) => {
+            let events = events
+                .iter()
+                .map(PreparedEvent::new)
+                .collect::<Result<Vec<_>>>()?;
+            import_events(conn, memory, &bucket.id, events)
+        }
         None => {
             let row_id = insert_bucket_row(conn, memory, &bucket)?;
             let inserted = events.len() as u64;
@@ -291,30 +312,55 @@ pub(crate) fn import_bucket(
     }
 }
 
+/// An event validated and with its data serialized as stored, ready to be
+/// imported without the writer touching its data object (see
+/// `Datastore::import_prepared`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedEvent {
+    start: i64,
+    end: i64,
+    data: String,
+}
+
+impl PreparedEvent {
+    /// Validates `event` and serializes its data; its id is not kept.
+    pub fn new(event: &Event) -> Result<PreparedEvent> {
+        validate(event)?;
+        Ok(PreparedEvent {
+            start: event.timestamp.nanos(),
+            end: event.end().nanos(),
+            data: data_text(&event.data),
+        })
+    }
+}
+
 /// Merges events into an existing bucket, skipping identical ones.
 pub(crate) fn import_events(
     conn: &Connection,
     memory: &mut WriterMemory<'_>,
     bucket_id: &str,
-    events: Vec<Event>,
+    events: Vec<PreparedEvent>,
 ) -> Result<ImportSummary> {
     let row_id = bucket_row(conn, bucket_id)?;
     memory.last_events.forget(row_id);
     let mut summary = ImportSummary::default();
     for event in events {
-        validate(&event)?;
-        let start = event.timestamp.nanos();
-        let end = event.end().nanos();
+        let PreparedEvent { start, end, data } = event;
         if may_hold(memory.stats.get(row_id), start, end)
-            && contains_identical(conn, row_id, start, end, &event.data)?
+            && contains_identical(conn, row_id, start, end, &parse_stored(&data)?)?
         {
             summary.skipped += 1;
         } else {
-            insert_one(conn, memory, row_id, event, IdRule::Fresh)?;
+            insert_fresh(conn, memory, row_id, start, end, &data)?;
             summary.inserted += 1;
         }
     }
     Ok(summary)
+}
+
+/// Data this crate serialized, read back.
+fn parse_stored(text: &str) -> Result<aw_models::Data> {
+    parse_data(text).map_err(|err| DatastoreError::InvalidInput(err.to_string()))
 }
 
 /// Whether a bucket with these facts may hold an event from `start` to

@@ -14,7 +14,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
 
-use aw_datastore::{Datastore, ImportSummary};
+use aw_datastore::{Datastore, ImportSummary, PreparedEvent};
 use aw_models::{Bucket, BucketMetadata, Data, Event, Timestamp};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
@@ -112,7 +112,7 @@ pub fn import_validated(
                 match job {
                     Job::Bucket(bucket) => add(&mut summary, datastore.import_bucket(bucket)?),
                     Job::Events(bucket_id, events) => {
-                        add(&mut summary, datastore.import_events(&bucket_id, events)?);
+                        add(&mut summary, datastore.import_prepared(&bucket_id, events)?);
                         progress(&summary);
                     }
                 }
@@ -147,7 +147,7 @@ pub fn import_validated(
 /// What pass 2's parser hands to the thread that stores.
 enum Job {
     Bucket(Bucket),
-    Events(String, Vec<Event>),
+    Events(String, Vec<PreparedEvent>),
 }
 
 /// A buffered reader of `file` from its current position.
@@ -219,7 +219,9 @@ struct Importer<'a> {
     jobs: std::sync::mpsc::SyncSender<Job>,
     buckets: &'a [Bucket],
     current: Option<String>,
-    chunk: Vec<Event>,
+    /// Validated with their data serialized here, on the parsing thread,
+    /// while the writer stores the previous chunk.
+    chunk: Vec<PreparedEvent>,
 }
 
 impl Importer<'_> {
@@ -249,10 +251,10 @@ impl Sink for Importer<'_> {
         self.current = Some(bucket.id.clone());
         self.send(Job::Bucket(bucket))
     }
-    fn event(&mut self, _index: usize, mut event: Event) -> Result<(), ApiError> {
-        // Imported ids come from another database (spec §5).
-        event.id = None;
-        self.chunk.push(event);
+    fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
+        // Imported ids come from another database (spec §5): a prepared
+        // event has none.
+        self.chunk.push(PreparedEvent::new(&event)?);
         if self.chunk.len() >= CHUNK_SIZE {
             self.flush()?;
         }
