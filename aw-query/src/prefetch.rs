@@ -35,6 +35,14 @@ const MAX_PREFETCHED: usize = 8;
 /// A finished or running read.
 type Read = Result<Vec<SharedEvent>, SourceError>;
 
+/// Periods shorter than this (two days) are read as the program asks:
+/// a day's reads take a fraction of a millisecond, less than starting
+/// threads for them and freeing their allocations from another thread
+/// cost. Measured A/B: a 1-day query 0.96x, seven 1-day periods 0.90x,
+/// 8 clients of 1-day queries 0.82x p50 without read-ahead; a week
+/// 0.99x, so longer periods keep it.
+const SHORTEST_PERIOD_NANOS: i64 = 2 * 86_400 * 1_000_000_000;
+
 /// Reads started for one period, by bucket id.
 #[derive(Debug, Default)]
 pub(crate) struct Prefetch {
@@ -53,6 +61,10 @@ impl Prefetch {
         program: &[Stmt],
         interval: &TimeInterval,
     ) -> Prefetch {
+        let length = interval.end.nanos().saturating_sub(interval.start.nanos());
+        if length < SHORTEST_PERIOD_NANOS {
+            return Prefetch::default();
+        }
         let mut targets = Vec::new();
         for stmt in program {
             if let Stmt::Simple { expr, .. } = stmt {

@@ -7,6 +7,18 @@ use aw_models::TimeInterval;
 use aw_query::{query, ErrorKind};
 use common::*;
 
+/// Periods of three days, the first covering the fixture: long enough to
+/// be read ahead.
+fn long_periods(count: usize) -> Vec<TimeInterval> {
+    const DAYS: f64 = 3.0 * 86_400.0;
+    (0..count)
+        .map(|index| {
+            let start = index as f64 * DAYS - 5.0;
+            TimeInterval::new(at(start), at(start + DAYS))
+        })
+        .collect()
+}
+
 /// Periods of 5 s covering the fixture, plus one before it.
 fn periods(count: usize) -> Vec<TimeInterval> {
     (0..count)
@@ -59,6 +71,7 @@ fn the_earliest_failing_period_decides_the_error() {
 struct Counting {
     inner: aw_query::MemorySource,
     reads: std::sync::Mutex<Vec<(String, TimeInterval)>>,
+    threads: std::sync::Mutex<Vec<std::thread::ThreadId>>,
 }
 
 impl aw_query::EventSource for Counting {
@@ -71,6 +84,10 @@ impl aw_query::EventSource for Counting {
             .lock()
             .unwrap()
             .push((bucket_id.to_string(), *interval));
+        self.threads
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
         self.inner.query_bucket(bucket_id, interval)
     }
 
@@ -98,8 +115,9 @@ fn buckets_read_ahead_are_read_once_and_give_the_same_result() {
     let counting = Counting {
         inner: fixture(),
         reads: Default::default(),
+        threads: Default::default(),
     };
-    let periods = periods(6);
+    let periods = long_periods(6);
     let prefetched = query(program, &periods, &counting).unwrap();
     // Read twice per period: once ahead, once more for the second call.
     let reads = counting.reads.lock().unwrap().clone();
@@ -131,14 +149,14 @@ fn a_failing_read_ahead_fails_where_the_program_reads_it() {
     "#;
     // The type error at line 3 comes first, though the missing bucket was
     // read ahead and failed.
-    let err = query(program, &periods(1), &fixture()).unwrap_err();
+    let err = query(program, &long_periods(1), &fixture()).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Type, "{err}");
     let program = r#"
         window = query_bucket("aw-watcher-window_laptop");
         missing = query_bucket("no-such-bucket");
         RETURN = window;
     "#;
-    let err = query(program, &periods(1), &fixture()).unwrap_err();
+    let err = query(program, &long_periods(1), &fixture()).unwrap_err();
     assert_eq!(err.kind, ErrorKind::NoSuchBucket, "{err}");
     assert_eq!(err.pos.map(|p| p.line), Some(3), "{err}");
 }
@@ -153,8 +171,9 @@ fn buckets_found_by_literal_filters_are_read_ahead_once() {
     let counting = Counting {
         inner: fixture(),
         reads: Default::default(),
+        threads: Default::default(),
     };
-    let periods = periods(3);
+    let periods = long_periods(3);
     let prefetched = query(program, &periods, &counting).unwrap();
     let reads = counting.reads.lock().unwrap().clone();
     // Each bucket once per period: the interpreter took the read made
@@ -170,5 +189,31 @@ fn buckets_found_by_literal_filters_are_read_ahead_once() {
     for (index, period) in periods.iter().enumerate() {
         let alone = query(program, std::slice::from_ref(period), &plain).unwrap();
         assert_eq!(alone[0], prefetched[index]);
+    }
+}
+
+#[test]
+fn only_periods_of_two_days_or_more_are_read_ahead() {
+    let program = r#"
+        window = query_bucket("aw-watcher-window_laptop");
+        afk = query_bucket("aw-watcher-afk_laptop");
+        RETURN = {"window": window, "afk": afk};
+    "#;
+    let caller = std::thread::current().id();
+    for (periods, ahead) in [(periods(1), false), (long_periods(1), true)] {
+        let counting = Counting {
+            inner: fixture(),
+            reads: Default::default(),
+            threads: Default::default(),
+        };
+        query(program, &periods, &counting).unwrap();
+        let threads = counting.threads.lock().unwrap().clone();
+        assert_eq!(threads.len(), 2);
+        // Read ahead means read on threads of its own.
+        assert_eq!(
+            threads.iter().all(|thread| *thread != caller),
+            ahead,
+            "{periods:?}"
+        );
     }
 }
