@@ -112,12 +112,15 @@ impl Server {
         Ok(self.get(&path)?.into_body().into_reader())
     }
 
-    /// Posts an export document read from `document` to `/api/0/import`.
-    pub fn import(&self, document: &mut dyn Read) -> Result<ImportSummary, CliError> {
+    /// Posts an export document of `length` bytes read from `document` to
+    /// `/api/0/import`. The declared length lets the server read a document
+    /// of up to 128 MB straight into memory instead of spooling it.
+    pub fn import(&self, document: &mut dyn Read, length: u64) -> Result<ImportSummary, CliError> {
         let path = "/api/0/import";
         let response = self
             .authorized(self.agent.post(format!("{}{path}", self.base)))
             .content_type("application/json")
+            .header("Content-Length", length.to_string())
             .send(SendBody::from_reader(document))
             .map_err(|error| self.failure(path, error))?;
         if response.status() != 200 {

@@ -152,7 +152,7 @@ fn import(target: &Target, file: Checked) -> Result<ImportSummary, CliError> {
                 bar: &bar,
             };
             let summary = server
-                .import(&mut reading)
+                .import(&mut reading, size)
                 .map_err(|error| CliError(format!("{name}: {error}")))?;
             bar.finish_and_clear();
             Ok(summary)
