@@ -5,6 +5,7 @@
 //! Handlers translate between HTTP and the datastore/query crates and
 //! nothing more: merge rules, clipping and the query language live there.
 
+mod background;
 pub mod buckets;
 pub mod events;
 pub mod export;
@@ -23,6 +24,8 @@ use rocket::Route;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+
+pub use background::background;
 
 /// Largest JSON body of the ordinary endpoints. Bodies are parsed in memory,
 /// so this bounds what one request can make the server allocate; bulk data
@@ -114,51 +117,6 @@ where
         None => blocking(read).await,
     }
 }
-
-/// Runs CPU-heavy work (a query) on a thread of its own at a lower
-/// scheduling priority (on Linux), so that heartbeats and other short
-/// requests get the CPU first on a small machine: a 1-year dashboard query
-/// computes for about a second, and on two cores a heartbeat arriving
-/// meanwhile waited a scheduler time slice or more behind it. (Rocket's
-/// blocking pool cannot be used: an unprivileged thread cannot raise its
-/// priority back, and the pool's threads also run heartbeats.) A panic in
-/// `work` becomes a 500.
-pub async fn background<T, F>(work: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
-{
-    // Bounded like the blocking pool was, so a flood of queries waits
-    // instead of starting a thread each.
-    let permit = BACKGROUND_THREADS
-        .acquire()
-        .await
-        .map_err(|error| ApiError::Internal(format!("Cannot start background work: {error}")))?;
-    let (sender, receiver) = rocket::tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("aw-background".to_string())
-        .spawn(move || {
-            let _permit = permit;
-            aw_datastore::lower_thread_priority(BACKGROUND_NICENESS);
-            // The request may have been dropped meanwhile; nobody waits.
-            let _ = sender.send(work());
-        })
-        .map_err(|error| ApiError::Internal(format!("Cannot start a thread: {error}")))?;
-    match receiver.await {
-        Ok(result) => result,
-        Err(_) => Err(ApiError::Internal(
-            "Internal error while handling the request: the work panicked".to_string(),
-        )),
-    }
-}
-
-/// How much nicer than the rest of the server [`background`] work is.
-const BACKGROUND_NICENESS: i32 = 10;
-
-/// Most [`background`] threads at a time: the limit of Rocket's blocking
-/// pool, which ran queries before.
-static BACKGROUND_THREADS: rocket::tokio::sync::Semaphore =
-    rocket::tokio::sync::Semaphore::const_new(512);
 
 /// Parses an optional timestamp query parameter (`start`, `end`); bad
 /// values are 400.
