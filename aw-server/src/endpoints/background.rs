@@ -91,13 +91,7 @@ where
 /// Hands `job` to a waiting thread, or starts one.
 fn run(job: Job) -> std::io::Result<()> {
     let pool = &*POOL;
-    let claimed = pool
-        .idle
-        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |idle| {
-            idle.checked_sub(1)
-        })
-        .is_ok();
-    if claimed {
+    if take_one(&pool.idle) {
         // A thread is waiting, and stays until it has taken a job.
         return match pool.jobs.send(job) {
             Ok(()) => Ok(()),
@@ -152,19 +146,20 @@ fn serve(pool: &Pool) {
                 Err(_) => {
                     // Leave only if that leaves a thread for every job
                     // already promised; otherwise one is on its way.
-                    let left = pool
-                        .idle
-                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |idle| {
-                            idle.checked_sub(1)
-                        })
-                        .is_ok();
-                    if left {
+                    if take_one(&pool.idle) {
                         return;
                     }
                 }
             }
         }
     }
+}
+
+/// Decrements `count` unless it is zero; whether it did.
+fn take_one(count: &AtomicUsize) -> bool {
+    count
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
 }
 
 #[cfg(test)]
