@@ -398,23 +398,32 @@ fn setting_value(text: Option<String>) -> SettingValue {
 }
 
 /// Whether an event equal to `(start, end, data)` is stored in the bucket
-/// (import identity, spec §5).
+/// (import identity, spec §5); `data` is the text as this crate stores it.
 pub(crate) fn contains_identical(
     conn: &Connection,
     row_id: i64,
     start: i64,
     end: i64,
-    data: &Data,
+    data: &str,
 ) -> Result<bool> {
     let mut stmt = conn.prepare_cached(
         "SELECT data FROM events INDEXED BY events_bucketrow_starttime_endtime_index
          WHERE bucketrow = ?1 AND starttime = ?2 AND endtime = ?3",
     )?;
     let mut rows = stmt.query(params![row_id, start, end])?;
+    // Parsed only if a stored text differs from it.
+    let mut incoming: Option<Option<Data>> = None;
     while let Some(row) = rows.next()? {
-        let text: String = row.get(0)?;
+        let text = row.get_ref(0)?.as_str().unwrap_or_default();
+        if text == data {
+            return Ok(true);
+        }
         // serde_json maps compare as maps: key order does not matter.
-        if parse_data(&text).is_ok_and(|stored| &stored == data) {
+        let incoming = incoming.get_or_insert_with(|| parse_data(data).ok());
+        if incoming
+            .as_ref()
+            .is_some_and(|incoming| parse_data(text).is_ok_and(|stored| &stored == incoming))
+        {
             return Ok(true);
         }
     }

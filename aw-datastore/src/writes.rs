@@ -14,7 +14,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::bounds::DurationBounds;
 use crate::heartbeat::{merge, LastEvents};
 use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
-use crate::rows::{created_text, data_text, parse_data};
+use crate::rows::{created_text, data_text};
 use crate::stats::{BucketStats, StatsWriter};
 use crate::{DatastoreError, ImportSummary, Result};
 
@@ -140,7 +140,6 @@ fn insert_one(
     let start = event.timestamp.nanos();
     let end = event.end().nanos();
     let data = data_text(&event.data);
-    memory.bounds.note(row_id, end - start);
     let wanted = match rule {
         IdRule::Fresh => None,
         IdRule::ReplaceInBucket => event.id,
@@ -167,6 +166,7 @@ fn insert_one(
             memory
                 .stats
                 .removed(conn, memory.bounds, row_id, old_start, old_end)?;
+            stored(memory, row_id, start, end);
         }
         (Some(id), None) => {
             conn.prepare_cached(
@@ -174,14 +174,18 @@ fn insert_one(
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
             .execute(params![id, row_id, start, end, data])?;
+            stored(memory, row_id, start, end);
         }
-        _ => {
-            event.id = Some(insert_fresh(conn, memory, row_id, start, end, &data)?);
-            return Ok(event);
-        }
+        _ => event.id = Some(insert_fresh(conn, memory, row_id, start, end, &data)?),
     }
-    memory.stats.added(row_id, start, end);
     Ok(event)
+}
+
+/// Tells the writer's memory that an event from `start` to `end` is now
+/// stored in the bucket: its range bound and facts.
+fn stored(memory: &mut WriterMemory<'_>, row_id: i64, start: i64, end: i64) {
+    memory.bounds.note(row_id, end - start);
+    memory.stats.added(row_id, start, end);
 }
 
 /// Inserts an event with a fresh id; returns the id.
@@ -193,12 +197,11 @@ fn insert_fresh(
     end: i64,
     data: &str,
 ) -> Result<i64> {
-    memory.bounds.note(row_id, end - start);
     conn.prepare_cached(
         "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![row_id, start, end, data])?;
-    memory.stats.added(row_id, start, end);
+    stored(memory, row_id, start, end);
     Ok(conn.last_insert_rowid())
 }
 
@@ -347,7 +350,7 @@ pub(crate) fn import_events(
     for event in events {
         let PreparedEvent { start, end, data } = event;
         if may_hold(memory.stats.get(row_id), start, end)
-            && contains_identical(conn, row_id, start, end, &parse_stored(&data)?)?
+            && contains_identical(conn, row_id, start, end, &data)?
         {
             summary.skipped += 1;
         } else {
@@ -356,11 +359,6 @@ pub(crate) fn import_events(
         }
     }
     Ok(summary)
-}
-
-/// Data this crate serialized, read back.
-fn parse_stored(text: &str) -> Result<aw_models::Data> {
-    parse_data(text).map_err(|err| DatastoreError::InvalidInput(err.to_string()))
 }
 
 /// Whether a bucket with these facts may hold an event from `start` to
