@@ -428,7 +428,8 @@ impl Datastore {
             return Some(Err(DatastoreError::Closed));
         }
         local
-            .run(|conn, bounds, stats| {
+            .lend()?
+            .read(|conn, bounds, stats| {
                 reader::in_read_transaction(conn, || {
                     if queries::estimated_rows(conn, stats, bucket_id, query)?
                         .is_none_or(|rows| rows > SMALL_READ)
@@ -630,19 +631,16 @@ impl Datastore {
         if self.closed.load(Ordering::SeqCst) {
             return Ok(Err(DatastoreError::Closed));
         }
-        let mut command = Some(command);
-        let answered = local.run(|conn, bounds, stats| {
-            let (reply, answer) = bounded(1);
-            if let Some(command) = command.take() {
-                reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
-            }
-            answer.try_recv().unwrap_or(Err(DatastoreError::Closed))
+        let Some(lent) = local.lend() else {
+            return Err(command);
+        };
+        // The reader threads' dispatch, answering through a channel that
+        // holds the reply when `serve` returns.
+        let (reply, answer) = bounded(1);
+        lent.read(|conn, bounds, stats| {
+            reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
         });
-        match (answered, command) {
-            (Some(result), _) => Ok(result),
-            (None, Some(command)) => Err(command),
-            (None, None) => Ok(Err(DatastoreError::Closed)),
-        }
+        Ok(answer.try_recv().unwrap_or(Err(DatastoreError::Closed)))
     }
 
     fn read<T>(&self, command: impl FnOnce(Reply<T>) -> ReadCommand) -> Result<T> {

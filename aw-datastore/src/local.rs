@@ -71,40 +71,32 @@ impl LocalReads {
         }
     }
 
-    /// Runs `read` on a borrowed connection; `None` when every connection
-    /// is lent (or a new one could not be opened), and the caller should
-    /// ask a reader thread.
-    pub(crate) fn run<T>(
-        &self,
-        read: impl FnOnce(&Connection, &DurationBounds, &SharedStats) -> T,
-    ) -> Option<T> {
-        let lent = self.borrow()?;
-        let conn = lent.conn.as_ref()?;
-        Some(read(conn, &self.bounds, &self.stats))
-    }
-
-    fn borrow(&self) -> Option<Lent<'_>> {
-        if let Ok(conn) = self.idle.try_recv() {
-            return Some(Lent {
-                pool: self,
-                conn: Some(conn),
-            });
-        }
-        if self.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            self.open.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        match open_reader(&self.path) {
-            Ok(conn) => Some(Lent {
-                pool: self,
-                conn: Some(conn),
-            }),
-            Err(err) => {
-                self.open.fetch_sub(1, Ordering::SeqCst);
-                log::warn!("Could not open a read connection: {err}");
-                None
+    /// An idle connection, or a new one while fewer than
+    /// [`MAX_CONNECTIONS`] are open; `None` when every connection is lent
+    /// (or a new one could not be opened), and the caller should ask a
+    /// reader thread.
+    pub(crate) fn lend(&self) -> Option<Lent<'_>> {
+        let conn = match self.idle.try_recv() {
+            Ok(conn) => conn,
+            Err(_) => {
+                if self.open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+                    self.open.fetch_sub(1, Ordering::SeqCst);
+                    return None;
+                }
+                match open_reader(&self.path) {
+                    Ok(conn) => conn,
+                    Err(err) => {
+                        self.open.fetch_sub(1, Ordering::SeqCst);
+                        log::warn!("Could not open a read connection: {err}");
+                        return None;
+                    }
+                }
             }
-        }
+        };
+        Some(Lent {
+            pool: self,
+            conn: Some(conn),
+        })
     }
 
     /// Closes the idle connections; lent ones close when given back.
@@ -117,10 +109,22 @@ impl LocalReads {
 }
 
 /// A borrowed connection; given back on drop, even when a read panics.
-struct Lent<'pool> {
+pub(crate) struct Lent<'pool> {
     pool: &'pool LocalReads,
     /// Always `Some` until dropped.
     conn: Option<Connection>,
+}
+
+impl Lent<'_> {
+    /// Runs `read` on the connection, with the datastore's range bounds
+    /// and bucket facts.
+    pub(crate) fn read<T>(
+        &self,
+        read: impl FnOnce(&Connection, &DurationBounds, &SharedStats) -> T,
+    ) -> Option<T> {
+        let conn = self.conn.as_ref()?;
+        Some(read(conn, &self.pool.bounds, &self.pool.stats))
+    }
 }
 
 impl Drop for Lent<'_> {
