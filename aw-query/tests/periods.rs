@@ -74,6 +74,17 @@ struct Counting {
     threads: std::sync::Mutex<Vec<std::thread::ThreadId>>,
 }
 
+impl Counting {
+    /// The fixture, with no read counted yet.
+    fn new() -> Counting {
+        Counting {
+            inner: fixture(),
+            reads: Default::default(),
+            threads: Default::default(),
+        }
+    }
+}
+
 impl aw_query::EventSource for Counting {
     fn query_bucket(
         &self,
@@ -112,11 +123,7 @@ fn buckets_read_ahead_are_read_once_and_give_the_same_result() {
         again = query_bucket("aw-watcher-window_laptop");
         RETURN = {"active": filter_period_intersect(window, afk), "again": again};
     "#;
-    let counting = Counting {
-        inner: fixture(),
-        reads: Default::default(),
-        threads: Default::default(),
-    };
+    let counting = Counting::new();
     let periods = long_periods(6);
     let prefetched = query(program, &periods, &counting).unwrap();
     // Read twice per period: once ahead, once more for the second call.
@@ -168,11 +175,7 @@ fn buckets_found_by_literal_filters_are_read_ahead_once() {
         afk = query_bucket(find_bucket("aw-watcher-afk_", "laptop"));
         RETURN = {"active": filter_period_intersect(window, filter_keyvals(afk, "status", ["not-afk"]))};
     "#;
-    let counting = Counting {
-        inner: fixture(),
-        reads: Default::default(),
-        threads: Default::default(),
-    };
+    let counting = Counting::new();
     let periods = long_periods(3);
     let prefetched = query(program, &periods, &counting).unwrap();
     let reads = counting.reads.lock().unwrap().clone();
@@ -201,11 +204,7 @@ fn only_periods_of_two_days_or_more_are_read_ahead() {
     "#;
     let caller = std::thread::current().id();
     for (periods, ahead) in [(periods(1), false), (long_periods(1), true)] {
-        let counting = Counting {
-            inner: fixture(),
-            reads: Default::default(),
-            threads: Default::default(),
-        };
+        let counting = Counting::new();
         query(program, &periods, &counting).unwrap();
         let threads = counting.threads.lock().unwrap().clone();
         assert_eq!(threads.len(), 2);
