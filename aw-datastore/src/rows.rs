@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aw_models::{Data, Duration, Event, SharedEvent, Timestamp};
+use aw_models::{Data, Duration, Event, EventData, SharedEvent, Timestamp};
 use chrono::{NaiveDateTime, SecondsFormat};
 
 /// Columns an event query must select, in this order.
@@ -44,16 +44,16 @@ pub(crate) fn event_from_row(
 /// nearly all of the memory of a long read.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
-    seen: HashMap<Box<str>, Arc<Data>, foldhash::fast::RandomState>,
+    seen: HashMap<Box<str>, Arc<EventData>, foldhash::fast::RandomState>,
 }
 
 impl Interner {
     /// The shared data of `text`, parsed on first sight.
-    fn data(&mut self, text: &str) -> Result<Arc<Data>, serde_json::Error> {
+    fn data(&mut self, text: &str) -> Result<Arc<EventData>, serde_json::Error> {
         if let Some(data) = self.seen.get(text) {
             return Ok(Arc::clone(data));
         }
-        let data = Arc::new(parse_data(text)?);
+        let data = Arc::new(serde_json::from_str::<EventData>(text)?);
         self.seen.insert(text.into(), Arc::clone(&data));
         Ok(data)
     }

@@ -8,6 +8,7 @@
 //! It does no I/O and knows nothing of SQL, HTTP or the query language.
 
 mod bucket;
+mod data;
 mod error;
 mod event;
 mod export;
@@ -17,6 +18,7 @@ mod shared;
 mod time;
 
 pub use bucket::{Bucket, BucketMetadata, CreateBucket};
+pub use data::EventData;
 pub use error::ModelError;
 pub use event::Event;
 pub use export::ExportDocument;

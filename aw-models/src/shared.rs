@@ -2,9 +2,9 @@
 //! transforming many events at once.
 //!
 //! A year of window events holds ~300k events but only ~17k distinct data
-//! objects, and a decoded `serde_json` object costs hundreds of bytes in
-//! many small allocations. The datastore decodes each distinct stored text
-//! once per read and hands out the same `Arc<Data>` for every event that
+//! objects, and even a compact decoded object ([`EventData`]) costs a few
+//! hundred bytes. The datastore decodes each distinct stored text
+//! once per read and hands out the same `Arc<EventData>` for every event that
 //! carries it (see `Datastore::shared_events`), and the query language
 //! works on these events, so an event is 40 bytes plus a shared pointer,
 //! cloning one never copies its data, and a transform that derives new
@@ -13,7 +13,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::{Data, Duration, Event, Timestamp};
+use crate::{Duration, Event, EventData, Timestamp};
 
 /// An [`Event`] with its data behind an `Arc`; equal to another when the
 /// fields are (data compared by value, by pointer first).
@@ -26,17 +26,21 @@ pub struct SharedEvent {
     /// Length of the event.
     pub duration: Duration,
     /// Free-form JSON object, possibly shared with other events.
-    pub data: Arc<Data>,
+    pub data: Arc<EventData>,
 }
 
 impl SharedEvent {
     /// An event without id.
-    pub fn new(timestamp: Timestamp, duration: Duration, data: Data) -> SharedEvent {
+    pub fn new(
+        timestamp: Timestamp,
+        duration: Duration,
+        data: impl Into<EventData>,
+    ) -> SharedEvent {
         SharedEvent {
             id: None,
             timestamp,
             duration,
-            data: Arc::new(data),
+            data: Arc::new(data.into()),
         }
     }
 
@@ -72,7 +76,7 @@ impl SharedEvent {
             id: self.id,
             timestamp: self.timestamp,
             duration: self.duration,
-            data: Arc::unwrap_or_clone(self.data),
+            data: Arc::unwrap_or_clone(self.data).into_map(),
         }
     }
 }
@@ -92,7 +96,7 @@ impl From<Event> for SharedEvent {
             id: event.id,
             timestamp: event.timestamp,
             duration: event.duration,
-            data: Arc::new(event.data),
+            data: Arc::new(EventData::from(event.data)),
         }
     }
 }
@@ -104,9 +108,9 @@ impl From<SharedEvent> for Event {
 }
 
 /// The one shared empty data object.
-pub fn empty_data() -> Arc<Data> {
-    static EMPTY: OnceLock<Arc<Data>> = OnceLock::new();
-    Arc::clone(EMPTY.get_or_init(|| Arc::new(Data::new())))
+pub fn empty_data() -> Arc<EventData> {
+    static EMPTY: OnceLock<Arc<EventData>> = OnceLock::new();
+    Arc::clone(EMPTY.get_or_init(|| Arc::new(EventData::new())))
 }
 
 #[cfg(test)]
@@ -114,8 +118,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn data(value: serde_json::Value) -> Data {
-        value.as_object().cloned().unwrap_or_default()
+    fn data(value: serde_json::Value) -> EventData {
+        EventData::from(value.as_object().cloned().unwrap_or_default())
     }
 
     #[test]
@@ -124,7 +128,7 @@ mod tests {
             id: Some(7),
             timestamp: Timestamp::from_nanos(5),
             duration: Duration::from_nanos(3),
-            data: data(json!({"app": "vim"})),
+            data: data(json!({"app": "vim"})).into_map(),
         };
         let shared = SharedEvent::from(event.clone());
         assert_eq!(shared.end(), event.end());

@@ -15,7 +15,7 @@ use std::hash::BuildHasher;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use aw_models::{Data, SharedEvent};
+use aw_models::{EventData, SharedEvent};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
@@ -126,7 +126,7 @@ impl Rule {
     }
 
     /// Whether some considered string value of `data` matches.
-    pub fn matches(&self, data: &Data) -> Result<bool, Failure> {
+    pub fn matches(&self, data: &EventData) -> Result<bool, Failure> {
         match self {
             Rule::Never => Ok(false),
             Rule::Regex {
@@ -299,7 +299,7 @@ impl RuleSet {
     }
 
     /// Indices of the rules matching `data`, ascending.
-    fn matching(&self, data: &Data) -> Result<Vec<usize>, Failure> {
+    fn matching(&self, data: &EventData) -> Result<Vec<usize>, Failure> {
         let mut matched = vec![false; self.rules.len()];
         let mut in_set = vec![false; self.rules.len()];
         if let Some(fast) = &self.fast {
@@ -352,11 +352,10 @@ impl RuleSet {
             scratch.clear();
             for (key, value) in event.data.iter() {
                 if let Json::String(text) = value {
-                    if self
-                        .keys
-                        .as_ref()
-                        .is_none_or(|keys| keys.binary_search(key).is_ok())
-                    {
+                    if self.keys.as_ref().is_none_or(|keys| {
+                        keys.binary_search_by(|probe| probe.as_str().cmp(key))
+                            .is_ok()
+                    }) {
                         scratch.push((key, text));
                     }
                 }
@@ -453,7 +452,7 @@ mod tests {
         for app in apps {
             for title in titles {
                 let data = json!({"app": app, "title": title, "n": 3});
-                let data = data.as_object().unwrap();
+                let data = &EventData::from(data.as_object().unwrap());
                 let expected: Vec<usize> = naive
                     .iter()
                     .enumerate()

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use aw_datastore::{Datastore, DatastoreError, EventQuery};
-use aw_models::{Data, Event, SharedEvent, TimeInterval};
+use aw_models::{Event, EventData, SharedEvent, TimeInterval};
 
 /// Why an [`EventSource`] call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,7 +93,7 @@ impl MemorySource {
     /// Adds (or replaces) a bucket. Events with equal data share it, as
     /// they do when read from the datastore.
     pub fn insert(&mut self, bucket_id: &str, hostname: &str, events: Vec<Event>) {
-        let mut seen: HashMap<String, Arc<Data>> = HashMap::new();
+        let mut seen: HashMap<String, Arc<EventData>> = HashMap::new();
         let events = events
             .into_iter()
             .map(|event| {
@@ -102,7 +102,7 @@ impl MemorySource {
                 let text = serde_json::to_string(&event.data).unwrap_or_default();
                 let data = seen
                     .entry(text)
-                    .or_insert_with(|| Arc::new(event.data))
+                    .or_insert_with(|| Arc::new(event.data.into()))
                     .clone();
                 SharedEvent {
                     id: event.id,

@@ -318,7 +318,7 @@ pub(crate) fn event_json(event: SharedEvent) -> Json {
     map.insert("duration".into(), number_json(event.duration.as_secs_f64()));
     map.insert(
         "data".into(),
-        Json::Object(std::sync::Arc::unwrap_or_clone(event.data)),
+        Json::Object(std::sync::Arc::unwrap_or_clone(event.data).into_map()),
     );
     Json::Object(map)
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use std::sync::Arc;
 
-use aw_models::{Data, Duration, SharedEvent, Timestamp};
+use aw_models::{Duration, EventData, SharedEvent, Timestamp};
 use aw_query::transforms::{
     chunk_events_by_key, filter_period_intersect, flood, merge_events_by_keys, period_union,
     union_no_overlap, FLOOD_PULSETIME,
@@ -20,7 +20,7 @@ const SEC: i64 = 1_000_000_000;
 /// shortcuts must agree with comparing by value.
 fn event(id: usize, start: i64, duration: i64, label: u8) -> SharedEvent {
     thread_local! {
-        static SHARED: Vec<Arc<Data>> = (0..3u8).map(|label| Arc::new(label_data(label))).collect();
+        static SHARED: Vec<Arc<EventData>> = (0..3u8).map(|label| Arc::new(label_data(label))).collect();
     }
     let data = if id.is_multiple_of(2) {
         SHARED.with(|shared| Arc::clone(&shared[usize::from(label)]))
@@ -35,11 +35,12 @@ fn event(id: usize, start: i64, duration: i64, label: u8) -> SharedEvent {
     }
 }
 
-fn label_data(label: u8) -> Data {
+fn label_data(label: u8) -> EventData {
     json!({"k": label, "n": label % 2})
         .as_object()
         .cloned()
         .unwrap()
+        .into()
 }
 
 /// Arbitrary events: any overlap, any order.
@@ -150,7 +151,7 @@ proptest! {
                 match found {
                     Some(m) => m.duration = m.duration.saturating_add(e.duration),
                     None => {
-                        let data = keys.iter().map(|k| (k.clone(), e.data[k].clone())).collect::<Data>().into();
+                        let data = keys.iter().map(|k| (k.clone(), e.data[k].clone())).collect::<EventData>().into();
                         model.push(SharedEvent { id: None, timestamp: e.timestamp, duration: e.duration, data });
                     }
                 }

@@ -32,7 +32,7 @@ pub(crate) fn categorize(
         &mut events,
         |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
         |data, category| {
-            data.insert("$category".to_string(), category.clone());
+            data.insert("$category", category.clone());
         },
     );
     Ok(events)
@@ -59,7 +59,7 @@ pub(crate) fn tag(
         &mut events,
         |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
         |data, tags| {
-            data.insert("$tags".to_string(), tags.clone());
+            data.insert("$tags", tags.clone());
         },
     );
     Ok(events)

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use aw_models::{empty_data, Data, SharedEvent};
+use aw_models::{empty_data, EventData, SharedEvent};
 
 /// A hash map keyed by an address. Addresses are unique while their
 /// objects live, so no flooding-resistant hash is needed: a multiply
@@ -21,7 +21,7 @@ use aw_models::{empty_data, Data, SharedEvent};
 pub(crate) type AddressMap<V> = HashMap<usize, V, BuildHasherDefault<AddressHasher>>;
 
 /// The address of a shared data object, as an [`AddressMap`] key.
-pub(crate) fn address(data: &Arc<Data>) -> usize {
+pub(crate) fn address(data: &Arc<EventData>) -> usize {
     Arc::as_ptr(data) as usize
 }
 
@@ -51,7 +51,7 @@ impl Hasher for AddressHasher {
 pub(crate) struct DataMemo<V> {
     /// Address of the input → (the input, kept alive so that its address
     /// is not reused while the memo lives, and the value).
-    memo: AddressMap<(Arc<Data>, V)>,
+    memo: AddressMap<(Arc<EventData>, V)>,
 }
 
 impl<V> Default for DataMemo<V> {
@@ -67,8 +67,8 @@ impl<V: Clone> DataMemo<V> {
     /// failure is not remembered.
     pub fn get<E>(
         &mut self,
-        input: &Arc<Data>,
-        compute: impl FnOnce(&Data) -> Result<V, E>,
+        input: &Arc<EventData>,
+        compute: impl FnOnce(&EventData) -> Result<V, E>,
     ) -> Result<V, E> {
         let key = address(input);
         if let Some((_, value)) = self.memo.get(&key) {
@@ -90,13 +90,13 @@ impl<V: Clone> DataMemo<V> {
 /// change. Answers the distinct objects the events hold afterwards.
 pub(crate) fn edit_data<T>(
     events: &mut [SharedEvent],
-    mut decide: impl FnMut(usize, &Arc<Data>) -> Option<T>,
-    mut apply: impl FnMut(&mut Data, T),
-) -> Vec<Arc<Data>> {
+    mut decide: impl FnMut(usize, &Arc<EventData>) -> Option<T>,
+    mut apply: impl FnMut(&mut EventData, T),
+) -> Vec<Arc<EventData>> {
     // The distinct objects in order of first sight, with their changes,
     // and each event's object by its index there.
     let mut slot_of: AddressMap<u32> = AddressMap::default();
-    let mut slots: Vec<(Arc<Data>, Option<T>)> = Vec::new();
+    let mut slots: Vec<(Arc<EventData>, Option<T>)> = Vec::new();
     let mut event_slots: Vec<u32> = Vec::with_capacity(events.len());
     for (index, event) in events.iter().enumerate() {
         let slot = *slot_of.entry(address(&event.data)).or_insert_with(|| {
@@ -139,15 +139,15 @@ mod tests {
     #[test]
     fn edits_objects_held_only_by_the_list_in_place() {
         use aw_models::{Duration, Timestamp};
-        let event = |data: &Arc<Data>| SharedEvent {
+        let event = |data: &Arc<EventData>| SharedEvent {
             id: None,
             timestamp: Timestamp::from_nanos(0),
             duration: Duration::ZERO,
             data: Arc::clone(data),
         };
-        let own = Arc::new(json!({"a": 1}).as_object().cloned().unwrap());
-        let held = Arc::new(json!({"a": 2}).as_object().cloned().unwrap());
-        let kept = Arc::new(json!({"a": 3}).as_object().cloned().unwrap());
+        let own = Arc::new(json!({"a": 1}).as_object().cloned().unwrap().into());
+        let held = Arc::new(json!({"a": 2}).as_object().cloned().unwrap().into());
+        let kept = Arc::new(json!({"a": 3}).as_object().cloned().unwrap().into());
         let own_address = address(&own);
         let mut events = vec![event(&own), event(&held), event(&own), event(&kept)];
         drop(own);
@@ -160,7 +160,7 @@ mod tests {
             },
             |data, add| {
                 let a = data["a"].as_i64().unwrap();
-                data.insert("a".into(), json!(a + add));
+                data.insert("a", json!(a + add));
             },
         );
         assert_eq!(seen, [0, 1, 3]);
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn failures_are_not_remembered() {
-        let data = Arc::new(Data::new());
+        let data = Arc::new(EventData::new());
         let mut memo: DataMemo<bool> = DataMemo::default();
         assert_eq!(memo.get(&data, |_| Err::<bool, &str>("no")), Err("no"));
         assert_eq!(memo.get(&data, |_| Ok::<_, ()>(true)), Ok(true));
@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn address_map_finds_every_key() {
-        let objects: Vec<Arc<Data>> = (0..1000).map(|_| Arc::new(Data::new())).collect();
+        let objects: Vec<Arc<EventData>> = (0..1000).map(|_| Arc::new(EventData::new())).collect();
         let map: AddressMap<usize> = objects
             .iter()
             .enumerate()

@@ -14,7 +14,7 @@ use super::sort::sort_by_timestamp;
 /// # use aw_query::transforms::filter_period_intersect;
 /// # use aw_models::{Duration, SharedEvent, Timestamp};
 /// let at = |s: i64, e: i64| SharedEvent::new(Timestamp::from_nanos(s * 1_000_000_000),
-///     Duration::from_secs(e - s), Default::default());
+///     Duration::from_secs(e - s), aw_models::EventData::new());
 /// // [0,10) [12,20) ∩ [2,5) [8,14) [18,30) = [2,5) [8,10) [12,14) [18,20)
 /// let out = filter_period_intersect(vec![at(0, 10), at(12, 20)], &[at(2, 5), at(8, 14), at(18, 30)]);
 /// let starts: Vec<i64> = out.iter().map(|e| e.timestamp.nanos() / 1_000_000_000).collect();

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
-use aw_models::{Data, SharedEvent};
+use aw_models::{EventData, SharedEvent};
 
 use crate::transforms::{address, AddressMap};
 use serde_json::Value as Json;
@@ -30,7 +30,7 @@ use serde_json::Value as Json;
 /// );
 /// assert_eq!(merged.len(), 2);
 /// assert_eq!(merged[0].duration, Duration::from_secs(2));
-/// assert_eq!(serde_json::Value::Object((*merged[0].data).clone()), serde_json::json!({"app": "vim"}));
+/// assert_eq!(serde_json::Value::Object(merged[0].data.to_map()), serde_json::json!({"app": "vim"}));
 /// ```
 pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<SharedEvent> {
     if keys.is_empty() {
@@ -53,10 +53,10 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
                 merged.duration = merged.duration.saturating_add(event.duration);
             }
             Some(_) => {
-                let mut data = Data::new();
+                let mut data = EventData::new();
                 for key in keys {
                     if let Some(value) = event.data.get(key) {
-                        data.insert(key.clone(), value.clone());
+                        data.insert(key, value.clone());
                     }
                 }
                 groups.push(SharedEvent {
@@ -105,7 +105,7 @@ impl Hasher for Prehashed {
 /// `groups.len()` (registered in `index`) for a new one; `None` when a key
 /// is missing.
 fn find_group(
-    data: &Data,
+    data: &EventData,
     keys: &[String],
     hasher: &RandomState,
     groups: &[SharedEvent],

@@ -1,6 +1,6 @@
 //! `simplify_window_titles` (spec §7.23, from the Python implementation).
 
-use aw_models::{Data, SharedEvent};
+use aw_models::{EventData, SharedEvent};
 
 use crate::transforms::edit_data;
 use serde_json::Value as Json;
@@ -33,7 +33,7 @@ pub fn simplify_window_titles(
             }
         },
         |data, text| {
-            data.insert(key.to_string(), Json::String(text));
+            data.insert(key, Json::String(text));
         },
     );
     failure.map_or(Ok(events), Err)
@@ -41,7 +41,7 @@ pub fn simplify_window_titles(
 
 /// The simplified title under `key` of `data`, `None` if it is simple
 /// already.
-fn simplified(data: &Data, key: &str) -> Result<Option<String>, String> {
+fn simplified(data: &EventData, key: &str) -> Result<Option<String>, String> {
     let window = key == "title" && data.contains_key("app");
     let Some(Json::String(text)) = data.get(key) else {
         return Err(format!(

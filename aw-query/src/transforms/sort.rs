@@ -7,7 +7,7 @@ use aw_models::{Duration, SharedEvent};
 /// ```
 /// # use aw_query::transforms::sort_by_timestamp;
 /// # use aw_models::{Duration, SharedEvent, Timestamp};
-/// let at = |s| SharedEvent::new(Timestamp::from_nanos(s), Duration::ZERO, Default::default());
+/// let at = |s| SharedEvent::new(Timestamp::from_nanos(s), Duration::ZERO, aw_models::EventData::new());
 /// let sorted = sort_by_timestamp(vec![at(3), at(1), at(2)]);
 /// assert_eq!(sorted.iter().map(|e| e.timestamp.nanos()).collect::<Vec<_>>(), [1, 2, 3]);
 /// ```
@@ -23,7 +23,7 @@ pub fn sort_by_timestamp(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
 /// ```
 /// # use aw_query::transforms::sort_by_duration;
 /// # use aw_models::{Duration, SharedEvent, Timestamp};
-/// let of = |d| SharedEvent::new(Timestamp::from_nanos(0), Duration::from_secs(d), Default::default());
+/// let of = |d| SharedEvent::new(Timestamp::from_nanos(0), Duration::from_secs(d), aw_models::EventData::new());
 /// let sorted = sort_by_duration(vec![of(1), of(3), of(2)]);
 /// assert_eq!(sorted.iter().map(|e| e.duration.nanos() / 1_000_000_000).collect::<Vec<_>>(), [3, 2, 1]);
 /// ```
@@ -37,7 +37,7 @@ pub fn sort_by_duration(mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
 /// ```
 /// # use aw_query::transforms::limit_events;
 /// # use aw_models::{Duration, SharedEvent, Timestamp};
-/// let e = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, Default::default());
+/// let e = SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, aw_models::EventData::new());
 /// assert_eq!(limit_events(vec![e.clone(), e.clone(), e], 2).len(), 2);
 /// ```
 pub fn limit_events(mut events: Vec<SharedEvent>, count: usize) -> Vec<SharedEvent> {
@@ -50,7 +50,7 @@ pub fn limit_events(mut events: Vec<SharedEvent>, count: usize) -> Vec<SharedEve
 /// ```
 /// # use aw_query::transforms::sum_durations;
 /// # use aw_models::{Duration, SharedEvent, Timestamp};
-/// let of = |ms| SharedEvent::new(Timestamp::from_nanos(0), Duration::from_nanos(ms), Default::default());
+/// let of = |ms| SharedEvent::new(Timestamp::from_nanos(0), Duration::from_nanos(ms), aw_models::EventData::new());
 /// assert_eq!(sum_durations(&[of(1_500_000_400), of(2_250_000_000)]), Duration::from_millis(3750));
 /// ```
 pub fn sum_durations(events: &[SharedEvent]) -> Duration {

@@ -10,7 +10,7 @@ use aw_models::{SharedEvent, Timestamp};
 /// ```
 /// # use aw_query::transforms::period_union;
 /// # use aw_models::{Duration, SharedEvent, Timestamp};
-/// let at = |s: i64, e: i64| SharedEvent::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s), Default::default());
+/// let at = |s: i64, e: i64| SharedEvent::new(Timestamp::from_nanos(s), Duration::from_nanos(e - s), aw_models::EventData::new());
 /// let out = period_union(&[at(0, 2), at(5, 6)], &[at(2, 3), at(8, 9)]);
 /// let spans: Vec<(i64, i64)> = out.iter().map(|e| (e.timestamp.nanos(), e.end().nanos())).collect();
 /// assert_eq!(spans, [(0, 3), (5, 6), (8, 9)]);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use aw_models::{Data, SharedEvent};
+use aw_models::{EventData, SharedEvent};
 
 use crate::transforms::{address, edit_data, AddressMap};
 use serde_json::Value as Json;
@@ -36,7 +36,7 @@ pub fn split_url_events(events: Vec<SharedEvent>) -> Vec<SharedEvent> {
 pub struct UrlSplitter {
     /// The data objects split so far (kept alive, so their addresses stay
     /// theirs): splitting one again changes nothing.
-    done: AddressMap<Arc<Data>>,
+    done: AddressMap<Arc<EventData>>,
     /// Each distinct URL is parsed once: browser data objects differ in
     /// tab counts and titles far more often than in URLs.
     parsed: HashMap<String, Option<Parts>, foldhash::fast::RandomState>,
@@ -59,7 +59,7 @@ impl UrlSplitter {
             },
             |data, parts| {
                 for (key, value) in PART_KEYS.iter().zip(parts) {
-                    data.insert((*key).to_string(), Json::String(value));
+                    data.insert(key, Json::String(value));
                 }
             },
         );
@@ -94,7 +94,7 @@ fn parts(text: &str) -> Option<Parts> {
 /// absolute URL, or already has them (as when a list is split twice).
 /// URLs are parsed through `parsed`.
 fn missing_url_parts(
-    data: &Data,
+    data: &EventData,
     parsed: &mut HashMap<String, Option<Parts>, foldhash::fast::RandomState>,
 ) -> Option<Parts> {
     let Some(Json::String(text)) = data.get("url") else {
@@ -108,7 +108,7 @@ fn missing_url_parts(
     let present = PART_KEYS
         .iter()
         .zip(found)
-        .all(|(key, value)| data.get(*key).and_then(Json::as_str) == Some(value.as_str()));
+        .all(|(key, value)| data.get(key).and_then(Json::as_str) == Some(value.as_str()));
     (!present).then(|| found.clone())
 }
 
