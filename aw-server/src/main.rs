@@ -79,7 +79,21 @@ struct ServerArgs {
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Asks Linux not to back this process's memory with transparent huge
+/// pages. mimalloc asks for them by default, and the kernel then zeroes a
+/// whole 2 MB page the first time a query touches any byte of it: in a
+/// month query that zeroing was ~10 % of the CPU time, and a query's peak
+/// resident memory ~20 % higher than with 4 KB pages.
+fn no_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    if let Err(err) = rustix::thread::disable_transparent_huge_pages(true) {
+        // Only an old kernel refuses; the server works the same.
+        eprintln!("Could not turn transparent huge pages off: {err}");
+    }
+}
+
 fn main() -> anyhow::Result<()> {
+    no_transparent_huge_pages();
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
