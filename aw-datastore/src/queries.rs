@@ -155,20 +155,35 @@ pub(crate) fn events(
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<Event>> {
-    range(conn, bounds, bucket_id, query, event_from_row)
+    range(conn, bounds, bucket_id, query, 0, event_from_row)
 }
 
 /// [`events`] with the data of equal stored texts decoded once and shared.
 pub(crate) fn shared_events(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<SharedEvent>> {
+    // Sized up front from the bucket's known density (never past its
+    // count): a vector doubling its way to a year of window events held
+    // up to twice their size, and three times while it moved.
+    let capacity = match stats.get(bucket_row(conn, bucket_id)?) {
+        Some(known) => estimated_rows(conn, stats, bucket_id, query)?.map_or(0, |estimate| {
+            estimate.saturating_add(estimate / 8).min(known.count)
+        }),
+        None => 0,
+    };
     let mut interner = Interner::default();
-    range(conn, bounds, bucket_id, query, |row, clip| {
-        shared_event_from_row(row, clip, &mut interner)
-    })
+    range(
+        conn,
+        bounds,
+        bucket_id,
+        query,
+        usize::try_from(capacity).unwrap_or(0),
+        |row, clip| shared_event_from_row(row, clip, &mut interner),
+    )
 }
 
 /// [`events`] as a JSON array, the data text of each row validated and
@@ -181,7 +196,7 @@ pub(crate) fn events_json(
 ) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(4096);
     out.push(b'[');
-    range(conn, bounds, bucket_id, query, |row, clip| {
+    range(conn, bounds, bucket_id, query, 0, |row, clip| {
         let event = raw_event_from_row(row, clip)?;
         if out.len() > 1 {
             out.push(b',');
@@ -199,6 +214,7 @@ fn range<T>(
     bounds: &DurationBounds,
     bucket_id: &str,
     query: EventQuery,
+    capacity: usize,
     mut decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
     let row_id = bucket_row(conn, bucket_id)?;
@@ -222,7 +238,7 @@ fn range<T>(
         params![row_id, window.low, window.end, window.start],
         |row| decode(row, clip),
     )?;
-    collect_events(rows, bucket_id, query.limit)
+    collect_events(rows, bucket_id, query.limit, capacity)
 }
 
 /// Keyset pagination, newest first by (starttime, id).
@@ -245,7 +261,7 @@ pub(crate) fn events_page(
     })?;
     // The LIMIT stays in SQL here: it lets SQLite sort only a page's worth
     // of rows by id among equal start times.
-    collect_events(rows, bucket_id, None)
+    collect_events(rows, bucket_id, None, 0)
 }
 
 /// Keeps readable rows; a row whose data is not JSON is skipped with a
@@ -254,8 +270,9 @@ fn collect_events<T>(
     mut rows: impl Iterator<Item = rusqlite::Result<T>>,
     bucket_id: &str,
     limit: Option<usize>,
+    capacity: usize,
 ) -> Result<Vec<T>> {
-    let mut events = Vec::new();
+    let mut events = Vec::with_capacity(limit.map_or(capacity, |limit| limit.min(capacity)));
     while limit.is_none_or(|limit| events.len() < limit) {
         let Some(row) = rows.next() else {
             break;

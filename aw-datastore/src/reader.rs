@@ -93,7 +93,7 @@ pub(crate) fn serve(
             query,
             reply,
         } => answer(conn, snapshot, reply, || {
-            queries::shared_events(conn, bounds, &bucket_id, query)
+            queries::shared_events(conn, bounds, stats, &bucket_id, query)
         }),
         ReadCommand::EventsJson {
             bucket_id,

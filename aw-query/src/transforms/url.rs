@@ -58,6 +58,7 @@ impl UrlSplitter {
                 missing_url_parts(data, parsed)
             },
             |data, parts| {
+                data.reserve(PART_KEYS.len());
                 for (key, value) in PART_KEYS.iter().zip(parts) {
                     data.insert(key, Json::String(value));
                 }
