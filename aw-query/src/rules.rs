@@ -168,18 +168,13 @@ fn describe(value: &Value) -> String {
     }
 }
 
-/// The `(key, string value)` pairs of an event the rules look at.
-type Values = Vec<(String, String)>;
-
-/// Rules with a memo of answers per distinct matched values.
+/// Parsed rules; `classify` answers once per distinct looked-at values.
 #[derive(Debug)]
 pub(crate) struct RuleSet {
     rules: Vec<Rule>,
     /// Keys any rule looks at; `None` when some rule looks at all of them.
     keys: Option<Vec<String>>,
     hasher: RandomState,
-    /// Hash of the looked-at values → (those values, answer index).
-    memo: HashMap<u64, Vec<(Values, usize)>>,
     /// The rules the `regex` crate runs, as one set (see [`FastRules`]).
     fast: Option<FastRules>,
 }
@@ -294,7 +289,6 @@ impl RuleSet {
             rules,
             keys,
             hasher: RandomState::default(),
-            memo: HashMap::new(),
         }
     }
 
@@ -341,34 +335,26 @@ impl RuleSet {
         let mut answers = Vec::new();
         let mut per_event = Vec::with_capacity(events.len());
         let mut scratch: Vec<(&str, &str)> = Vec::new();
+        // Hash of the looked-at values → (the first event that had them,
+        // answer index). The values are compared through that event's
+        // data, which `events` keeps alive, instead of copies of them: a
+        // copy was five allocations per distinct object.
+        let mut memo: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
         // Events sharing a data object share the answer; `events` is
         // borrowed throughout, so addresses stay unique.
         let mut by_data: AddressMap<usize> = AddressMap::default();
-        for event in events {
+        for (position, event) in events.iter().enumerate() {
             if let Some(&index) = by_data.get(&address(&event.data)) {
                 per_event.push(index);
                 continue;
             }
             scratch.clear();
-            for (key, value) in event.data.iter() {
-                if let Json::String(text) = value {
-                    if self.keys.as_ref().is_none_or(|keys| {
-                        keys.binary_search_by(|probe| probe.as_str().cmp(key))
-                            .is_ok()
-                    }) {
-                        scratch.push((key, text));
-                    }
-                }
-            }
+            self.looked_at(&event.data, &mut scratch);
             let hash = self.hasher.hash_one(&scratch);
-            let found = self.memo.get(&hash).and_then(|candidates| {
-                candidates.iter().find_map(|(values, index)| {
-                    let same = values.len() == scratch.len()
-                        && values
-                            .iter()
-                            .zip(&scratch)
-                            .all(|((k1, v1), (k2, v2))| k1 == k2 && v1 == v2);
-                    same.then_some(*index)
+            let found = memo.get(&hash).and_then(|candidates| {
+                candidates.iter().find_map(|&(first, index)| {
+                    let data = &events.get(first)?.data;
+                    self.same_looked_at(data, &scratch).then_some(index)
                 })
             });
             let index = match found {
@@ -377,11 +363,7 @@ impl RuleSet {
                     let matched = self.matching(&event.data)?;
                     answers.push(answer(&mut matched.into_iter()));
                     let index = answers.len() - 1;
-                    let values = scratch
-                        .iter()
-                        .map(|(key, value)| (key.to_string(), value.to_string()))
-                        .collect();
-                    self.memo.entry(hash).or_default().push((values, index));
+                    memo.entry(hash).or_default().push((position, index));
                     index
                 }
             };
@@ -389,6 +371,39 @@ impl RuleSet {
             per_event.push(index);
         }
         Ok((per_event, answers))
+    }
+
+    /// Whether `key` is one some rule looks at.
+    fn looks_at_key(&self, key: &str) -> bool {
+        self.keys.as_ref().is_none_or(|keys| {
+            keys.binary_search_by(|probe| probe.as_str().cmp(key))
+                .is_ok()
+        })
+    }
+
+    /// The (key, string value) pairs of `data` the rules look at, in key
+    /// order.
+    fn looked_at<'a>(&self, data: &'a EventData, out: &mut Vec<(&'a str, &'a str)>) {
+        for (key, value) in data.iter() {
+            if let Json::String(text) = value {
+                if self.looks_at_key(key) {
+                    out.push((key, text));
+                }
+            }
+        }
+    }
+
+    /// Whether `data` has exactly the looked-at pairs `values`.
+    fn same_looked_at(&self, data: &EventData, values: &[(&str, &str)]) -> bool {
+        let mut wanted = values.iter();
+        for (key, value) in data.iter() {
+            if let Json::String(text) = value {
+                if self.looks_at_key(key) && wanted.next() != Some(&(key, text.as_str())) {
+                    return false;
+                }
+            }
+        }
+        wanted.next().is_none()
     }
 }
 

@@ -24,13 +24,17 @@ pub(crate) fn categorize(
                 best = path;
             }
         }
-        best.clone()
+        best
     })?;
     // The answer is a function of the data, so it is set once per
     // distinct object, for every event sharing it.
     edit_data(
         &mut events,
-        |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
+        |index, _| {
+            per_event
+                .get(index)
+                .and_then(|&answer| answers.get(answer).copied())
+        },
         |data, category| {
             data.insert("$category", category.clone());
         },
