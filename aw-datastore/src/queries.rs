@@ -155,7 +155,8 @@ pub(crate) fn events(
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<Event>> {
-    range(conn, bounds, bucket_id, query, 0, event_from_row)
+    let row_id = bucket_row(conn, bucket_id)?;
+    range(conn, bounds, row_id, bucket_id, query, 0, event_from_row)
 }
 
 /// [`events`] with the data of equal stored texts decoded once and shared.
@@ -166,19 +167,19 @@ pub(crate) fn shared_events(
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<SharedEvent>> {
+    let row_id = bucket_row(conn, bucket_id)?;
     // Sized up front from the bucket's known density (never past its
     // count): a vector doubling its way to a year of window events held
     // up to twice their size, and three times while it moved.
-    let capacity = match stats.get(bucket_row(conn, bucket_id)?) {
-        Some(known) => estimated_rows(conn, stats, bucket_id, query)?.map_or(0, |estimate| {
-            estimate.saturating_add(estimate / 8).min(known.count)
-        }),
-        None => 0,
+    let capacity = match (stats.get(row_id), estimate(stats, row_id, query)) {
+        (Some(known), Some(estimate)) => estimate.saturating_add(estimate / 8).min(known.count),
+        _ => 0,
     };
     let mut interner = Interner::default();
     range(
         conn,
         bounds,
+        row_id,
         bucket_id,
         query,
         usize::try_from(capacity).unwrap_or(0),
@@ -196,7 +197,8 @@ pub(crate) fn events_json(
 ) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(4096);
     out.push(b'[');
-    range(conn, bounds, bucket_id, query, 0, |row, clip| {
+    let row_id = bucket_row(conn, bucket_id)?;
+    range(conn, bounds, row_id, bucket_id, query, 0, |row, clip| {
         let event = raw_event_from_row(row, clip)?;
         if out.len() > 1 {
             out.push(b',');
@@ -208,16 +210,17 @@ pub(crate) fn events_json(
     Ok(out)
 }
 
-/// The rows of a range read, each made into a `T` by `decode`.
+/// The rows of a range read of the bucket at `row_id` (`bucket_id` names
+/// it in warnings), each made into a `T` by `decode`.
 fn range<T>(
     conn: &Connection,
     bounds: &DurationBounds,
+    row_id: i64,
     bucket_id: &str,
     query: EventQuery,
     capacity: usize,
     mut decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
-    let row_id = bucket_row(conn, bucket_id)?;
     let Some(window) = window(bounds, row_id, query.start, query.end) else {
         return Ok(Vec::new());
     };
@@ -323,10 +326,14 @@ pub(crate) fn estimated_rows(
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Option<u64>> {
-    let row_id = bucket_row(conn, bucket_id)?;
+    Ok(estimate(stats, bucket_row(conn, bucket_id)?, query))
+}
+
+/// [`estimated_rows`] for the bucket at `row_id`.
+fn estimate(stats: &SharedStats, row_id: i64, query: EventQuery) -> Option<u64> {
     let limit = query.limit.map(|limit| limit as u64);
     let Some(known) = stats.get(row_id) else {
-        return Ok(limit);
+        return limit;
     };
     let by_density = match (known.first_start, known.last_end) {
         (Some(first), Some(last)) if last > first => {
@@ -340,9 +347,7 @@ pub(crate) fn estimated_rows(
         }
         _ => known.count,
     };
-    Ok(Some(
-        limit.map_or(by_density, |limit| limit.min(by_density)),
-    ))
+    Some(limit.map_or(by_density, |limit| limit.min(by_density)))
 }
 
 /// Number of events `events` would return without a limit; the writer's
