@@ -11,8 +11,16 @@
 //! an object is one allocation (plus its string values) and a lookup reads
 //! one contiguous block. It compares, serializes and iterates like the map
 //! (keys in sorted order, a later duplicate key replacing an earlier one).
+//!
+//! A value may also be shared with other objects ([`EventData::insert_shared`]):
+//! `categorize` gives thousands of objects one of a few category paths, and
+//! `split_url_events` gives every object of a URL the same four parts.
+//! Sharing makes adding such a value a reference count instead of a few
+//! allocations, and a year of split browser data keeps one copy of each
+//! URL's parts instead of one per object.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -27,7 +35,40 @@ const LINEAR_LOOKUP: usize = 12;
 /// A JSON object: string keys, sorted and unique, with JSON values.
 #[derive(Clone, Default, PartialEq)]
 pub struct EventData {
-    entries: Vec<(SmolStr, Json)>,
+    entries: Vec<(SmolStr, Value)>,
+}
+
+/// An entry's value: its own, or shared with other objects. Either way it
+/// reads as a `&Json`, and it takes no more room than a `Json`.
+#[derive(Clone)]
+enum Value {
+    Own(Json),
+    Shared(Arc<Json>),
+}
+
+impl Value {
+    fn get(&self) -> &Json {
+        match self {
+            Value::Own(value) => value,
+            Value::Shared(value) => value,
+        }
+    }
+
+    fn into_json(self) -> Json {
+        match self {
+            Value::Own(value) => value,
+            Value::Shared(value) => Arc::unwrap_or_clone(value),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Shared(a), Value::Shared(b)) if Arc::ptr_eq(a, b) => true,
+            _ => self.get() == other.get(),
+        }
+    }
 }
 
 impl EventData {
@@ -78,7 +119,7 @@ impl EventData {
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&Json> {
         let index = self.find(key)?;
-        self.entries.get(index).map(|(_, value)| value)
+        self.entries.get(index).map(|(_, value)| value.get())
     }
 
     /// Whether `key` is present.
@@ -88,12 +129,31 @@ impl EventData {
 
     /// Sets `key` to `value`; answers the value it replaces.
     pub fn insert(&mut self, key: impl AsRef<str>, value: Json) -> Option<Json> {
-        let key = key.as_ref();
+        self.put(key.as_ref(), Value::Own(value))
+    }
+
+    /// Sets `key` to a value shared with other objects: no copy is made,
+    /// now or when the object is cloned. It reads like any other value.
+    pub fn insert_shared(&mut self, key: impl AsRef<str>, value: Arc<Json>) {
+        self.put(key.as_ref(), Value::Shared(value));
+    }
+
+    /// Sets `key` to the value `other` has under it (shared if it is
+    /// shared there); answers whether `other` has the key.
+    pub fn copy_from(&mut self, other: &EventData, key: &str) -> bool {
+        let Some(value) = other.find(key).and_then(|index| other.entries.get(index)) else {
+            return false;
+        };
+        self.put(key, value.1.clone());
+        true
+    }
+
+    fn put(&mut self, key: &str, value: Value) -> Option<Json> {
         match self.position(key) {
             Ok(index) => self
                 .entries
                 .get_mut(index)
-                .map(|(_, old)| std::mem::replace(old, value)),
+                .map(|(_, old)| std::mem::replace(old, value).into_json()),
             Err(index) => {
                 if self.entries.len() == self.entries.capacity() {
                     // Grown by a quarter, not doubled: objects are many
@@ -115,14 +175,14 @@ impl EventData {
     /// Removes `key`; answers its value.
     pub fn remove(&mut self, key: &str) -> Option<Json> {
         let index = self.position(key).ok()?;
-        Some(self.entries.remove(index).1)
+        Some(self.entries.remove(index).1.into_json())
     }
 
     /// The entries in key order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json)> {
         self.entries
             .iter()
-            .map(|(key, value)| (key.as_str(), value))
+            .map(|(key, value)| (key.as_str(), value.get()))
     }
 
     /// The keys in order.
@@ -132,7 +192,7 @@ impl EventData {
 
     /// The values in key order.
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Json> {
-        self.entries.iter().map(|(_, value)| value)
+        self.entries.iter().map(|(_, value)| value.get())
     }
 
     /// The same object as a `serde_json` map.
@@ -146,16 +206,16 @@ impl EventData {
     pub fn into_map(self) -> Data {
         self.entries
             .into_iter()
-            .map(|(key, value)| (key.to_string(), value))
+            .map(|(key, value)| (key.to_string(), value.into_json()))
             .collect()
     }
 
     /// Sorts entries gathered in any order; of equal keys the last stays.
-    fn from_unsorted(mut entries: Vec<(SmolStr, Json)>) -> EventData {
+    fn from_unsorted(mut entries: Vec<(SmolStr, Value)>) -> EventData {
         if !entries.windows(2).all(|pair| pair[0].0 < pair[1].0) {
             // Stable, so equal keys keep their order; then keep the last.
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut kept: Vec<(SmolStr, Json)> = Vec::with_capacity(entries.len());
+            let mut kept: Vec<(SmolStr, Value)> = Vec::with_capacity(entries.len());
             for entry in entries {
                 match kept.last_mut() {
                     Some(last) if last.0 == entry.0 => *last = entry,
@@ -172,7 +232,7 @@ impl From<Data> for EventData {
     fn from(map: Data) -> EventData {
         EventData::from_unsorted(
             map.into_iter()
-                .map(|(key, value)| (SmolStr::from(key), value))
+                .map(|(key, value)| (SmolStr::from(key), Value::Own(value)))
                 .collect(),
         )
     }
@@ -182,7 +242,7 @@ impl From<&Data> for EventData {
     fn from(map: &Data) -> EventData {
         EventData::from_unsorted(
             map.iter()
-                .map(|(key, value)| (SmolStr::new(key), value.clone()))
+                .map(|(key, value)| (SmolStr::new(key), Value::Own(value.clone())))
                 .collect(),
         )
     }
@@ -199,7 +259,7 @@ impl<K: AsRef<str>> FromIterator<(K, Json)> for EventData {
         EventData::from_unsorted(
             entries
                 .into_iter()
-                .map(|(key, value)| (SmolStr::new(key), value))
+                .map(|(key, value)| (SmolStr::new(key), Value::Own(value)))
                 .collect(),
         )
     }
@@ -261,7 +321,7 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         // growing vector would leave a year of browser data with ~40 %
         // unused capacity.
         thread_local! {
-            static SCRATCH: std::cell::Cell<Vec<(SmolStr, Json)>> =
+            static SCRATCH: std::cell::Cell<Vec<(SmolStr, Value)>> =
                 const { std::cell::Cell::new(Vec::new()) };
         }
         let mut scratch = SCRATCH.take();
@@ -269,7 +329,7 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         let gathered = (|| {
             while let Some(key) = access.next_key_seed(KeySeed)? {
                 let value: Json = access.next_value()?;
-                scratch.push((key, value));
+                scratch.push((key, Value::Own(value)));
             }
             Ok(())
         })();
@@ -368,6 +428,44 @@ mod tests {
             data.insert(key, Json::Null);
         }
         assert_eq!(data.entries.capacity(), 9);
+    }
+
+    #[test]
+    fn shared_values_read_compare_and_serialize_like_own_ones() {
+        // A shared value takes no more room than an owned one.
+        assert_eq!(std::mem::size_of::<Value>(), std::mem::size_of::<Json>());
+        let path = Arc::new(json!(["Work", "Programming"]));
+        let mut shared = EventData::from(map(json!({"app": "vim"})));
+        shared.insert_shared("$category", Arc::clone(&path));
+        let own = EventData::from(map(
+            json!({"app": "vim", "$category": ["Work", "Programming"]}),
+        ));
+        assert_eq!(shared, own);
+        assert_eq!(own, shared);
+        assert_eq!(shared["$category"], *path);
+        assert_eq!(
+            serde_json::to_string(&shared).unwrap(),
+            serde_json::to_string(&own).unwrap()
+        );
+        assert_eq!(format!("{shared:?}"), format!("{own:?}"));
+        assert_eq!(shared.to_map(), own.to_map());
+        // Clones and copies share it rather than copy it.
+        let copy = shared.clone();
+        let mut merged = EventData::new();
+        assert!(merged.copy_from(&shared, "$category"));
+        assert!(!merged.copy_from(&shared, "title"));
+        assert_eq!(Arc::strong_count(&path), 4);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged["$category"], *path);
+        // Taking it out gives the value; replacing it answers the old one.
+        let mut edited = copy;
+        assert_eq!(
+            edited.insert("$category", json!("x")),
+            Some((*path).clone())
+        );
+        assert_eq!(edited.remove("$category"), Some(json!("x")));
+        assert_eq!(shared.into_map(), own.into_map());
+        assert_eq!(Arc::strong_count(&path), 2);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `categorize` and `tag` (spec §7.19, §7.20) over a [`RuleSet`].
 
+use std::sync::Arc;
+
 use aw_models::SharedEvent;
 use serde_json::Value as Json;
 
@@ -15,29 +17,33 @@ pub(crate) fn categorize(
     categories: &[Json],
     rules: &mut RuleSet,
 ) -> Result<Vec<SharedEvent>, Failure> {
-    let uncategorized = Json::Array(vec![Json::String("Uncategorized".into())]);
+    // Each path is made once and shared by the objects it is given to:
+    // copying it was four allocations per distinct object, and as many
+    // frees later.
+    let uncategorized = Arc::new(Json::Array(vec![Json::String("Uncategorized".into())]));
+    let mut paths: Vec<Option<Arc<Json>>> = vec![None; categories.len()];
     let (per_event, answers) = rules.classify(&events, |matched| {
-        let mut best = &uncategorized;
+        let mut best: Option<usize> = None;
         for index in matched {
-            let path = &categories[index];
-            if path_len(path) >= path_len(best) {
-                best = path;
+            let deeper =
+                best.is_none_or(|best| path_len(&categories[index]) >= path_len(&categories[best]));
+            if deeper && path_len(&categories[index]) >= 1 {
+                best = Some(index);
             }
         }
-        best
+        match best {
+            Some(index) => {
+                Arc::clone(paths[index].get_or_insert_with(|| Arc::new(categories[index].clone())))
+            }
+            None => Arc::clone(&uncategorized),
+        }
     })?;
     // The answer is a function of the data, so it is set once per
     // distinct object, for every event sharing it.
     edit_data(
         &mut events,
-        |index, _| {
-            per_event
-                .get(index)
-                .and_then(|&answer| answers.get(answer).copied())
-        },
-        |data, category| {
-            data.insert("$category", category.clone());
-        },
+        |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
+        |data, category| data.insert_shared("$category", Arc::clone(category)),
     );
     Ok(events)
 }
@@ -52,19 +58,17 @@ pub(crate) fn tag(
         let mut names: Vec<&String> = matched.map(|index| &tags[index]).collect();
         names.sort();
         names.dedup();
-        Json::Array(
+        Arc::new(Json::Array(
             names
                 .into_iter()
                 .map(|name| Json::String(name.clone()))
                 .collect(),
-        )
+        ))
     })?;
     edit_data(
         &mut events,
         |index, _| per_event.get(index).and_then(|&answer| answers.get(answer)),
-        |data, tags| {
-            data.insert("$tags", tags.clone());
-        },
+        |data, tags| data.insert_shared("$tags", Arc::clone(tags)),
     );
     Ok(events)
 }

@@ -54,10 +54,10 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
             }
             Some(_) => {
                 let mut data = EventData::new();
+                data.reserve(keys.len());
                 for key in keys {
-                    if let Some(value) = event.data.get(key) {
-                        data.insert(key, value.clone());
-                    }
+                    // Shared values (a category path) stay shared.
+                    data.copy_from(&event.data, key);
                 }
                 groups.push(SharedEvent {
                     id: None,
