@@ -168,6 +168,14 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// Indices of the set flags, ascending.
+fn hits(flags: &[bool]) -> impl Iterator<Item = usize> + '_ {
+    flags
+        .iter()
+        .enumerate()
+        .filter_map(|(index, hit)| hit.then_some(index))
+}
+
 /// Parsed rules; `classify` answers once per distinct looked-at values.
 #[derive(Debug)]
 pub(crate) struct RuleSet {
@@ -190,6 +198,8 @@ struct FastRules {
     set: Arc<regex::RegexSet>,
     /// Rule index of each pattern of the set.
     owners: Vec<usize>,
+    /// For each rule, whether the set runs it.
+    in_set: Vec<bool>,
 }
 
 /// Sets compiled by earlier queries, by their patterns and case flags.
@@ -223,10 +233,15 @@ impl FastRules {
             return None;
         }
         let mut sets = SETS.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut in_set = vec![false; rules.len()];
+        for &owner in &owners {
+            in_set[owner] = true;
+        }
         if let Some(set) = sets.as_ref().and_then(|sets| sets.get(&key)) {
             return Some(FastRules {
                 set: Arc::clone(set),
                 owners,
+                in_set,
             });
         }
         // A pattern that compiled alone is balanced, so wrapping it in a
@@ -249,7 +264,11 @@ impl FastRules {
             cache.clear();
         }
         cache.insert(key, Arc::clone(&set));
-        Some(FastRules { set, owners })
+        Some(FastRules {
+            set,
+            owners,
+            in_set,
+        })
     }
 }
 
@@ -292,14 +311,13 @@ impl RuleSet {
         }
     }
 
-    /// Indices of the rules matching `data`, ascending.
-    fn matching(&self, data: &EventData) -> Result<Vec<usize>, Failure> {
-        let mut matched = vec![false; self.rules.len()];
-        let mut in_set = vec![false; self.rules.len()];
+    /// Marks in `matched` (one flag per rule, cleared first) the rules
+    /// matching `data`. A buffer the caller reuses: three vectors per
+    /// distinct object were most of `categorize`'s allocations.
+    fn mark_matching(&self, data: &EventData, matched: &mut Vec<bool>) -> Result<(), Failure> {
+        matched.clear();
+        matched.resize(self.rules.len(), false);
         if let Some(fast) = &self.fast {
-            for &owner in &fast.owners {
-                in_set[owner] = true;
-            }
             for (key, value) in data.iter() {
                 let Json::String(text) = value else {
                     continue;
@@ -313,15 +331,20 @@ impl RuleSet {
             }
         }
         for (index, rule) in self.rules.iter().enumerate() {
-            if !in_set[index] && rule.matches(data)? {
+            let in_set = self.fast.as_ref().is_some_and(|fast| fast.in_set[index]);
+            if !in_set && rule.matches(data)? {
                 matched[index] = true;
             }
         }
-        Ok(matched
-            .iter()
-            .enumerate()
-            .filter_map(|(index, hit)| hit.then_some(index))
-            .collect())
+        Ok(())
+    }
+
+    /// Indices of the rules matching `data`, ascending.
+    #[cfg(test)]
+    fn matching(&self, data: &EventData) -> Result<Vec<usize>, Failure> {
+        let mut matched = Vec::new();
+        self.mark_matching(data, &mut matched)?;
+        Ok(hits(&matched).collect())
     }
 
     /// For each event, `answer(matching rule indices)` computed once per
@@ -335,6 +358,7 @@ impl RuleSet {
         let mut answers = Vec::new();
         let mut per_event = Vec::with_capacity(events.len());
         let mut scratch: Vec<(&str, &str)> = Vec::new();
+        let mut matched: Vec<bool> = Vec::new();
         // Hash of the looked-at values → (the first event that had them,
         // answer index). The values are compared through that event's
         // data, which `events` keeps alive, instead of copies of them: a
@@ -360,8 +384,8 @@ impl RuleSet {
             let index = match found {
                 Some(index) => index,
                 None => {
-                    let matched = self.matching(&event.data)?;
-                    answers.push(answer(&mut matched.into_iter()));
+                    self.mark_matching(&event.data, &mut matched)?;
+                    answers.push(answer(&mut hits(&matched)));
                     let index = answers.len() - 1;
                     memo.entry(hash).or_default().push((position, index));
                     index
