@@ -7,7 +7,8 @@
 //! Before a period runs, [`Prefetch::start`] asks the source for every
 //! bucket named by a literal in a top-level `query_bucket` call, directly
 //! or through `find_bucket` with literal arguments (as scripts and the
-//! dashboard write for ids ending in `_`), each on a thread of its own;
+//! dashboard write for ids ending in `_`), each on a thread of its own,
+//! except the first, which the interpreter reads itself as it gets there;
 //! when the interpreter reaches such a call for the same bucket and
 //! interval it takes the read already made (or waits for it to finish)
 //! instead of reading again.
@@ -52,8 +53,8 @@ pub(crate) struct Prefetch {
 
 impl Prefetch {
     /// Starts a read of every bucket `program` names in a top-level
-    /// `query_bucket("<literal>")` call, for `interval`, on threads of
-    /// `scope`. With at most one such bucket nothing is started: the
+    /// `query_bucket("<literal>")` call but the first, for `interval`, on
+    /// threads of `scope`. With at most one such bucket nothing is started: the
     /// interpreter's own read would not wait for anything else.
     pub fn start<'scope, 'env>(
         scope: &'scope Scope<'scope, 'env>,
@@ -97,7 +98,10 @@ impl Prefetch {
             return Prefetch::default();
         }
         let mut reads = HashMap::new();
-        for bucket in buckets {
+        // The first bucket the program reads is left to the interpreter:
+        // its thread would only wait for that read anyway, and what a
+        // thread allocates it frees faster itself than another thread can.
+        for bucket in buckets.into_iter().skip(1) {
             let (sender, receiver) = mpsc::channel();
             let period = *interval;
             let id = bucket.clone();

@@ -13,7 +13,10 @@
 //! `none` to only open or build the database) the binary runs the query
 //! once and exits, for `/usr/bin/time -v`; set `QUERY_BENCH_DB` to a file
 //! path to build the database once and reuse it, and
-//! `QUERY_BENCH_REPEAT=n` to run n other periods first (warm profiles).
+//! `QUERY_BENCH_REPEAT=n` to run n other periods first (warm profiles;
+//! their median and fastest times are printed, for A/B runs of two
+//! builds, which should alternate which one runs first: the second
+//! finds more of the file in the OS's cache).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -191,9 +194,20 @@ fn run_once(fixture: &Fixture, size: &str) {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
+    let mut times = Vec::new();
     for index in 0..repeat {
         let periods = periods(&fixture.spec, size, index + 2);
+        let started = Instant::now();
         query(&program, &periods, &fixture.store).expect("the query runs");
+        times.push(started.elapsed());
+    }
+    if !times.is_empty() {
+        times.sort();
+        println!(
+            "{repeat} earlier queries of other periods: median {:?}, fastest {:?}",
+            times[times.len() / 2],
+            times[0]
+        );
     }
     let periods = periods(&fixture.spec, size, 1);
     let started = Instant::now();
