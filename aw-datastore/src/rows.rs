@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aw_models::{Data, Duration, Event, EventData, SharedEvent, Timestamp};
+use aw_models::{Data, Duration, Event, EventData, SharedEvent, StringPool, Timestamp};
 use chrono::{NaiveDateTime, SecondsFormat};
 
 /// Columns an event query must select, in this order.
@@ -41,10 +41,13 @@ pub(crate) fn event_from_row(
 /// Decoded data of one read, by stored text: each distinct text is parsed
 /// once and its events share the result. The window bucket of a year holds
 /// ~17k distinct texts in ~300k rows, so this saves most of the parsing and
-/// nearly all of the memory of a long read.
+/// nearly all of the memory of a long read. The objects also share their
+/// equal string values (`strings`): a year of browser data is ~78k
+/// objects but ~4.5k URLs and page titles.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
     seen: HashMap<Box<str>, Arc<EventData>, foldhash::fast::RandomState>,
+    strings: StringPool,
 }
 
 impl Interner {
@@ -53,7 +56,7 @@ impl Interner {
         if let Some(data) = self.seen.get(text) {
             return Ok(Arc::clone(data));
         }
-        let data = Arc::new(serde_json::from_str::<EventData>(text)?);
+        let data = Arc::new(EventData::from_json_pooled(text, &mut self.strings)?);
         self.seen.insert(text.into(), Arc::clone(&data));
         Ok(data)
     }

@@ -19,10 +19,14 @@
 //! allocations, and a year of split browser data keeps one copy of each
 //! URL's parts instead of one per object.
 
+use std::borrow::Borrow;
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value as Json;
 use smol_str::SmolStr;
@@ -228,6 +232,78 @@ impl EventData {
     }
 }
 
+impl EventData {
+    /// Decodes a JSON object text as `serde_json::from_str` does, but with
+    /// its string values (at the top level) taken from `pool`: the objects
+    /// decoded with one pool share each distinct string. A read's objects
+    /// repeat the same apps, URLs and page titles in many combinations, and
+    /// a shared string is neither allocated again when decoded nor when a
+    /// merge copies it into a group.
+    pub fn from_json_pooled(
+        text: &str,
+        pool: &mut StringPool,
+    ) -> Result<EventData, serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let data = deserializer.deserialize_map(ObjectVisitor { pool: Some(pool) })?;
+        deserializer.end()?;
+        Ok(data)
+    }
+}
+
+/// Strings shared among the data objects decoded with it
+/// ([`EventData::from_json_pooled`]), by content.
+#[derive(Debug, Default)]
+pub struct StringPool {
+    strings: HashSet<PooledString, foldhash::fast::RandomState>,
+}
+
+impl StringPool {
+    /// An empty pool.
+    pub fn new() -> StringPool {
+        StringPool::default()
+    }
+
+    /// The pool's JSON string of `text`, made on first sight.
+    fn string(&mut self, text: &str) -> Arc<Json> {
+        if let Some(found) = self.strings.get(text) {
+            return Arc::clone(&found.0);
+        }
+        let shared = Arc::new(Json::String(text.to_owned()));
+        self.strings.insert(PooledString(Arc::clone(&shared)));
+        shared
+    }
+}
+
+/// A JSON string of a [`StringPool`], hashed and compared as its text.
+#[derive(Debug)]
+struct PooledString(Arc<Json>);
+
+impl PooledString {
+    fn text(&self) -> &str {
+        self.0.as_str().unwrap_or_default()
+    }
+}
+
+impl Hash for PooledString {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text().hash(state);
+    }
+}
+
+impl PartialEq for PooledString {
+    fn eq(&self, other: &PooledString) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for PooledString {}
+
+impl Borrow<str> for PooledString {
+    fn borrow(&self) -> &str {
+        self.text()
+    }
+}
+
 impl From<Data> for EventData {
     fn from(map: Data) -> EventData {
         EventData::from_unsorted(
@@ -302,20 +378,23 @@ impl Serialize for EventData {
 
 impl<'de> Deserialize<'de> for EventData {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<EventData, D::Error> {
-        deserializer.deserialize_map(ObjectVisitor)
+        deserializer.deserialize_map(ObjectVisitor { pool: None })
     }
 }
 
-struct ObjectVisitor;
+/// Decodes an object; with a pool, its string values come from there.
+struct ObjectVisitor<'p> {
+    pool: Option<&'p mut StringPool>,
+}
 
-impl<'de> Visitor<'de> for ObjectVisitor {
+impl<'de> Visitor<'de> for ObjectVisitor<'_> {
     type Value = EventData;
 
     fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter.write_str("a JSON object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<EventData, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut access: A) -> Result<EventData, A::Error> {
         // Entries are gathered in a reused buffer and then copied into a
         // vector of their exact size: JSON gives no count up front, and a
         // growing vector would leave a year of browser data with ~40 %
@@ -328,8 +407,11 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         scratch.clear();
         let gathered = (|| {
             while let Some(key) = access.next_key_seed(KeySeed)? {
-                let value: Json = access.next_value()?;
-                scratch.push((key, Value::Own(value)));
+                let value = match self.pool.as_deref_mut() {
+                    Some(pool) => access.next_value_seed(PooledValue(pool))?,
+                    None => Value::Own(access.next_value()?),
+                };
+                scratch.push((key, value));
             }
             Ok(())
         })();
@@ -337,6 +419,66 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         entries.append(&mut scratch);
         SCRATCH.set(scratch);
         gathered.map(|()| EventData::from_unsorted(entries))
+    }
+}
+
+/// Decodes a value as `serde_json::Value` does, with a string taken from
+/// the pool.
+struct PooledValue<'p>(&'p mut StringPool);
+
+impl<'de> DeserializeSeed<'de> for PooledValue<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PooledValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Own(Json::Bool(value)))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Own(Json::from(value)))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Own(Json::from(value)))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        Ok(Value::Own(Json::from(value)))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::Shared(self.0.string(value)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Own(Json::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Own(Json::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        Json::deserialize(deserializer).map(Value::Own)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, items: A) -> Result<Value, A::Error> {
+        Json::deserialize(SeqAccessDeserializer::new(items)).map(Value::Own)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, entries: A) -> Result<Value, A::Error> {
+        Json::deserialize(MapAccessDeserializer::new(entries)).map(Value::Own)
     }
 }
 
@@ -415,6 +557,51 @@ mod tests {
         }
         assert!(serde_json::from_str::<EventData>("[1]").is_err());
         assert!(serde_json::from_str::<EventData>(r#"{"a": }"#).is_err());
+    }
+
+    #[test]
+    fn pooled_decoding_matches_serde_json_and_shares_strings() {
+        let texts = [
+            r#"{"app": "vim", "title": "a\"b\u00e9\n", "n": 3}"#,
+            r#"{"title": "vim", "app": "vim", "b": true, "z": null}"#,
+            r#"{"u": 18446744073709551615, "i": -9223372036854775808, "f": 1.5e300, "g": -0.0}"#,
+            r#"{"nested": {"app": "vim", "x": [1, "vim", {"y": "z"}]}, "list": ["vim"]}"#,
+            r#"{"b": "1", "a": "2", "b": "3"}"#,
+            r#"{}"#,
+        ];
+        let mut pool = StringPool::new();
+        for text in texts {
+            let pooled = EventData::from_json_pooled(text, &mut pool).unwrap();
+            let plain: EventData = serde_json::from_str(text).unwrap();
+            let map: Data = serde_json::from_str(text).unwrap();
+            assert_eq!(pooled, plain, "{text}");
+            assert_eq!(pooled.to_map(), map, "{text}");
+            assert_eq!(
+                serde_json::to_string(&pooled).unwrap(),
+                serde_json::to_string(&map).unwrap(),
+                "{text}"
+            );
+        }
+        // Equal top-level strings of all objects are one string.
+        let first = EventData::from_json_pooled(texts[0], &mut pool).unwrap();
+        let second = EventData::from_json_pooled(texts[1], &mut pool).unwrap();
+        let Some(Value::Shared(app)) = first.entries.iter().find(|e| e.0 == "app").map(|e| &e.1)
+        else {
+            panic!("a pooled string is shared");
+        };
+        for key in ["app", "title"] {
+            let (_, value) = second.entries.iter().find(|e| e.0 == key).unwrap();
+            assert!(
+                matches!(value, Value::Shared(other) if Arc::ptr_eq(app, other)),
+                "{key}"
+            );
+        }
+        for bad in ["[1]", r#"{"a": }"#, r#"{"a": 1} x"#, r#"{"a": "b""#, ""] {
+            assert!(
+                EventData::from_json_pooled(bad, &mut pool).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
