@@ -24,15 +24,6 @@ use crate::value::Value;
 
 type Env = HashMap<String, Value>;
 
-/// What a finished period leaves behind: its variables and its URL memo.
-/// Freeing a week's events takes a few percent of the query; the server
-/// frees them after it has answered (see [`crate::query_deferred`]).
-#[derive(Default)]
-pub(crate) struct Leftovers {
-    envs: Vec<Env>,
-    urls: Vec<UrlSplitter>,
-}
-
 /// Runs programs against one event source; regexes compiled by one run are
 /// reused by the next.
 pub(crate) struct Interpreter<'a> {
@@ -43,8 +34,6 @@ pub(crate) struct Interpreter<'a> {
     prefetch: Prefetch,
     /// `split_url_events`' memory, for one period.
     urls: UrlSplitter,
-    /// What the last period left, until [`Interpreter::take_leftovers`].
-    leftovers: Leftovers,
 }
 
 impl<'a> Interpreter<'a> {
@@ -56,13 +45,7 @@ impl<'a> Interpreter<'a> {
             budget: Budget::default(),
             prefetch: Prefetch::default(),
             urls: UrlSplitter::default(),
-            leftovers: Leftovers::default(),
         }
-    }
-
-    /// What the periods run so far left behind; it is freed when dropped.
-    pub fn take_leftovers(&mut self) -> Leftovers {
-        std::mem::take(&mut self.leftovers)
     }
 
     /// Runs `program` for `period` and returns the JSON form of `RETURN`.
@@ -73,26 +56,14 @@ impl<'a> Interpreter<'a> {
             let result = self.run_period(program, period);
             // Unused reads are dropped; the scope waits for their threads.
             self.prefetch = Prefetch::default();
-            let urls = std::mem::take(&mut self.urls);
-            self.leftovers.urls.push(urls);
+            self.urls = UrlSplitter::default();
             result
         })
     }
 
     fn run_period(&mut self, program: &[Stmt], period: &TimeInterval) -> Result<Json, QueryError> {
-        let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
-        let result = self.run_in(program, period, &mut env);
-        self.leftovers.envs.push(env);
-        result
-    }
-
-    fn run_in(
-        &mut self,
-        program: &[Stmt],
-        period: &TimeInterval,
-        env: &mut Env,
-    ) -> Result<Json, QueryError> {
         self.budget = Budget::default();
+        let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
         for builtin in Builtin::ALL {
             env.insert(builtin.name().to_string(), Value::Function(*builtin));
         }
@@ -105,7 +76,7 @@ impl<'a> Interpreter<'a> {
         env.insert("STARTTIME".into(), Value::string(start));
         env.insert("ENDTIME".into(), Value::string(end));
         env.insert("NAME".into(), Value::string(""));
-        self.block(program, env)?;
+        self.block(program, &mut env)?;
         let result = env.remove("RETURN").ok_or_else(|| {
             QueryError::whole(
                 ErrorKind::NoReturn,

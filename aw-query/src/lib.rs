@@ -88,63 +88,16 @@ pub fn query(
     timeperiods: &[TimeInterval],
     source: &dyn EventSource,
 ) -> Result<Vec<serde_json::Value>, QueryError> {
-    query_deferred(program, timeperiods, source).0
-}
-
-/// What a query's last period left behind (its variables and memos), to
-/// be freed once the answer has gone out: freeing a week's events is a few
-/// percent of the query, which the client need not wait for. Dropping it
-/// frees it, on the thread that ran the query.
-#[derive(Default)]
-pub struct Leftovers {
-    /// Held only to be dropped.
-    _held: interpreter::Leftovers,
-}
-
-impl std::fmt::Debug for Leftovers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Leftovers").finish_non_exhaustive()
-    }
-}
-
-/// [`query`], with the freeing of the last period's memory left to the
-/// caller. Periods run on other threads free theirs there, and a period
-/// frees what the one before it left on the same thread.
-pub fn query_deferred(
-    program: &str,
-    timeperiods: &[TimeInterval],
-    source: &dyn EventSource,
-) -> (Result<Vec<serde_json::Value>, QueryError>, Leftovers) {
-    let parsed = match parse_kept(program) {
-        Ok(parsed) => parsed,
-        Err(error) => return (Err(error), Leftovers::default()),
-    };
+    let parsed = parse_kept(program)?;
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
     let threads = cores().clamp(1, MAX_THREADS).min(timeperiods.len());
     if threads <= 1 {
         let mut interpreter =
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
-        let mut results = Vec::with_capacity(timeperiods.len());
-        for period in timeperiods {
-            drop(interpreter.take_leftovers());
-            match interpreter.run(&parsed, period) {
-                Ok(result) => results.push(result),
-                Err(error) => {
-                    return (
-                        Err(error),
-                        Leftovers {
-                            _held: interpreter.take_leftovers(),
-                        },
-                    )
-                }
-            }
-        }
-        return (
-            Ok(results),
-            Leftovers {
-                _held: interpreter.take_leftovers(),
-            },
-        );
+        return timeperiods
+            .iter()
+            .map(|period| interpreter.run(&parsed, period))
+            .collect();
     }
     // Parsed programs hold reference-counted values, which stay on the
     // thread that made them: each thread parses its own copy.
@@ -165,7 +118,6 @@ pub fn query_deferred(
                         interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
                     for index in (first..timeperiods.len()).step_by(threads) {
                         let result = interpreter.run(&parsed, &timeperiods[index]);
-                        drop(interpreter.take_leftovers());
                         let failed = result.is_err();
                         done.push((index, result));
                         if failed {
@@ -191,13 +143,12 @@ pub fn query_deferred(
     let mut out = Vec::with_capacity(results.len());
     for result in results {
         match result {
-            Some(Ok(result)) => out.push(result),
-            Some(Err(error)) => return (Err(error), Leftovers::default()),
+            Some(result) => out.push(result?),
             // Only after an earlier period failed, which returned above.
             None => unreachable!("every period up to the first failure ran"),
         }
     }
-    (Ok(out), Leftovers::default())
+    Ok(out)
 }
 
 /// A parsed program, shared by the runs that use it.

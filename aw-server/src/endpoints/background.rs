@@ -71,18 +71,6 @@ where
     T: Send + 'static,
     F: FnOnce() -> Result<T, ApiError> + Send + 'static,
 {
-    background_then_free(move || (work(), ())).await
-}
-
-/// Like [`background`] for work that answers a result and what it leaves
-/// behind (`leftovers`, which need not be `Send`): the result is sent
-/// first, and the leftovers are freed on the background thread after it,
-/// so the request does not wait for a large free.
-pub async fn background_then_free<T, L, F>(work: F) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> (Result<T, ApiError>, L) + Send + 'static,
-{
     let permit = PERMITS
         .acquire()
         .await
@@ -90,9 +78,8 @@ where
     let (sender, receiver) = rocket::tokio::sync::oneshot::channel();
     run(Box::new(move || {
         let _permit = permit;
-        let (result, leftovers) = work();
-        let _ = sender.send(result);
-        drop(leftovers);
+        // The request may have been dropped meanwhile; nobody waits.
+        let _ = sender.send(work());
     }))
     .map_err(|error| ApiError::Internal(format!("Cannot start a thread: {error}")))?;
     match receiver.await {
@@ -103,6 +90,7 @@ where
     }
 }
 
+/// Hands `job` to a waiting thread, or starts one.
 fn run(job: Job) -> std::io::Result<()> {
     let pool = &*POOL;
     if take_one(&pool.idle) {

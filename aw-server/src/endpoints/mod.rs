@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
 
-pub use background::{background, background_then_free};
+pub use background::background;
 
 /// Largest JSON body of the ordinary endpoints. Bodies are parsed in memory,
 /// so this bounds what one request can make the server allocate; bulk data

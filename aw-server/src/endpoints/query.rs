@@ -6,7 +6,7 @@ use rocket::data::Data;
 use rocket::response::content::RawJson;
 use rocket::{post, State};
 
-use super::{background_then_free, read_json, JSON_LIMIT};
+use super::{background, read_json, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -20,17 +20,11 @@ pub async fn query(
     let source = state.datastore.clone();
     // A long query must not take the CPU from heartbeats; nor must
     // writing (and freeing) a year's result, so that happens there too.
-    // The body is what `Json` would make of the results. The events the
-    // program held are freed after the answer has gone.
-    let body = background_then_free(move || {
-        let (results, leftovers) =
-            aw_query::query_deferred(&request.program(), &request.timeperiods, &source);
-        let body = results.map_err(ApiError::from).and_then(|results| {
-            serde_json::to_string(&results).map_err(|error| {
-                ApiError::Internal(format!("Cannot write the query result: {error}"))
-            })
-        });
-        (body, leftovers)
+    // The body is what `Json` would make of the results.
+    let body = background(move || {
+        let results = aw_query::query(&request.program(), &request.timeperiods, &source)?;
+        serde_json::to_string(&results)
+            .map_err(|error| ApiError::Internal(format!("Cannot write the query result: {error}")))
     })
     .await?;
     Ok(RawJson(body))
