@@ -26,7 +26,8 @@ use crate::stats::SharedStats;
 use crate::Result;
 
 /// Most connections the pool opens: the async workers, a few query threads
-/// and their read-ahead threads. Each has SQLite's 2 MB page cache.
+/// and their read-ahead threads. Each has a 512 KB page cache
+/// (`schema::configure_reader`).
 pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 /// A read-only connection configured like the reader threads'.
