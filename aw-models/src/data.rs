@@ -6,13 +6,11 @@
 //! several of those strings, each in its own allocation. A year of browser
 //! data is ~78k distinct objects of five to nine keys, so decoding them,
 //! looking keys up in them and freeing them was a large share of a long
-//! query, most of it waiting for memory. `EventData` keeps its values in
-//! one vector and its keys in a sorted list shared by every object with
-//! the same keys (a bucket's objects have one or a few key sets), so an
-//! object is one allocation (plus its string values), an entry costs 32
-//! bytes, and a lookup scans a key list that stays in the cache. It
-//! compares, serializes and iterates like the map (keys in sorted order, a
-//! later duplicate key replacing an earlier one).
+//! query, most of it waiting for memory. `EventData` keeps the entries in
+//! one vector sorted by key, with keys of up to 23 bytes stored inline, so
+//! an object is one allocation (plus its string values) and a lookup reads
+//! one contiguous block. It compares, serializes and iterates like the map
+//! (keys in sorted order, a later duplicate key replacing an earlier one).
 //!
 //! A value may also be shared with other objects ([`EventData::insert_shared`]):
 //! `categorize` gives thousands of objects one of a few category paths, and
@@ -41,94 +39,7 @@ const LINEAR_LOOKUP: usize = 12;
 /// A JSON object: string keys, sorted and unique, with JSON values.
 #[derive(Clone, Default, PartialEq)]
 pub struct EventData {
-    /// The keys, sorted and unique, shared with other objects that have
-    /// the same keys (see [`Keys`]).
-    keys: Keys,
-    /// The values, in the order of `keys`.
-    values: Vec<Value>,
-}
-
-/// A sorted list of keys, shared by the objects that have exactly these
-/// keys: a bucket's objects have one or a few key sets (`{app, title}`,
-/// then `$category` added), so each object holds a pointer instead of its
-/// own keys, 24 bytes less per entry (a year of split browser data is
-/// ~78k objects of nine entries). Lists are shared through [`SHAPES`].
-#[derive(Clone)]
-struct Keys(Arc<[SmolStr]>);
-
-impl Default for Keys {
-    fn default() -> Keys {
-        static EMPTY: std::sync::OnceLock<Arc<[SmolStr]>> = std::sync::OnceLock::new();
-        Keys(Arc::clone(EMPTY.get_or_init(|| Arc::from(Vec::new()))))
-    }
-}
-
-impl PartialEq for Keys {
-    fn eq(&self, other: &Keys) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
-    }
-}
-
-/// Most key lists a thread keeps for sharing; the set is emptied when
-/// full (lists already handed out stay valid).
-const KEPT_KEY_LISTS: usize = 4096;
-
-thread_local! {
-    /// Key lists made on this thread, for objects with the same keys to
-    /// share.
-    static SHAPES: std::cell::RefCell<HashSet<Arc<[SmolStr]>, foldhash::fast::RandomState>> =
-        std::cell::RefCell::new(HashSet::default());
-    /// Scratch space for a key list being made.
-    static KEY_SCRATCH: std::cell::Cell<Vec<SmolStr>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-impl Keys {
-    /// The shared list equal to `keys` (sorted and unique).
-    fn shared(keys: &[SmolStr]) -> Keys {
-        if keys.is_empty() {
-            return Keys::default();
-        }
-        SHAPES.with_borrow_mut(|shapes| {
-            if let Some(found) = shapes.get(keys) {
-                return Keys(Arc::clone(found));
-            }
-            if shapes.len() >= KEPT_KEY_LISTS {
-                shapes.clear();
-            }
-            let list: Arc<[SmolStr]> = Arc::from(keys);
-            shapes.insert(Arc::clone(&list));
-            Keys(list)
-        })
-    }
-
-    /// These keys with `key` inserted at `index`.
-    fn with(&self, index: usize, key: &str) -> Keys {
-        Keys::edited(|scratch| {
-            scratch.extend_from_slice(&self.0);
-            scratch.insert(index.min(scratch.len()), SmolStr::new(key));
-        })
-    }
-
-    /// These keys without the one at `index`.
-    fn without(&self, index: usize) -> Keys {
-        Keys::edited(|scratch| {
-            scratch.extend_from_slice(&self.0);
-            if index < scratch.len() {
-                scratch.remove(index);
-            }
-        })
-    }
-
-    /// The shared list that `make` writes into an empty scratch vector.
-    fn edited(make: impl FnOnce(&mut Vec<SmolStr>)) -> Keys {
-        let mut scratch = KEY_SCRATCH.take();
-        scratch.clear();
-        make(&mut scratch);
-        let keys = Keys::shared(&scratch);
-        scratch.clear();
-        KEY_SCRATCH.set(scratch);
-        keys
-    }
+    entries: Vec<(SmolStr, Value)>,
 }
 
 /// An entry's value: its own, or shared with other objects. Either way it
@@ -172,44 +83,47 @@ impl EventData {
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.entries.len()
     }
 
     /// Whether there are no keys.
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.entries.is_empty()
     }
 
     /// Where `key` is (`Ok`) or would go (`Err`).
     fn position(&self, key: &str) -> Result<usize, usize> {
-        let keys = &self.keys.0;
-        if keys.len() > LINEAR_LOOKUP {
-            return keys.binary_search_by(|probe| probe.as_str().cmp(key));
+        if self.entries.len() > LINEAR_LOOKUP {
+            return self
+                .entries
+                .binary_search_by(|(probe, _)| probe.as_str().cmp(key));
         }
-        for (index, probe) in keys.iter().enumerate() {
+        for (index, (probe, _)) in self.entries.iter().enumerate() {
             match probe.as_str().cmp(key) {
                 std::cmp::Ordering::Less => {}
                 std::cmp::Ordering::Equal => return Ok(index),
                 std::cmp::Ordering::Greater => return Err(index),
             }
         }
-        Err(keys.len())
+        Err(self.entries.len())
     }
 
     /// Where `key` is, if present. Small objects are scanned for equality,
     /// which rejects most keys on their length alone; the ordered search
     /// of [`EventData::position`] called `memcmp` for every key it passed.
     fn find(&self, key: &str) -> Option<usize> {
-        if self.keys.0.len() > LINEAR_LOOKUP {
+        if self.entries.len() > LINEAR_LOOKUP {
             return self.position(key).ok();
         }
-        self.keys.0.iter().position(|probe| probe.as_str() == key)
+        self.entries
+            .iter()
+            .position(|(probe, _)| probe.as_str() == key)
     }
 
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&Json> {
         let index = self.find(key)?;
-        self.values.get(index).map(Value::get)
+        self.entries.get(index).map(|(_, value)| value.get())
     }
 
     /// Whether `key` is present.
@@ -231,28 +145,27 @@ impl EventData {
     /// Sets `key` to the value `other` has under it (shared if it is
     /// shared there); answers whether `other` has the key.
     pub fn copy_from(&mut self, other: &EventData, key: &str) -> bool {
-        let Some(value) = other.find(key).and_then(|index| other.values.get(index)) else {
+        let Some(value) = other.find(key).and_then(|index| other.entries.get(index)) else {
             return false;
         };
-        self.put(key, value.clone());
+        self.put(key, value.1.clone());
         true
     }
 
     fn put(&mut self, key: &str, value: Value) -> Option<Json> {
         match self.position(key) {
             Ok(index) => self
-                .values
+                .entries
                 .get_mut(index)
-                .map(|old| std::mem::replace(old, value).into_json()),
+                .map(|(_, old)| std::mem::replace(old, value).into_json()),
             Err(index) => {
-                if self.values.len() == self.values.capacity() {
+                if self.entries.len() == self.entries.capacity() {
                     // Grown by a quarter, not doubled: objects are many
                     // and mostly get one key more (`$category`), or a few
                     // announced with `reserve`.
-                    self.values.reserve_exact((self.values.len() / 4).max(1));
+                    self.entries.reserve_exact((self.entries.len() / 4).max(1));
                 }
-                self.values.insert(index, value);
-                self.keys = self.keys.with(index, key);
+                self.entries.insert(index, (SmolStr::new(key), value));
                 None
             }
         }
@@ -260,33 +173,30 @@ impl EventData {
 
     /// Makes room for `additional` more keys, exactly.
     pub fn reserve(&mut self, additional: usize) {
-        self.values.reserve_exact(additional);
+        self.entries.reserve_exact(additional);
     }
 
     /// Removes `key`; answers its value.
     pub fn remove(&mut self, key: &str) -> Option<Json> {
         let index = self.position(key).ok()?;
-        self.keys = self.keys.without(index);
-        Some(self.values.remove(index).into_json())
+        Some(self.entries.remove(index).1.into_json())
     }
 
     /// The entries in key order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Json)> {
-        self.keys
-            .0
+        self.entries
             .iter()
-            .zip(&self.values)
             .map(|(key, value)| (key.as_str(), value.get()))
     }
 
     /// The keys in order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.keys.0.iter().map(SmolStr::as_str)
+        self.entries.iter().map(|(key, _)| key.as_str())
     }
 
     /// The values in key order.
     pub fn values(&self) -> impl ExactSizeIterator<Item = &Json> {
-        self.values.iter().map(Value::get)
+        self.entries.iter().map(|(_, value)| value.get())
     }
 
     /// The same object as a `serde_json` map.
@@ -298,39 +208,27 @@ impl EventData {
 
     /// The object as a `serde_json` map, moving the values.
     pub fn into_map(self) -> Data {
-        self.keys
-            .0
-            .iter()
-            .zip(self.values)
+        self.entries
+            .into_iter()
             .map(|(key, value)| (key.to_string(), value.into_json()))
             .collect()
     }
 
-    /// An object of entries gathered in any order (of equal keys the last
-    /// stays); leaves `entries` empty, with its capacity, for reuse.
-    fn from_entries(entries: &mut Vec<(SmolStr, Value)>) -> EventData {
+    /// Sorts entries gathered in any order; of equal keys the last stays.
+    fn from_unsorted(mut entries: Vec<(SmolStr, Value)>) -> EventData {
         if !entries.windows(2).all(|pair| pair[0].0 < pair[1].0) {
             // Stable, so equal keys keep their order; then keep the last.
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             let mut kept: Vec<(SmolStr, Value)> = Vec::with_capacity(entries.len());
-            for entry in entries.drain(..) {
+            for entry in entries {
                 match kept.last_mut() {
                     Some(last) if last.0 == entry.0 => *last = entry,
                     _ => kept.push(entry),
                 }
             }
-            *entries = kept;
+            entries = kept;
         }
-        let keys =
-            Keys::edited(|scratch| scratch.extend(entries.iter().map(|(key, _)| key.clone())));
-        let mut values = Vec::with_capacity(entries.len());
-        values.extend(entries.drain(..).map(|(_, value)| value));
-        EventData { keys, values }
-    }
-
-    /// An object of entries gathered in any order.
-    fn from_unsorted(mut entries: Vec<(SmolStr, Value)>) -> EventData {
-        EventData::from_entries(&mut entries)
+        EventData { entries }
     }
 }
 
@@ -517,10 +415,10 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_> {
             }
             Ok(())
         })();
-        let data = gathered.map(|()| EventData::from_entries(&mut scratch));
-        scratch.clear();
+        let mut entries = Vec::with_capacity(scratch.len());
+        entries.append(&mut scratch);
         SCRATCH.set(scratch);
-        data
+        gathered.map(|()| EventData::from_unsorted(entries))
     }
 }
 
@@ -687,15 +585,14 @@ mod tests {
         // Equal top-level strings of all objects are one string.
         let first = EventData::from_json_pooled(texts[0], &mut pool).unwrap();
         let second = EventData::from_json_pooled(texts[1], &mut pool).unwrap();
-        let value =
-            |data: &EventData, key: &str| data.find(key).map(|index| data.values[index].clone());
-        let Some(Value::Shared(app)) = value(&first, "app") else {
+        let Some(Value::Shared(app)) = first.entries.iter().find(|e| e.0 == "app").map(|e| &e.1)
+        else {
             panic!("a pooled string is shared");
         };
         for key in ["app", "title"] {
-            let other = value(&second, key);
+            let (_, value) = second.entries.iter().find(|e| e.0 == key).unwrap();
             assert!(
-                matches!(other, Some(Value::Shared(other)) if Arc::ptr_eq(&app, &other)),
+                matches!(value, Value::Shared(other) if Arc::ptr_eq(app, other)),
                 "{key}"
             );
         }
@@ -711,13 +608,13 @@ mod tests {
     fn decoded_objects_hold_no_spare_room() {
         let data: EventData =
             serde_json::from_str(r#"{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}"#).unwrap();
-        assert_eq!(data.values.capacity(), 5);
+        assert_eq!(data.entries.capacity(), 5);
         let mut data = data;
         data.reserve(4);
         for key in ["$1", "$2", "$3", "$4"] {
             data.insert(key, Json::Null);
         }
-        assert_eq!(data.values.capacity(), 9);
+        assert_eq!(data.entries.capacity(), 9);
     }
 
     #[test]
@@ -756,23 +653,6 @@ mod tests {
         assert_eq!(edited.remove("$category"), Some(json!("x")));
         assert_eq!(shared.into_map(), own.into_map());
         assert_eq!(Arc::strong_count(&path), 2);
-    }
-
-    #[test]
-    fn objects_with_the_same_keys_share_one_key_list() {
-        let a: EventData = serde_json::from_str(r#"{"app": "a", "title": "x"}"#).unwrap();
-        let b: EventData = serde_json::from_str(r#"{"title": "y", "app": "b"}"#).unwrap();
-        assert!(Arc::ptr_eq(&a.keys.0, &b.keys.0));
-        let (mut a, mut b) = (a, b);
-        a.insert("$category", json!(["Work"]));
-        b.insert_shared("$category", Arc::new(json!(["Play"])));
-        assert!(Arc::ptr_eq(&a.keys.0, &b.keys.0));
-        assert_eq!(a.keys().collect::<Vec<_>>(), ["$category", "app", "title"]);
-        assert_eq!(a.remove("app"), Some(json!("a")));
-        assert_eq!(a.keys().collect::<Vec<_>>(), ["$category", "title"]);
-        assert_eq!(b["title"], "y");
-        assert_ne!(a, b);
-        assert_eq!(EventData::new(), EventData::from(Data::new()));
     }
 
     #[test]
