@@ -175,14 +175,15 @@ pub(crate) fn shared_events(
         (Some(known), Some(estimate)) => estimate.saturating_add(estimate / 8).min(known.count),
         _ => 0,
     };
-    let mut interner = Interner::default();
+    let capacity = usize::try_from(capacity).unwrap_or(0);
+    let mut interner = Interner::for_rows(capacity);
     range(
         conn,
         bounds,
         row_id,
         bucket_id,
         query,
-        usize::try_from(capacity).unwrap_or(0),
+        capacity,
         |row, clip| shared_event_from_row(row, clip, &mut interner),
     )
 }
