@@ -157,6 +157,16 @@ pub fn query(
     Ok(out)
 }
 
+/// Most threads one query runs its periods on.
+pub const MAX_THREADS: usize = 4;
+
+/// The machine's cores, asked once: on Linux the standard library reads
+/// the process's cgroup files each time, which cost a 1-day query ~1 %.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 /// A parsed program, shared by the runs that use it.
 type Program = std::rc::Rc<[ast::Stmt]>;
 
@@ -197,16 +207,6 @@ fn parse_kept(program: &str) -> Result<Program, QueryError> {
         kept.push((program.into(), std::rc::Rc::clone(&stmts)));
         Ok(stmts)
     })
-}
-
-/// Most threads one query runs its periods on.
-pub const MAX_THREADS: usize = 4;
-
-/// The machine's cores, asked once: on Linux the standard library reads
-/// the process's cgroup files each time, which cost a 1-day query ~1 %.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 #[cfg(test)]
