@@ -125,7 +125,9 @@ pub fn query(
         let handles: Vec<_> = (1..threads)
             .map(|first| {
                 let budget = std::sync::Arc::clone(&budget);
-                scope.spawn(move || match parse_kept(program) {
+                // Parsed afresh, not through this thread's cache of kept
+                // programs, which ends with the thread.
+                scope.spawn(move || match parser::parse(program) {
                     Ok(parsed) => run_share(first, &parsed, budget),
                     Err(error) => vec![(first, Err(error))],
                 })

@@ -232,11 +232,11 @@ impl FastRules {
         if owners.len() < 2 {
             return None;
         }
-        let mut sets = SETS.lock().unwrap_or_else(PoisonError::into_inner);
         let mut in_set = vec![false; rules.len()];
         for &owner in &owners {
             in_set[owner] = true;
         }
+        let mut sets = SETS.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(set) = sets.as_ref().and_then(|sets| sets.get(&key)) {
             return Some(FastRules {
                 set: Arc::clone(set),

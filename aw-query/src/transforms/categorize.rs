@@ -23,12 +23,12 @@ pub(crate) fn categorize(
     let uncategorized = Arc::new(Json::Array(vec![Json::String("Uncategorized".into())]));
     let mut paths: Vec<Option<Arc<Json>>> = vec![None; categories.len()];
     let (per_event, answers) = rules.classify(&events, |matched| {
-        let mut best: Option<usize> = None;
+        // `None` is "Uncategorized", one level deep.
+        let (mut best, mut depth): (Option<usize>, usize) = (None, 1);
         for index in matched {
-            let deeper =
-                best.is_none_or(|best| path_len(&categories[index]) >= path_len(&categories[best]));
-            if deeper && path_len(&categories[index]) >= 1 {
-                best = Some(index);
+            let length = path_len(&categories[index]);
+            if length >= depth {
+                (best, depth) = (Some(index), length);
             }
         }
         match best {
