@@ -66,6 +66,8 @@ mod source;
 pub mod transforms;
 mod value;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use aw_models::TimeInterval;
 
 pub use error::{ErrorKind, Pos, QueryError};
@@ -79,11 +81,12 @@ pub use source::{EventSource, MemorySource, SourceError};
 /// the time budget of backtracking regexes is shared by all periods.
 ///
 /// Several periods run on up to [`MAX_THREADS`] threads (as many as the
-/// machine has cores, the calling thread one of them), each taking every
-/// n-th period: the dashboard sends
-/// up to 16 one-day periods in one request, and they are independent. The
-/// result is the same as running them in order; when several fail, the
-/// error of the earliest is returned.
+/// machine has cores, the calling thread one of them), each taking the
+/// next period not yet taken when it is done with one: the dashboard sends
+/// up to 16 one-day periods in one request, and they are independent but
+/// not equally long (a weekday holds several times a Sunday's events).
+/// The result is the same as running them in order; when several fail,
+/// the error of the earliest is returned.
 pub fn query(
     program: &str,
     timeperiods: &[TimeInterval],
@@ -102,38 +105,50 @@ pub fn query(
     }
     // Parsed programs hold reference-counted values, which stay on the
     // thread that made them: each other thread parses its own copy. The
-    // calling thread takes the first share itself, with the program it
-    // has and its warm allocator heap, instead of waiting for the others.
+    // calling thread takes periods too, with the program it has and its
+    // warm allocator heap, instead of waiting for the others.
     let mut results: Vec<Option<Result<serde_json::Value, QueryError>>> =
         timeperiods.iter().map(|_| None).collect();
-    let run_share = |first: usize, parsed: &[ast::Stmt], budget| {
+    let next = &AtomicUsize::new(0);
+    // The earliest period known to fail: later ones cannot matter, so no
+    // thread starts one. Every earlier period was taken before it (the
+    // counter only grows) and is finished by its thread.
+    let failed = &AtomicUsize::new(usize::MAX);
+    let run_share = |parsed: &[ast::Stmt], budget| {
         let mut done = Vec::new();
         let mut interpreter =
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
-        for index in (first..timeperiods.len()).step_by(threads) {
-            let result = interpreter.run(parsed, &timeperiods[index]);
-            let failed = result.is_err();
-            done.push((index, result));
-            if failed {
-                // Later periods of this share cannot matter.
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            if index >= timeperiods.len() || index > failed.load(Ordering::Relaxed) {
                 break;
             }
+            let result = interpreter.run(parsed, &timeperiods[index]);
+            if result.is_err() {
+                failed.fetch_min(index, Ordering::Relaxed);
+            }
+            done.push((index, result));
         }
         done
     };
     std::thread::scope(|scope| {
         let handles: Vec<_> = (1..threads)
-            .map(|first| {
+            .map(|_| {
                 let budget = std::sync::Arc::clone(&budget);
                 // Parsed afresh, not through this thread's cache of kept
                 // programs, which ends with the thread.
                 scope.spawn(move || match parser::parse(program) {
-                    Ok(parsed) => run_share(first, &parsed, budget),
-                    Err(error) => vec![(first, Err(error))],
+                    Ok(parsed) => run_share(&parsed, budget),
+                    Err(error) => {
+                        // Unreachable: the calling thread parsed the same
+                        // text. Fail the first period, which comes first.
+                        failed.store(0, Ordering::Relaxed);
+                        vec![(0, Err(error))]
+                    }
                 })
             })
             .collect();
-        let mine = run_share(0, &parsed, std::sync::Arc::clone(&budget));
+        let mine = run_share(&parsed, std::sync::Arc::clone(&budget));
         for (index, result) in mine {
             results[index] = Some(result);
         }

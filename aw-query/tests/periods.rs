@@ -67,6 +67,32 @@ fn the_earliest_failing_period_decides_the_error() {
     assert!(error.to_string().contains("nope"), "{error}");
 }
 
+#[test]
+fn one_failing_period_fails_the_request_wherever_it_is() {
+    let source = fixture();
+    // Divides by zero in a period without window events only.
+    let program = r#"
+        x = 1 / sum_durations(query_bucket("aw-watcher-window_laptop"));
+        RETURN = x;
+    "#;
+    // periods(10): indices 1-4 and 7-8 hold window events, 0, 5, 6 and 9
+    // none.
+    let all = periods(10);
+    let busy: Vec<TimeInterval> = [1, 2, 3, 4, 7, 8].iter().map(|&i| all[i]).collect();
+    let answers = query(program, &busy, &source).unwrap();
+    assert_eq!(answers.len(), busy.len());
+    for position in 0..=busy.len() {
+        let mut periods = busy.clone();
+        periods.insert(position, all[5]);
+        let error = query(program, &periods, &source).unwrap_err();
+        assert_eq!(
+            error.kind,
+            ErrorKind::DivisionByZero,
+            "empty period at {position}"
+        );
+    }
+}
+
 /// A source that counts its reads, to see the interpreter's prefetching.
 struct Counting {
     inner: aw_query::MemorySource,
