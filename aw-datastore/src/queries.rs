@@ -156,7 +156,16 @@ pub(crate) fn events(
     query: EventQuery,
 ) -> Result<Vec<Event>> {
     let row_id = bucket_row(conn, bucket_id)?;
-    range(conn, bounds, row_id, bucket_id, query, 0, event_from_row)
+    range(
+        conn,
+        bounds,
+        row_id,
+        bucket_id,
+        query,
+        0,
+        Order::Collected,
+        event_from_row,
+    )
 }
 
 /// [`events`] with the data of equal stored texts decoded once and shared.
@@ -184,6 +193,7 @@ pub(crate) fn shared_events(
         bucket_id,
         query,
         capacity,
+        Order::Collected,
         |row, clip| shared_event_from_row(row, clip, &mut interner),
     )
 }
@@ -199,20 +209,60 @@ pub(crate) fn events_json(
     let mut out = Vec::with_capacity(4096);
     out.push(b'[');
     let row_id = bucket_row(conn, bucket_id)?;
-    range(conn, bounds, row_id, bucket_id, query, 0, |row, clip| {
-        let event = raw_event_from_row(row, clip)?;
-        if out.len() > 1 {
-            out.push(b',');
-        }
-        serde_json::to_writer(&mut out, &event)
-            .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
-    })?;
+    range(
+        conn,
+        bounds,
+        row_id,
+        bucket_id,
+        query,
+        0,
+        Order::Stepped,
+        |row, clip| {
+            let event = raw_event_from_row(row, clip)?;
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, &event)
+                .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
+        },
+    )?;
     out.push(b']');
     Ok(out)
 }
 
+/// The statement of a range read: newest first as the API orders events
+/// (starttime, then endtime ascending, then id), or exactly the opposite.
+/// Either way SQLite walks the composite index without sorting.
+fn range_sql(oldest_first: bool) -> String {
+    let order = match oldest_first {
+        false => "starttime DESC, endtime ASC, id ASC",
+        true => "starttime ASC, endtime DESC, id DESC",
+    };
+    format!(
+        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+         WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
+         ORDER BY {order}"
+    )
+}
+
+/// Where a range read's rows come from: [`Order::Stepped`] rows go out as
+/// they are read, newest first; [`Order::Collected`] ones are collected
+/// first, so they may be read oldest first and the vector reversed when
+/// there is no limit. SQLite then looks each row up in the table in about
+/// the order rows were written, often on the page its cursor is on: a
+/// month of window and browser rows took 16 instead of 22 ms of SQLite's
+/// time on an imported database, 20.6 instead of 23 ms with the buckets'
+/// rows interleaved as heartbeats write them. A limit needs the newest
+/// rows first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Stepped,
+    Collected,
+}
+
 /// The rows of a range read of the bucket at `row_id` (`bucket_id` names
-/// it in warnings), each made into a `T` by `decode`.
+/// it in warnings), each made into a `T` by `decode`, newest first.
+#[allow(clippy::too_many_arguments)]
 fn range<T>(
     conn: &Connection,
     bounds: &DurationBounds,
@@ -220,6 +270,7 @@ fn range<T>(
     bucket_id: &str,
     query: EventQuery,
     capacity: usize,
+    order: Order,
     mut decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
     let Some(window) = window(bounds, row_id, query.start, query.end) else {
@@ -229,11 +280,8 @@ fn range<T>(
         return Ok(Vec::new());
     }
     let clip = (query.start.is_some() || query.end.is_some()).then_some((window.start, window.end));
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-         WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
-         ORDER BY starttime DESC, endtime ASC, id ASC"
-    ))?;
+    let oldest_first = order == Order::Collected && query.limit.is_none();
+    let mut stmt = conn.prepare_cached(&range_sql(oldest_first))?;
     // The limit is applied here, not as a bound `LIMIT ?`: SQLite plans
     // with the value of a bound LIMIT, so every read with a new one
     // prepared the statement again (about 20 µs). The index gives the
@@ -242,7 +290,11 @@ fn range<T>(
         params![row_id, window.low, window.end, window.start],
         |row| decode(row, clip),
     )?;
-    collect_events(rows, bucket_id, query.limit, capacity)
+    let mut events = collect_events(rows, bucket_id, query.limit, capacity)?;
+    if oldest_first {
+        events.reverse();
+    }
+    Ok(events)
 }
 
 /// Keyset pagination, newest first by (starttime, id).
@@ -473,20 +525,17 @@ mod tests {
     fn range_reads_seek_both_ends_of_the_index_without_sorting() {
         let conn = Connection::open_in_memory().unwrap();
         crate::schema::migrate(&conn).unwrap();
-        let events = plan(
-            &conn,
-            "SELECT id, starttime, endtime, data FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
-             ORDER BY starttime DESC, endtime ASC, id ASC",
-        );
-        assert!(
-            events.contains(&format!(
-                "SEARCH events USING INDEX {} (bucketrow=? AND starttime>? AND starttime<?)",
-                crate::schema::EVENTS_INDEX
-            )),
-            "{events}"
-        );
-        assert!(!events.contains("TEMP B-TREE"), "{events}");
+        for oldest_first in [false, true] {
+            let events = plan(&conn, &range_sql(oldest_first));
+            assert!(
+                events.contains(&format!(
+                    "SEARCH events USING INDEX {} (bucketrow=? AND starttime>? AND starttime<?)",
+                    crate::schema::EVENTS_INDEX
+                )),
+                "{events}"
+            );
+            assert!(!events.contains("TEMP B-TREE"), "{events}");
+        }
         let count = plan(
             &conn,
             "SELECT count(*) FROM events INDEXED BY events_bucketrow_starttime_endtime_index

@@ -125,6 +125,42 @@ fn equal_timestamps_order_by_end_then_insertion() {
 }
 
 #[test]
+fn reads_with_and_without_a_limit_agree_on_the_order_of_ties() {
+    // Reads without a limit walk the index oldest first and reverse what
+    // they found; reads with one walk it newest first. Both must give
+    // the order of the spec, ties included.
+    let (_db, store) = with_bucket();
+    let mut events = Vec::new();
+    for start in [10, 20, 20, 20, 30, 30] {
+        for length in [4, 1, 4] {
+            events.push(event(start, length, app(&format!("{start}-{length}"))));
+        }
+    }
+    store.insert_events("b", events).unwrap();
+    for (start, end) in [(None, None), (Some(12), Some(31)), (Some(20), Some(20))] {
+        let unlimited = store.events("b", query(start, end, None)).unwrap();
+        let limited = store.events("b", query(start, end, Some(1000))).unwrap();
+        assert_eq!(unlimited, limited);
+        let shared: Vec<Event> = store
+            .shared_events("b", query(start, end, None))
+            .unwrap()
+            .into_iter()
+            .map(Event::from)
+            .collect();
+        assert_eq!(shared, limited);
+        let json: Vec<Event> =
+            serde_json::from_slice(&store.events_json("b", query(start, end, None)).unwrap())
+                .unwrap();
+        assert_eq!(json, limited);
+        let newest: Vec<_> = limited.iter().take(3).cloned().collect();
+        assert_eq!(
+            store.events("b", query(start, end, Some(3))).unwrap(),
+            newest
+        );
+    }
+}
+
+#[test]
 fn long_events_are_found_by_bounded_range_reads() {
     // The scan is bounded below by the bucket's longest duration: an event
     // starting long before the range but reaching into it must be found,
