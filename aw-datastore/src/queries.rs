@@ -162,8 +162,7 @@ pub(crate) fn events(
         row_id,
         bucket_id,
         query,
-        0,
-        Order::Collected,
+        Order::Collected { capacity: 0 },
         event_from_row,
     )
 }
@@ -192,8 +191,7 @@ pub(crate) fn shared_events(
         row_id,
         bucket_id,
         query,
-        capacity,
-        Order::Collected,
+        Order::Collected { capacity },
         |row, clip| shared_event_from_row(row, clip, &mut interner),
     )
 }
@@ -215,7 +213,6 @@ pub(crate) fn events_json(
         row_id,
         bucket_id,
         query,
-        0,
         Order::Stepped,
         |row, clip| {
             let event = raw_event_from_row(row, clip)?;
@@ -245,31 +242,29 @@ fn range_sql(oldest_first: bool) -> String {
     )
 }
 
-/// Where a range read's rows come from: [`Order::Stepped`] rows go out as
-/// they are read, newest first; [`Order::Collected`] ones are collected
-/// first, so they may be read oldest first and the vector reversed when
-/// there is no limit. SQLite then looks each row up in the table in about
-/// the order rows were written, often on the page its cursor is on: a
-/// month of window and browser rows took 16 instead of 22 ms of SQLite's
-/// time on an imported database, 20.6 instead of 23 ms with the buckets'
-/// rows interleaved as heartbeats write them. A limit needs the newest
-/// rows first.
+/// What a range read does with its rows: [`Order::Stepped`] rows go out
+/// as they are read, newest first; [`Order::Collected`] ones are gathered
+/// into a vector (of the given capacity), so they are read oldest first
+/// and the vector reversed when there is no limit. SQLite then looks
+/// each row up in the table in about the order rows were written, often
+/// on the page its cursor is on: a month of window and browser rows took
+/// 16 instead of 22 ms of SQLite's time on an imported database, 20.6
+/// instead of 23 ms with the buckets' rows interleaved as heartbeats
+/// write them. A limit needs the newest rows first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order {
     Stepped,
-    Collected,
+    Collected { capacity: usize },
 }
 
 /// The rows of a range read of the bucket at `row_id` (`bucket_id` names
 /// it in warnings), each made into a `T` by `decode`, newest first.
-#[allow(clippy::too_many_arguments)]
 fn range<T>(
     conn: &Connection,
     bounds: &DurationBounds,
     row_id: i64,
     bucket_id: &str,
     query: EventQuery,
-    capacity: usize,
     order: Order,
     mut decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
@@ -280,7 +275,10 @@ fn range<T>(
         return Ok(Vec::new());
     }
     let clip = (query.start.is_some() || query.end.is_some()).then_some((window.start, window.end));
-    let oldest_first = order == Order::Collected && query.limit.is_none();
+    let (capacity, oldest_first) = match order {
+        Order::Stepped => (0, false),
+        Order::Collected { capacity } => (capacity, query.limit.is_none()),
+    };
     let mut stmt = conn.prepare_cached(&range_sql(oldest_first))?;
     // The limit is applied here, not as a bound `LIMIT ?`: SQLite plans
     // with the value of a bound LIMIT, so every read with a new one
