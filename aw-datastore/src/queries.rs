@@ -156,15 +156,7 @@ pub(crate) fn events(
     query: EventQuery,
 ) -> Result<Vec<Event>> {
     let row_id = bucket_row(conn, bucket_id)?;
-    range(
-        conn,
-        bounds,
-        row_id,
-        bucket_id,
-        query,
-        Order::Collected { capacity: 0 },
-        event_from_row,
-    )
+    range(conn, bounds, row_id, bucket_id, query, 0, event_from_row)
 }
 
 /// [`events`] with the data of equal stored texts decoded once and shared.
@@ -191,7 +183,7 @@ pub(crate) fn shared_events(
         row_id,
         bucket_id,
         query,
-        Order::Collected { capacity },
+        capacity,
         |row, clip| shared_event_from_row(row, clip, &mut interner),
     )
 }
@@ -204,25 +196,41 @@ pub(crate) fn events_json(
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<u8>> {
+    let row_id = bucket_row(conn, bucket_id)?;
     let mut out = Vec::with_capacity(4096);
     out.push(b'[');
-    let row_id = bucket_row(conn, bucket_id)?;
-    range(
-        conn,
-        bounds,
-        row_id,
-        bucket_id,
-        query,
-        Order::Stepped,
-        |row, clip| {
-            let event = raw_event_from_row(row, clip)?;
-            if out.len() > 1 {
-                out.push(b',');
+    // Each row is written after the one before (a row whose data is
+    // unusable fails before anything of it is written, and is skipped);
+    // its place in `out` is kept.
+    let spans = range(conn, bounds, row_id, bucket_id, query, 0, |row, clip| {
+        let event = raw_event_from_row(row, clip)?;
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        let start = out.len();
+        serde_json::to_writer(&mut out, &event)
+            .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+        Ok(start..out.len())
+    })?;
+    // `spans` is newest first. If the rows were read oldest first (see
+    // `range`), the text is turned around in place: reversing all of it
+    // puts the rows newest first, each spelled backwards, and reversing
+    // each row's bytes again mends them.
+    if let [newest, next, ..] = spans.as_slice() {
+        if newest.start > next.start {
+            let text = out.get_mut(1..).unwrap_or_default();
+            text.reverse();
+            let length = text.len();
+            for span in &spans {
+                // A row at [start, end) of `out` was at [start - 1, end - 1)
+                // of the text, and is now at the mirror of that.
+                let mirrored = length + 1 - span.end..length + 1 - span.start;
+                if let Some(row) = text.get_mut(mirrored) {
+                    row.reverse();
+                }
             }
-            serde_json::to_writer(&mut out, &event)
-                .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))
-        },
-    )?;
+        }
+    }
     out.push(b']');
     Ok(out)
 }
@@ -242,30 +250,35 @@ fn range_sql(oldest_first: bool) -> String {
     )
 }
 
-/// What a range read does with its rows: [`Order::Stepped`] rows go out
-/// as they are read, newest first; [`Order::Collected`] ones are gathered
-/// into a vector (of the given capacity), so they are read oldest first
-/// and the vector reversed when there is no limit. SQLite then looks
-/// each row up in the table in about the order rows were written, often
-/// on the page its cursor is on: a month of window and browser rows took
-/// 16 instead of 22 ms of SQLite's time on an imported database, 20.6
-/// instead of 23 ms with the buckets' rows interleaved as heartbeats
-/// write them. A limit needs the newest rows first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Order {
-    Stepped,
-    Collected { capacity: usize },
-}
-
 /// The rows of a range read of the bucket at `row_id` (`bucket_id` names
-/// it in warnings), each made into a `T` by `decode`, newest first.
+/// it in warnings), each made into a `T` by `decode`, newest first, in a
+/// vector of `capacity`.
+///
+/// Without a limit the rows may be read in either order, the vector
+/// reversed if need be. SQLite finds each row through the index and then
+/// looks it up in the table by its id; walking the index in the order the
+/// rows were written keeps the table cursor on the page it is on, or moves
+/// it to the next, instead of descending the table's tree again. So a read
+/// walks oldest first when the range's newest row was written after its
+/// oldest (heartbeats), newest first otherwise (imports of exports, which
+/// list events newest first). SQLite's time for a month of window and
+/// browser rows written in time order, the buckets interleaved as
+/// heartbeats write them: 20.6 ms walking oldest first against 23 ms
+/// newest first (16 against 22 ms with each bucket's rows together); for
+/// rows written newest first, walking oldest first was ~1.2 times slower.
+/// (Imports keep the document's order. Sorting them oldest first was
+/// tried: each row then went to the front of its bucket's part of the
+/// index, whose pages split half full, and the import and month queries
+/// were slower.)
+///
+/// A limit needs the newest rows first.
 fn range<T>(
     conn: &Connection,
     bounds: &DurationBounds,
     row_id: i64,
     bucket_id: &str,
     query: EventQuery,
-    order: Order,
+    capacity: usize,
     mut decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
     let Some(window) = window(bounds, row_id, query.start, query.end) else {
@@ -275,24 +288,38 @@ fn range<T>(
         return Ok(Vec::new());
     }
     let clip = (query.start.is_some() || query.end.is_some()).then_some((window.start, window.end));
-    let (capacity, oldest_first) = match order {
-        Order::Stepped => (0, false),
-        Order::Collected { capacity } => (capacity, query.limit.is_none()),
-    };
+    let params = params![row_id, window.low, window.end, window.start];
+    let oldest_first = query.limit.is_none() && written_oldest_first(conn, params)?;
     let mut stmt = conn.prepare_cached(&range_sql(oldest_first))?;
     // The limit is applied here, not as a bound `LIMIT ?`: SQLite plans
     // with the value of a bound LIMIT, so every read with a new one
     // prepared the statement again (about 20 µs). The index gives the
     // order, so rows past the limit are never read.
-    let rows = stmt.query_map(
-        params![row_id, window.low, window.end, window.start],
-        |row| decode(row, clip),
-    )?;
+    let rows = stmt.query_map(params, |row| decode(row, clip))?;
     let mut events = collect_events(rows, bucket_id, query.limit, capacity)?;
     if oldest_first {
         events.reverse();
     }
     Ok(events)
+}
+
+/// Whether the rows of a range read (its parameters) were written oldest
+/// first: its newest row has a larger id than its oldest. Two seeks in
+/// the index, which holds the ids.
+fn written_oldest_first(conn: &Connection, params: &[&dyn rusqlite::ToSql]) -> Result<bool> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT
+           (SELECT id FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+            WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
+            ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1),
+           (SELECT id FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+            WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
+            ORDER BY starttime ASC, endtime DESC, id DESC LIMIT 1)",
+    )?;
+    let (newest, oldest) = stmt.query_row(params, |row| {
+        Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
+    })?;
+    Ok(matches!((newest, oldest), (Some(newest), Some(oldest)) if newest > oldest))
 }
 
 /// Keyset pagination, newest first by (starttime, id).
