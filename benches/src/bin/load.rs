@@ -49,6 +49,11 @@ struct Args {
     /// Only scenarios whose name contains this text (repeatable: any of them).
     #[arg(long)]
     only: Vec<String>,
+    /// Import each bucket's events oldest first, so the server stores them
+    /// in time order as heartbeats do (export documents, and so the
+    /// default, list them newest first, which stores them the other way).
+    #[arg(long)]
+    oldest_first: bool,
     /// Where to write the JSON results.
     #[arg(long, default_value = "target/bench/load.json")]
     json: PathBuf,
@@ -509,7 +514,13 @@ fn main() -> io::Result<()> {
     let events = data.len();
     let documents: Vec<Vec<u8>> = dataset::buckets(&spec, data)
         .into_iter()
-        .map(|bucket| {
+        .map(|mut bucket| {
+            if args.oldest_first {
+                // `write_export` writes the events last to first.
+                if let Some(events) = bucket.events.as_mut() {
+                    events.reverse();
+                }
+            }
             let mut document = Vec::new();
             dataset::write_export(&[bucket], &mut document, |_| {}).map(|()| document)
         })
