@@ -239,12 +239,18 @@ pub(crate) fn events_json(
 /// (starttime, then endtime ascending, then id), or exactly the opposite.
 /// Either way SQLite walks the composite index without sorting.
 fn range_sql(oldest_first: bool) -> String {
+    range_select(EVENT_COLUMNS, oldest_first)
+}
+
+/// `columns` of a range read's rows (parameters: bucket row, lowest
+/// start, end, start) in the order of [`range_sql`].
+fn range_select(columns: &str, oldest_first: bool) -> String {
     let order = match oldest_first {
         false => "starttime DESC, endtime ASC, id ASC",
         true => "starttime ASC, endtime DESC, id DESC",
     };
     format!(
-        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
+        "SELECT {columns} FROM events INDEXED BY events_bucketrow_starttime_endtime_index
          WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
          ORDER BY {order}"
     )
@@ -307,15 +313,11 @@ fn range<T>(
 /// first: its newest row has a larger id than its oldest. Two seeks in
 /// the index, which holds the ids.
 fn written_oldest_first(conn: &Connection, params: &[&dyn rusqlite::ToSql]) -> Result<bool> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT
-           (SELECT id FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-            WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
-            ORDER BY starttime DESC, endtime ASC, id ASC LIMIT 1),
-           (SELECT id FROM events INDEXED BY events_bucketrow_starttime_endtime_index
-            WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3 AND endtime >= ?4
-            ORDER BY starttime ASC, endtime DESC, id DESC LIMIT 1)",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT ({} LIMIT 1), ({} LIMIT 1)",
+        range_select("id", false),
+        range_select("id", true)
+    ))?;
     let (newest, oldest) = stmt.query_row(params, |row| {
         Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
     })?;
