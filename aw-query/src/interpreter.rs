@@ -10,7 +10,6 @@
 use std::collections::HashMap;
 
 use aw_models::TimeInterval;
-use serde_json::Value as Json;
 
 use crate::ast::{BinOp, Expr, ExprKind, Stmt};
 use crate::error::{ErrorKind, Failure, QueryError};
@@ -23,6 +22,9 @@ use crate::transforms::UrlSplitter;
 use crate::value::Value;
 
 type Env = HashMap<String, Value>;
+
+/// How a period's `RETURN` value becomes its JSON form.
+pub(crate) type Output<T> = fn(Value) -> Result<T, Failure>;
 
 /// Runs programs against one event source; regexes compiled by one run are
 /// reused by the next.
@@ -48,12 +50,18 @@ impl<'a> Interpreter<'a> {
         }
     }
 
-    /// Runs `program` for `period` and returns the JSON form of `RETURN`.
-    pub fn run(&mut self, program: &[Stmt], period: &TimeInterval) -> Result<Json, QueryError> {
+    /// Runs `program` for `period` and returns `RETURN` in its JSON form
+    /// made by `output` (text or `serde_json` values).
+    pub fn run<T>(
+        &mut self,
+        program: &[Stmt],
+        period: &TimeInterval,
+        output: Output<T>,
+    ) -> Result<T, QueryError> {
         let source = self.source;
         std::thread::scope(|scope| {
             self.prefetch = Prefetch::start(scope, source, program, period);
-            let result = self.run_period(program, period);
+            let result = self.run_period(program, period, output);
             // Unused reads are dropped; the scope waits for their threads.
             self.prefetch = Prefetch::default();
             self.urls = UrlSplitter::default();
@@ -61,7 +69,12 @@ impl<'a> Interpreter<'a> {
         })
     }
 
-    fn run_period(&mut self, program: &[Stmt], period: &TimeInterval) -> Result<Json, QueryError> {
+    fn run_period<T>(
+        &mut self,
+        program: &[Stmt],
+        period: &TimeInterval,
+        output: Output<T>,
+    ) -> Result<T, QueryError> {
         self.budget = Budget::default();
         let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
         for builtin in Builtin::ALL {
@@ -83,9 +96,7 @@ impl<'a> Interpreter<'a> {
                 "the query never sets RETURN (write e.g. RETURN = events;)",
             )
         })?;
-        result
-            .into_json()
-            .map_err(|failure| QueryError::whole(failure.kind, failure.message))
+        output(result).map_err(|failure| QueryError::whole(failure.kind, failure.message))
     }
 
     fn block(&mut self, block: &[Stmt], env: &mut Env) -> Result<(), QueryError> {

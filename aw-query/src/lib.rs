@@ -40,7 +40,8 @@
 //!   A year of the benchmark workload has ~535k events but ~40k distinct
 //!   data objects, so this is what keeps a year query's memory and
 //!   allocation count near the size of the distinct data. Only what
-//!   `RETURN` holds becomes `serde_json` values.
+//!   `RETURN` holds is written out, as JSON text straight from the values
+//!   ([`query_json`]).
 //!
 //! This crate knows nothing of HTTP or SQL: the server maps errors to
 //! responses, the datastore selects and clips events.
@@ -76,6 +77,20 @@ pub use source::{EventSource, MemorySource, SourceError};
 
 /// Runs `program` once per period; one JSON result per period, in order.
 ///
+/// The results as `serde_json` values, for Rust callers; the server
+/// answers with [`query_json`], the same results as text.
+pub fn query(
+    program: &str,
+    timeperiods: &[TimeInterval],
+    source: &dyn EventSource,
+) -> Result<Vec<serde_json::Value>, QueryError> {
+    run_periods(program, timeperiods, source, value::Value::into_json)
+}
+
+/// Runs `program` once per period and returns the JSON array of the
+/// results, in order: the body of the API's answer, written straight from
+/// the interpreter's values.
+///
 /// The program is parsed once; a syntax error fails the request even with
 /// no periods. Regexes are compiled once per thread for all periods, and
 /// the time budget of backtracking regexes is shared by all periods.
@@ -87,11 +102,33 @@ pub use source::{EventSource, MemorySource, SourceError};
 /// not equally long (a weekday holds several times a Sunday's events).
 /// The result is the same as running them in order; when several fail,
 /// the error of the earliest is returned.
-pub fn query(
+pub fn query_json(
     program: &str,
     timeperiods: &[TimeInterval],
     source: &dyn EventSource,
-) -> Result<Vec<serde_json::Value>, QueryError> {
+) -> Result<String, QueryError> {
+    let results = run_periods(program, timeperiods, source, |result| result.to_json_text())?;
+    let mut body =
+        String::with_capacity(results.iter().map(|text| text.len() + 1).sum::<usize>() + 2);
+    body.push('[');
+    for (index, text) in results.iter().enumerate() {
+        if index > 0 {
+            body.push(',');
+        }
+        body.push_str(text);
+    }
+    body.push(']');
+    Ok(body)
+}
+
+/// The JSON form of each period's result, made by `output` (see
+/// [`query_json`]).
+fn run_periods<T: Send>(
+    program: &str,
+    timeperiods: &[TimeInterval],
+    source: &dyn EventSource,
+    output: interpreter::Output<T>,
+) -> Result<Vec<T>, QueryError> {
     let parsed = parse_kept(program)?;
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
     let threads = cores().clamp(1, MAX_THREADS).min(timeperiods.len());
@@ -100,14 +137,14 @@ pub fn query(
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
         return timeperiods
             .iter()
-            .map(|period| interpreter.run(&parsed, period))
+            .map(|period| interpreter.run(&parsed, period, output))
             .collect();
     }
     // Parsed programs hold reference-counted values, which stay on the
     // thread that made them: each other thread parses its own copy. The
     // calling thread takes periods too, with the program it has and its
     // warm allocator heap, instead of waiting for the others.
-    let mut results: Vec<Option<Result<serde_json::Value, QueryError>>> =
+    let mut results: Vec<Option<Result<T, QueryError>>> =
         timeperiods.iter().map(|_| None).collect();
     let next = &AtomicUsize::new(0);
     // The earliest period known to fail: later ones cannot matter, so no
@@ -123,7 +160,7 @@ pub fn query(
             if index >= timeperiods.len() || index > failed.load(Ordering::Relaxed) {
                 break;
             }
-            let result = interpreter.run(parsed, &timeperiods[index]);
+            let result = interpreter.run(parsed, &timeperiods[index], output);
             if result.is_err() {
                 failed.fetch_min(index, Ordering::Relaxed);
             }

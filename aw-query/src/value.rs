@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use aw_models::SharedEvent;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
@@ -191,6 +192,30 @@ impl Value {
         self.into_event_list().map(EventList::into_owned)
     }
 
+    /// The JSON text of a result (spec §6.4), written straight from the
+    /// values: building it as a `serde_json::Value` first cost a 1-day
+    /// dashboard query a map per event and per data object, and as many
+    /// frees. The text is what [`Value::into_json`] serializes to.
+    pub(crate) fn to_json_text(&self) -> Result<String, Failure> {
+        if let Some(function) = self.function_inside() {
+            return Err(returned_function(function));
+        }
+        // Every key is a string and nothing fails to serialize.
+        serde_json::to_string(&Output(self))
+            .map_err(|error| Failure::new(ErrorKind::Type, error.to_string()))
+    }
+
+    /// The first function (in JSON order) the value holds; it has no JSON
+    /// form.
+    fn function_inside(&self) -> Option<Builtin> {
+        match self {
+            Value::Function(function) => Some(*function),
+            Value::List(list) => list.items.iter().find_map(Value::function_inside),
+            Value::Dict(dict) => dict.entries.values().find_map(Value::function_inside),
+            _ => None,
+        }
+    }
+
     /// The JSON form of a result (spec §6.4): none is `null`, numbers are
     /// floats (NaN and infinities `null`), events are objects. Functions
     /// have no JSON form.
@@ -225,16 +250,68 @@ impl Value {
                 let events = Rc::try_unwrap(events).unwrap_or_else(|rc| (*rc).clone());
                 Json::Array(events.into_iter().map(event_json).collect())
             }
-            Value::Function(function) => {
-                return Err(Failure::new(
-                    ErrorKind::ReturnedFunction,
-                    format!(
-                        "the result contains the function '{}', which cannot be returned; call it instead",
-                        function.name()
-                    ),
-                ))
-            }
+            Value::Function(function) => return Err(returned_function(function)),
         })
+    }
+}
+
+fn returned_function(function: Builtin) -> Failure {
+    Failure::new(
+        ErrorKind::ReturnedFunction,
+        format!(
+            "the result contains the function '{}', which cannot be returned; call it instead",
+            function.name()
+        ),
+    )
+}
+
+/// A value as the JSON text of [`Value::into_json`]; a function (checked
+/// for before) would be `null`.
+struct Output<'a>(&'a Value);
+
+impl Serialize for Output<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::None | Value::Function(_) => serializer.serialize_unit(),
+            Value::Bool(value) => serializer.serialize_bool(*value),
+            // serde_json writes NaN and infinities as `null`, like
+            // `number_json`.
+            Value::Number(number) => serializer.serialize_f64(*number),
+            Value::String(text) => serializer.serialize_str(text),
+            Value::List(list) => serializer.collect_seq(list.items.iter().map(Output)),
+            Value::Dict(dict) => serializer.collect_map(
+                dict.entries
+                    .iter()
+                    .map(|(key, value)| (key.as_str(), Output(value))),
+            ),
+            Value::Events(events) => serializer.collect_seq(events.iter().map(EventOutput)),
+        }
+    }
+}
+
+/// An event as the JSON text of [`event_json`]: its keys in the sorted
+/// order a `serde_json::Map` writes them in.
+struct EventOutput<'a>(&'a SharedEvent);
+
+impl Serialize for EventOutput<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let event = self.0;
+        let mut map = serializer.serialize_map(Some(4))?;
+        // `EventData` keeps its entries sorted by key, as the map does.
+        map.serialize_entry("data", &*event.data)?;
+        map.serialize_entry("duration", &event.duration.as_secs_f64())?;
+        map.serialize_entry("id", &event.id)?;
+        map.serialize_entry("timestamp", &Display(&event.timestamp))?;
+        map.end()
+    }
+}
+
+/// A value serialized as its `Display` text.
+struct Display<'a, T>(&'a T);
+
+impl<T: std::fmt::Display> Serialize for Display<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self.0)
     }
 }
 
@@ -353,4 +430,94 @@ pub(crate) fn too_large() -> Failure {
         ErrorKind::TooLarge,
         format!("value too large (limit {MAX_WEIGHT} units in all; see the query limits)"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use aw_models::{Duration, Timestamp};
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(id: Option<i64>, nanos: i64, seconds: f64, data: Json) -> SharedEvent {
+        let Json::Object(map) = data else {
+            panic!("event data is an object")
+        };
+        let mut event = SharedEvent::new(
+            Timestamp::from_nanos(nanos),
+            Duration::from_secs_f64(seconds).unwrap(),
+            map,
+        );
+        event.id = id;
+        event
+    }
+
+    #[test]
+    fn json_text_is_what_the_json_values_serialize_to() {
+        let events = Value::events(vec![
+            event(
+                Some(7),
+                1_622_505_600_123_456_789,
+                12.5,
+                json!({"title": "a \"quoted\" \\ title\n", "app": "ä", "$category": ["Work", "Rust"],
+                       "nested": {"z": 1, "a": [1.5, null, true]}, "n": -3, "big": 1e300}),
+            ),
+            event(None, -86_400_000_000_000, 0.0, json!({})),
+            event(Some(-1), 0, 1e-9, json!({"k": false})),
+        ]);
+        let mut dict = BTreeMap::new();
+        dict.insert("events".to_string(), events);
+        dict.insert("none".to_string(), Value::None);
+        dict.insert("b".to_string(), Value::Bool(true));
+        dict.insert("text".to_string(), Value::string("tab\t\u{1}é"));
+        let numbers = [
+            0.0,
+            -0.0,
+            3.0,
+            -2.5,
+            1e21,
+            123_456_789.123,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]
+        .map(Value::Number);
+        dict.insert(
+            "numbers".to_string(),
+            Value::list(numbers.to_vec()).unwrap(),
+        );
+        dict.insert("empty".to_string(), Value::list(Vec::new()).unwrap());
+        dict.insert("no events".to_string(), Value::events(Vec::new()));
+        let inner = Value::dict(BTreeMap::from([("x".to_string(), Value::Number(1.0))])).unwrap();
+        dict.insert("Ünïcode key".to_string(), Value::list(vec![inner]).unwrap());
+        let value = Value::dict(dict).unwrap();
+        let expected = serde_json::to_string(&value.clone().into_json().unwrap()).unwrap();
+        assert_eq!(value.to_json_text().unwrap(), expected);
+        for scalar in [
+            Value::None,
+            Value::Bool(false),
+            Value::Number(0.1),
+            Value::string(""),
+        ] {
+            let expected = serde_json::to_string(&scalar.clone().into_json().unwrap()).unwrap();
+            assert_eq!(scalar.to_json_text().unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn a_function_anywhere_in_the_result_is_the_same_error_as_before() {
+        let function = Value::Function(Builtin::ALL[0]);
+        let list = Value::list(vec![Value::Number(1.0), function]).unwrap();
+        let value = Value::dict(BTreeMap::from([
+            ("a".to_string(), Value::None),
+            ("b".to_string(), list),
+        ]))
+        .unwrap();
+        let text = value.to_json_text().unwrap_err();
+        let json = value.into_json().unwrap_err();
+        assert_eq!(text.kind, ErrorKind::ReturnedFunction);
+        assert_eq!(text.message, json.message);
+    }
 }

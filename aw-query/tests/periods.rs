@@ -4,7 +4,7 @@
 mod common;
 
 use aw_models::TimeInterval;
-use aw_query::{query, ErrorKind};
+use aw_query::{query, query_json, ErrorKind};
 use common::*;
 
 /// Periods of three days, the first covering the fixture: long enough to
@@ -49,6 +49,26 @@ fn periods_in_one_query_equal_periods_queried_alone() {
             .collect();
         assert_eq!(together, alone, "{count} periods");
     }
+}
+
+#[test]
+fn the_answer_text_is_the_results_written_as_json() {
+    let source = fixture();
+    for count in [0, 1, 3] {
+        let periods = long_periods(count);
+        let values = query(PROGRAM, &periods, &source).unwrap();
+        let text = query_json(PROGRAM, &periods, &source).unwrap();
+        assert_eq!(
+            text,
+            serde_json::to_string(&values).unwrap(),
+            "{count} periods"
+        );
+    }
+    let failing = "RETURN = {\"f\": [1, query_bucket]};";
+    let text = query_json(failing, &long_periods(2), &source).unwrap_err();
+    let values = query(failing, &long_periods(2), &source).unwrap_err();
+    assert_eq!(text, values);
+    assert_eq!(text.kind, ErrorKind::ReturnedFunction);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::Instant;
 use aw_benches::dashboard::{self, DashboardBuckets};
 use aw_benches::dataset::{self, DatasetSpec};
 use aw_models::TimeInterval;
-use aw_query::{query, MemorySource};
+use aw_query::{query_json, MemorySource};
 use criterion::Criterion;
 
 /// A source holding `days` of the benchmark workload and the period
@@ -64,8 +64,9 @@ fn bench_dashboard(criterion: &mut Criterion) {
             let mut group = criterion.benchmark_group(*group_name);
             group.sample_size(10);
             group.bench_function(*name, |bench| {
-                bench
-                    .iter(|| query(black_box(program), &[period], &source).expect("the query runs"))
+                bench.iter(|| {
+                    query_json(black_box(program), &[period], &source).expect("the query runs")
+                })
             });
             group.finish();
         }
@@ -97,8 +98,9 @@ fn run_once(name: &str) {
     }
     let program = dashboard::full_desktop_query(&buckets).join("\n");
     let started = Instant::now();
-    let result = query(&program, &[period], &source).expect("the query runs");
+    let text = query_json(&program, &[period], &source).expect("the query runs");
     let elapsed = started.elapsed();
+    let result: Vec<serde_json::Value> = serde_json::from_str(&text).expect("the answer is JSON");
     let window = &result[0]["window"];
     println!(
         "{name}: {elapsed:?}; active {:.0} s, browser {:.0} s, {} categories, {} apps",

@@ -20,11 +20,9 @@ pub async fn query(
     let source = state.datastore.clone();
     // A long query must not take the CPU from heartbeats; nor must
     // writing (and freeing) a year's result, so that happens there too.
-    // The body is what `Json` would make of the results.
     let body = background(move || {
-        let results = aw_query::query(&request.program(), &request.timeperiods, &source)?;
-        serde_json::to_string(&results)
-            .map_err(|error| ApiError::Internal(format!("Cannot write the query result: {error}")))
+        aw_query::query_json(&request.program(), &request.timeperiods, &source)
+            .map_err(ApiError::from)
     })
     .await?;
     Ok(RawJson(body))
