@@ -11,7 +11,7 @@
 
 use foldhash::fast::RandomState;
 use std::collections::HashMap;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, BuildHasherDefault};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -21,7 +21,7 @@ use serde_json::Value as Json;
 use crate::error::{ErrorKind, Failure};
 use crate::limits::MAX_REGEX_SIZE;
 use crate::regex::{Matcher, RegexCache};
-use crate::transforms::{address, AddressMap};
+use crate::transforms::{address, address_map, AddressMap, Prehashed};
 use crate::value::Value;
 
 /// One rule dict.
@@ -363,10 +363,11 @@ impl RuleSet {
         // answer index). The values are compared through that event's
         // data, which `events` keeps alive, instead of copies of them: a
         // copy was five allocations per distinct object.
-        let mut memo: HashMap<u64, Vec<(usize, usize)>> = HashMap::new();
+        let mut memo: HashMap<u64, Vec<(usize, usize)>, BuildHasherDefault<Prehashed>> =
+            HashMap::default();
         // Events sharing a data object share the answer; `events` is
         // borrowed throughout, so addresses stay unique.
-        let mut by_data: AddressMap<usize> = AddressMap::default();
+        let mut by_data: AddressMap<usize> = address_map(events.len());
         for (position, event) in events.iter().enumerate() {
             if let Some(&index) = by_data.get(&address(&event.data)) {
                 per_event.push(index);

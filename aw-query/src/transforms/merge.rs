@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use aw_models::{EventData, SharedEvent};
 
-use crate::transforms::{address, AddressMap};
+use crate::transforms::{address, address_map, AddressMap, Prehashed};
 use serde_json::Value as Json;
 
 /// One event per distinct combination of the values of `keys` (events
@@ -42,7 +42,7 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
     // Events sharing a data object (by address; `events` is borrowed
     // throughout, so addresses stay unique) belong to the same group, or
     // none: look the values up and hash them once per distinct object.
-    let mut by_data: AddressMap<Option<usize>> = AddressMap::default();
+    let mut by_data: AddressMap<Option<usize>> = address_map(events.len());
     for event in events {
         let group = *by_data
             .entry(address(&event.data))
@@ -79,26 +79,6 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
 struct GroupIndex {
     first: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
     next: Vec<Option<usize>>,
-}
-
-/// The keys of [`GroupIndex`] are hashes already.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value;
-    }
 }
 
 /// The group of `data`'s values of `keys`: an existing group, or
