@@ -57,11 +57,14 @@ impl UrlSplitter {
                 }
                 missing_url_parts(data, parsed)
             },
-            |data, parts| {
-                data.reserve(PART_KEYS.len());
-                for (key, value) in PART_KEYS.iter().zip(parts) {
-                    data.insert_shared(key, value);
-                }
+            |data, [protocol, domain, path, params]| {
+                // In key order.
+                data.insert_shared_all([
+                    ("$domain", domain),
+                    ("$params", params),
+                    ("$path", path),
+                    ("$protocol", protocol),
+                ]);
             },
         );
         for data in distinct {
