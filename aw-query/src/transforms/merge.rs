@@ -39,20 +39,35 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
     let hasher = RandomState::default();
     let mut groups: Vec<SharedEvent> = Vec::new();
     let mut index = GroupIndex::default();
+    // The key values of each group, `keys.len()` per group, borrowed from
+    // the data of its first event: a new object is compared with them
+    // instead of looking each key up again in both objects, and equal
+    // values that are one shared value compare by address.
+    let mut group_values: Vec<&Json> = Vec::new();
+    let mut values: Vec<&Json> = Vec::with_capacity(keys.len());
     // Events sharing a data object (by address; `events` is borrowed
     // throughout, so addresses stay unique) belong to the same group, or
     // none: look the values up and hash them once per distinct object.
     let mut by_data: AddressMap<Option<usize>> = address_map(events.len());
     for event in events {
-        let group = *by_data
-            .entry(address(&event.data))
-            .or_insert_with(|| find_group(&event.data, keys, &hasher, &groups, &mut index));
+        let group = *by_data.entry(address(&event.data)).or_insert_with(|| {
+            find_group(
+                &event.data,
+                keys,
+                &hasher,
+                &group_values,
+                &mut values,
+                &mut index,
+            )
+        });
         match group {
             Some(group) if group < groups.len() => {
                 let merged = &mut groups[group];
                 merged.duration = merged.duration.saturating_add(event.duration);
             }
             Some(_) => {
+                // `find_group` has just looked this object's values up.
+                group_values.append(&mut values);
                 let mut data = EventData::new();
                 data.reserve(keys.len());
                 for key in keys {
@@ -81,23 +96,31 @@ struct GroupIndex {
     next: Vec<Option<usize>>,
 }
 
-/// The group of `data`'s values of `keys`: an existing group, or
-/// `groups.len()` (registered in `index`) for a new one; `None` when a key
-/// is missing.
-fn find_group(
-    data: &EventData,
+/// The group of `data`'s values of `keys` (left in `values`): an existing
+/// group, or the next group number (registered in `index`) for a new one;
+/// `None` when a key is missing. `group_values` holds the key values of
+/// the groups so far.
+fn find_group<'a>(
+    data: &'a EventData,
     keys: &[String],
     hasher: &RandomState,
-    groups: &[SharedEvent],
+    group_values: &[&Json],
+    values: &mut Vec<&'a Json>,
     index: &mut GroupIndex,
 ) -> Option<usize> {
+    values.clear();
     let mut state = hasher.build_hasher();
     for key in keys {
-        hash_json(data.get(key)?, &mut state);
+        let value = data.get(key)?;
+        hash_json(value, &mut state);
+        values.push(value);
     }
+    let width = keys.len();
     Some(index.find_or_add(state.finish(), |group| {
-        keys.iter()
-            .all(|key| groups[group].data.get(key) == data.get(key))
+        group_values[group * width..(group + 1) * width]
+            .iter()
+            .zip(values.iter())
+            .all(|(known, value)| std::ptr::eq(*known, *value) || known == value)
     }))
 }
 
