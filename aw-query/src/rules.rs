@@ -21,7 +21,7 @@ use serde_json::Value as Json;
 use crate::error::{ErrorKind, Failure};
 use crate::limits::MAX_REGEX_SIZE;
 use crate::regex::{Matcher, RegexCache};
-use crate::transforms::{address, address_map, AddressMap, Prehashed};
+use crate::transforms::{address, address_map, AddressHasher, AddressMap};
 use crate::value::Value;
 
 /// One rule dict.
@@ -363,7 +363,7 @@ impl RuleSet {
         // answer index). The values are compared through that event's
         // data, which `events` keeps alive, instead of copies of them: a
         // copy was five allocations per distinct object.
-        let mut memo: HashMap<u64, Vec<(usize, usize)>, BuildHasherDefault<Prehashed>> =
+        let mut memo: HashMap<u64, Vec<(usize, usize)>, BuildHasherDefault<AddressHasher>> =
             HashMap::default();
         // Events sharing a data object share the answer; `events` is
         // borrowed throughout, so addresses stay unique.

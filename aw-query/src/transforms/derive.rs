@@ -33,32 +33,13 @@ pub(crate) fn address_map<V>(events: usize) -> AddressMap<V> {
     AddressMap::with_capacity_and_hasher(events.min(PRESIZED_ENTRIES), Default::default())
 }
 
-/// Hashes keys that are hashes already (a `u64` written once).
-#[derive(Debug, Default)]
-pub(crate) struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value;
-    }
-}
-
 /// The address of a shared data object, as an [`AddressMap`] key.
 pub(crate) fn address(data: &Arc<EventData>) -> usize {
     Arc::as_ptr(data) as usize
 }
 
-/// Hasher of [`AddressMap`].
+/// Hasher of [`AddressMap`], and of maps keyed by a hash already made
+/// (`u64`): one word, spread by a multiply.
 #[derive(Debug, Default)]
 pub(crate) struct AddressHasher(u64);
 
@@ -73,9 +54,13 @@ impl Hasher for AddressHasher {
         }
     }
 
-    fn write_usize(&mut self, value: usize) {
-        self.0 = (value as u64 ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (value ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         self.0 ^= self.0 >> 29;
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use aw_models::{EventData, SharedEvent};
 
-use crate::transforms::{address, address_map, AddressMap, Prehashed};
+use crate::transforms::{address, address_map, AddressHasher, AddressMap};
 use serde_json::Value as Json;
 
 /// One event per distinct combination of the values of `keys` (events
@@ -92,7 +92,7 @@ pub fn merge_events_by_keys(events: &[SharedEvent], keys: &[String]) -> Vec<Shar
 /// group costs no allocation of its own.
 #[derive(Default)]
 struct GroupIndex {
-    first: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
+    first: HashMap<u64, usize, BuildHasherDefault<AddressHasher>>,
     next: Vec<Option<usize>>,
 }
 
