@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use aw_models::TimeInterval;
-use aw_query::{query, ErrorKind, MemorySource};
+use aw_query::{query, query_json, ErrorKind, MemorySource};
 use common::{ev, fixture, period};
 use serde_json::json;
 
@@ -34,7 +34,20 @@ fn run_on_small_stack(
         .spawn(move || {
             let start = Instant::now();
             let result = query(&program, &periods, &source);
-            (result, start.elapsed())
+            let elapsed = start.elapsed();
+            // The server's path, the answer as text, ends the same way
+            // and as fast, on the same stack.
+            let start = Instant::now();
+            let text = query_json(&program, &periods, &source);
+            let text_elapsed = start.elapsed();
+            match (&result, &text) {
+                (Ok(values), Ok(text)) => {
+                    assert_eq!(&serde_json::to_string(values).unwrap(), text);
+                }
+                (Err(error), Err(text_error)) => assert_eq!(error, text_error),
+                _ => panic!("query and query_json disagree: {result:?} / {text:?}"),
+            }
+            (result, elapsed.max(text_elapsed))
         })
         .unwrap()
         .join()
