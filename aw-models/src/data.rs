@@ -158,30 +158,23 @@ impl EventData {
             entries.windows(2).all(|pair| pair[0].0 < pair[1].0),
             "keys must be strictly ascending"
         );
+        let shared = |(key, value): (&'static str, Arc<Json>)| {
+            (SmolStr::new_static(key), Value::Shared(value))
+        };
         let old = std::mem::take(&mut self.entries);
         let mut merged = Vec::with_capacity(old.len() + N);
         let mut added = entries.into_iter().peekable();
         for entry in old {
-            while let Some((key, _)) = added.peek() {
-                if *key > entry.0.as_str() {
-                    break;
-                }
-                let replaces = *key == entry.0.as_str();
-                if let Some((key, value)) = added.next() {
-                    merged.push((SmolStr::new_static(key), Value::Shared(value)));
-                }
-                if replaces {
-                    break;
-                }
+            while let Some(new) = added.next_if(|(key, _)| *key < entry.0.as_str()) {
+                merged.push(shared(new));
             }
-            if merged
-                .last()
-                .is_none_or(|last: &(SmolStr, Value)| last.0 != entry.0)
-            {
-                merged.push(entry);
+            // A new value under the same key replaces the old one.
+            match added.next_if(|(key, _)| *key == entry.0.as_str()) {
+                Some(new) => merged.push(shared(new)),
+                None => merged.push(entry),
             }
         }
-        merged.extend(added.map(|(key, value)| (SmolStr::new_static(key), Value::Shared(value))));
+        merged.extend(added.map(shared));
         self.entries = merged;
     }
 

@@ -108,17 +108,7 @@ pub fn query_json(
     source: &dyn EventSource,
 ) -> Result<String, QueryError> {
     let results = run_periods(program, timeperiods, source, |result| result.to_json_text())?;
-    let mut body =
-        String::with_capacity(results.iter().map(|text| text.len() + 1).sum::<usize>() + 2);
-    body.push('[');
-    for (index, text) in results.iter().enumerate() {
-        if index > 0 {
-            body.push(',');
-        }
-        body.push_str(text);
-    }
-    body.push(']');
-    Ok(body)
+    Ok(format!("[{}]", results.join(",")))
 }
 
 /// The JSON form of each period's result, made by `output` (see

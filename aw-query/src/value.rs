@@ -299,19 +299,12 @@ impl Serialize for EventOutput<'_> {
         let mut map = serializer.serialize_map(Some(4))?;
         // `EventData` keeps its entries sorted by key, as the map does.
         map.serialize_entry("data", &*event.data)?;
-        map.serialize_entry("duration", &event.duration.as_secs_f64())?;
+        // Seconds as a float and RFC 3339 text, as `event_json` writes
+        // them (aw-models' own `Serialize`).
+        map.serialize_entry("duration", &event.duration)?;
         map.serialize_entry("id", &event.id)?;
-        map.serialize_entry("timestamp", &Display(&event.timestamp))?;
+        map.serialize_entry("timestamp", &event.timestamp)?;
         map.end()
-    }
-}
-
-/// A value serialized as its `Display` text.
-struct Display<'a, T>(&'a T);
-
-impl<T: std::fmt::Display> Serialize for Display<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self.0)
     }
 }
 
