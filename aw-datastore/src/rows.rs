@@ -19,21 +19,13 @@ pub(crate) fn event_from_row(
     row: &rusqlite::Row<'_>,
     clip: Option<(i64, i64)>,
 ) -> rusqlite::Result<Event> {
-    let id: i64 = row.get(0)?;
-    let mut start: i64 = row.get(1)?;
-    let mut end: i64 = row.get(2)?;
-    let text: String = row.get(3)?;
-    if let Some((low, high)) = clip {
-        start = start.max(low);
-        end = end.min(high);
-    }
-    let data = parse_data(&text).map_err(|err| {
-        rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(err))
-    })?;
+    let (id, timestamp, duration) = row_times(row, clip)?;
+    let text = data_text_of(row)?;
+    let data = parse_data(text).map_err(|err| data_failure(err.into()))?;
     Ok(Event {
         id: Some(id),
-        timestamp: Timestamp::from_nanos(start),
-        duration: Duration::from_nanos(end.saturating_sub(start)),
+        timestamp,
+        duration,
         data,
     })
 }
@@ -46,7 +38,9 @@ pub(crate) fn event_from_row(
 /// data is ~78k objects but ~4.5k URLs and page titles.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
-    seen: HashMap<Box<str>, Arc<EventData>, foldhash::fast::RandomState>,
+    /// By the text's bytes: a text seen before is not checked for UTF-8
+    /// again (3 % of a year's browser read).
+    seen: HashMap<Box<[u8]>, Arc<EventData>, foldhash::fast::RandomState>,
     strings: Option<StringPool>,
 }
 
@@ -70,26 +64,28 @@ impl Interner {
         }
     }
 
-    /// The shared data of `text`, parsed on first sight.
-    fn data(&mut self, text: &str) -> Result<Arc<EventData>, serde_json::Error> {
-        if let Some(data) = self.seen.get(text) {
+    /// The shared data of the stored text `bytes`, checked and parsed on
+    /// first sight.
+    fn data(&mut self, bytes: &[u8]) -> rusqlite::Result<Arc<EventData>> {
+        if let Some(data) = self.seen.get(bytes) {
             return Ok(Arc::clone(data));
         }
-        let data = Arc::new(match &mut self.strings {
-            Some(strings) => EventData::from_json_pooled(text, strings)?,
-            None => serde_json::from_str::<EventData>(text)?,
-        });
-        self.seen.insert(text.into(), Arc::clone(&data));
+        let text = std::str::from_utf8(bytes).map_err(|err| data_failure(err.into()))?;
+        let parsed = match &mut self.strings {
+            Some(strings) => EventData::from_json_pooled(text, strings),
+            None => serde_json::from_str::<EventData>(text),
+        };
+        let data = Arc::new(parsed.map_err(|err| data_failure(err.into()))?);
+        self.seen.insert(bytes.into(), Arc::clone(&data));
         Ok(data)
     }
 }
 
-/// The parts of an event row, clipped: id, start, duration, and the data
-/// text borrowed from SQLite (not copied).
-fn row_parts<'a>(
-    row: &'a rusqlite::Row<'_>,
+/// The parts of an event row before its data, clipped: id, start, duration.
+fn row_times(
+    row: &rusqlite::Row<'_>,
     clip: Option<(i64, i64)>,
-) -> rusqlite::Result<(i64, Timestamp, Duration, &'a str)> {
+) -> rusqlite::Result<(i64, Timestamp, Duration)> {
     let id: i64 = row.get(0)?;
     let mut start: i64 = row.get(1)?;
     let mut end: i64 = row.get(2)?;
@@ -97,16 +93,27 @@ fn row_parts<'a>(
         start = start.max(low);
         end = end.min(high);
     }
-    let text = row
-        .get_ref(3)?
-        .as_str()
-        .map_err(|err| data_failure(err.into()))?;
     Ok((
         id,
         Timestamp::from_nanos(start),
         Duration::from_nanos(end.saturating_sub(start)),
-        text,
     ))
+}
+
+/// The data column's text as SQLite holds it, not yet checked for UTF-8;
+/// any other type (a blob, a number) is not usable.
+fn data_bytes<'a>(row: &'a rusqlite::Row<'_>) -> rusqlite::Result<&'a [u8]> {
+    match row.get_ref(3)? {
+        rusqlite::types::ValueRef::Text(bytes) => Ok(bytes),
+        _ => Err(data_failure(
+            rusqlite::types::FromSqlError::InvalidType.into(),
+        )),
+    }
+}
+
+/// The data column's text, checked for UTF-8.
+fn data_text_of<'a>(row: &'a rusqlite::Row<'_>) -> rusqlite::Result<&'a str> {
+    std::str::from_utf8(data_bytes(row)?).map_err(|err| data_failure(err.into()))
 }
 
 /// A row whose data column is not usable; listings skip such rows.
@@ -121,10 +128,8 @@ pub(crate) fn shared_event_from_row(
     clip: Option<(i64, i64)>,
     interner: &mut Interner,
 ) -> rusqlite::Result<SharedEvent> {
-    let (id, timestamp, duration, text) = row_parts(row, clip)?;
-    let data = interner
-        .data(text)
-        .map_err(|err| data_failure(err.into()))?;
+    let (id, timestamp, duration) = row_times(row, clip)?;
+    let data = interner.data(data_bytes(row)?)?;
     Ok(SharedEvent {
         id: Some(id),
         timestamp,
@@ -149,7 +154,8 @@ pub(crate) fn raw_event_from_row<'a>(
     row: &'a rusqlite::Row<'_>,
     clip: Option<(i64, i64)>,
 ) -> rusqlite::Result<RawEvent<'a>> {
-    let (id, timestamp, duration, text) = row_parts(row, clip)?;
+    let (id, timestamp, duration) = row_times(row, clip)?;
+    let text = data_text_of(row)?;
     let data: &serde_json::value::RawValue =
         serde_json::from_str(text).map_err(|err| data_failure(err.into()))?;
     if !data.get().starts_with('{') {
@@ -208,16 +214,17 @@ mod tests {
         for rows in [0, POOLED_READ_ROWS + 1] {
             let mut interner = Interner::for_rows(rows);
             assert_eq!(interner.strings.is_some(), rows > POOLED_READ_ROWS);
-            let first = interner.data(r#"{"app":"vim"}"#).unwrap();
-            let again = interner.data(r#"{"app":"vim"}"#).unwrap();
-            let other = interner.data(r#"{"app":"emacs","title":"vim"}"#).unwrap();
+            let first = interner.data(br#"{"app":"vim"}"#).unwrap();
+            let again = interner.data(br#"{"app":"vim"}"#).unwrap();
+            let other = interner.data(br#"{"app":"emacs","title":"vim"}"#).unwrap();
             assert!(Arc::ptr_eq(&first, &again));
             assert_eq!(*first, parse_data(r#"{"app":"vim"}"#).unwrap());
             assert_eq!(
                 *other,
                 parse_data(r#"{"app":"emacs","title":"vim"}"#).unwrap()
             );
-            assert!(interner.data("not json").is_err());
+            assert!(interner.data(b"not json").is_err());
+            assert!(interner.data(b"{\"app\":\"\xff\"}").is_err());
         }
     }
 

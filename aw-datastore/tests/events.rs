@@ -3,7 +3,7 @@
 mod common;
 
 use aw_datastore::{Datastore, DatastoreError, EventQuery};
-use aw_models::{Duration, Event};
+use aw_models::{Duration, Event, SharedEvent};
 use common::*;
 use serde_json::json;
 
@@ -425,6 +425,25 @@ fn json_listing_equals_the_decoded_listing() {
         )
         .unwrap();
     }
+    // A blob, and text that is not UTF-8 (only checked when first seen:
+    // the same bytes twice must fail twice).
+    for (start, value) in [
+        (1, "CAST('{}' AS BLOB)"),
+        (2, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
+        (3, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
+    ] {
+        conn.execute(
+            &format!(
+                "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, {value})"
+            ),
+            rusqlite::params![
+                bucket_row,
+                start * 1_000_000_000_i64,
+                (start + 1) * 1_000_000_000_i64,
+            ],
+        )
+        .unwrap();
+    }
     drop(conn);
     let store = db.open();
     for query in [
@@ -439,6 +458,14 @@ fn json_listing_equals_the_decoded_listing() {
         let raw: serde_json::Value =
             serde_json::from_slice(&store.events_json("b", query).unwrap()).unwrap();
         assert_eq!(raw, decoded, "{query:?}");
+        let shared: Vec<_> = store
+            .shared_events("b", query)
+            .unwrap()
+            .into_iter()
+            .map(SharedEvent::into_event)
+            .collect();
+        let shared = serde_json::to_value(shared).unwrap();
+        assert_eq!(shared, decoded, "{query:?}");
     }
     let all: serde_json::Value =
         serde_json::from_slice(&store.events_json("b", query(None, None, None)).unwrap()).unwrap();
