@@ -114,7 +114,8 @@ pub(crate) fn edit_data<T>(
     // The distinct objects in order of first sight, with their changes,
     // and each event's object by its index there.
     let mut slot_of: AddressMap<u32> = address_map(events.len());
-    let mut slots: Vec<(Arc<EventData>, Option<T>)> = Vec::new();
+    // At most one per event; pages of the unused room are never touched.
+    let mut slots: Vec<(Arc<EventData>, Option<T>)> = Vec::with_capacity(events.len());
     let mut event_slots: Vec<u32> = Vec::with_capacity(events.len());
     for (index, event) in events.iter().enumerate() {
         let slot = *slot_of.entry(address(&event.data)).or_insert_with(|| {

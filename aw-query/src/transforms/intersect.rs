@@ -33,7 +33,12 @@ pub fn filter_period_intersect(
     if !filter.is_sorted_by_key(|e| e.timestamp) {
         filter.sort_by_key(|e| e.timestamp);
     }
-    let mut out = Vec::new();
+    // Sized once, so a year-long list is not copied and faulted in again
+    // at each doubling. Each piece is an overlap of an event and a period;
+    // walking both lists in order, there are fewer overlaps than events
+    // and periods together (unless events overlap each other). Room left
+    // unused is never touched, so it takes no memory.
+    let mut out = Vec::with_capacity(events.len() + filter.len());
     let mut periods = filter.into_iter().peekable();
     let mut sorted = true;
     for mut event in events {
