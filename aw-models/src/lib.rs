@@ -18,7 +18,7 @@ mod shared;
 mod time;
 
 pub use bucket::{Bucket, BucketMetadata, CreateBucket};
-pub use data::{EventData, StringPool};
+pub use data::{EventData, SharedEntries, StringPool};
 pub use error::ModelError;
 pub use event::Event;
 pub use export::ExportDocument;
