@@ -97,7 +97,91 @@ fn disjoint(events: &[SharedEvent]) -> bool {
     })
 }
 
+/// Flood as a walk that builds a new list (spec §7.4), the model of the
+/// in-place one.
+fn flood_model(events: Vec<SharedEvent>, pulsetime: i64) -> Vec<SharedEvent> {
+    let mut events = events;
+    events.sort_by_key(|e| e.timestamp);
+    let mut out: Vec<SharedEvent> = Vec::new();
+    for mut next in events {
+        let Some(current) = out.last_mut() else {
+            out.push(next);
+            continue;
+        };
+        let gap = next.timestamp.nanos() - current.end().nanos();
+        if gap < pulsetime && next.data == current.data {
+            let end = current.end().max(next.end());
+            current.set_end(end);
+            continue;
+        }
+        if (0..pulsetime).contains(&gap) {
+            let half = Duration::from_nanos(gap / 2);
+            current.duration = current.duration.saturating_add(half);
+            next.timestamp = next.timestamp.saturating_sub(half);
+            next.duration = next.duration.saturating_add(half);
+        }
+        out.push(next);
+    }
+    out
+}
+
+/// filter_period_intersect as a walk that builds a new list of pieces
+/// (spec §7.10), the model of the in-place one.
+fn intersect_model(events: Vec<SharedEvent>, filter: &[SharedEvent]) -> Vec<SharedEvent> {
+    let mut events = events;
+    events.sort_by_key(|e| e.timestamp);
+    let mut filter: Vec<&SharedEvent> = filter.iter().collect();
+    filter.sort_by_key(|e| e.timestamp);
+    let mut periods = filter.into_iter().peekable();
+    let mut out: Vec<SharedEvent> = Vec::new();
+    for mut event in events {
+        while event.duration.nanos() > 0 {
+            let Some(period) = periods.peek() else {
+                break;
+            };
+            if event.end() <= period.timestamp {
+                break;
+            }
+            if event.timestamp >= period.end() {
+                periods.next();
+                continue;
+            }
+            let start = event.timestamp.max(period.timestamp);
+            let end = event.end().min(period.end());
+            let mut piece = event.clone();
+            piece.timestamp = start;
+            piece.duration = end.duration_since(start);
+            out.push(piece);
+            let rest_end = event.end();
+            event.timestamp = end;
+            event.set_end(rest_end);
+        }
+    }
+    out.sort_by_key(|e| e.timestamp);
+    out
+}
+
+/// What a comparison of event lists looks at.
+fn plain(events: &[SharedEvent]) -> Vec<(Option<i64>, i64, i64, EventData)> {
+    events
+        .iter()
+        .map(|e| (e.id, e.timestamp.nanos(), e.duration.nanos(), (*e.data).clone()))
+        .collect()
+}
+
 proptest! {
+    #[test]
+    fn flood_equals_the_model(input in events()) {
+        let output = flood(input.clone(), FLOOD_PULSETIME);
+        prop_assert_eq!(plain(&output), plain(&flood_model(input, FLOOD_PULSETIME.nanos())));
+    }
+
+    #[test]
+    fn filter_period_intersect_equals_the_model(input in events(), filter in events()) {
+        let output = filter_period_intersect(input.clone(), &filter);
+        prop_assert_eq!(plain(&output), plain(&intersect_model(input, &filter)));
+    }
+
     #[test]
     fn flood_covers_the_input_and_stays_sorted(input in events()) {
         let output = flood(input.clone(), FLOOD_PULSETIME);

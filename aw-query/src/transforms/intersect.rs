@@ -27,63 +27,107 @@ pub fn filter_period_intersect(
     if events.is_empty() || filter.is_empty() {
         return Vec::new();
     }
-    let events = sort_by_timestamp(events);
+    let mut events = sort_by_timestamp(events);
     // The filter is only read: sort references to it.
     let mut filter: Vec<&SharedEvent> = filter.iter().collect();
     if !filter.is_sorted_by_key(|e| e.timestamp) {
         filter.sort_by_key(|e| e.timestamp);
     }
-    // Sized once, so a year-long list is not copied and faulted in again
-    // at each doubling. Each piece is an overlap of an event and a period;
-    // walking both lists in order, there are fewer overlaps than events
-    // and periods together (unless events overlap each other). Room left
-    // unused is never touched, so it takes no memory.
-    let mut out = Vec::with_capacity(events.len() + filter.len());
+    // In place: each event's first piece is written over the events (at
+    // `written`, never past the event itself), and only further pieces of
+    // an event (one crossing several periods) are kept aside, with the
+    // number of the in-place piece they follow. A new list for a year of
+    // window events was another 12 MB of pages touched.
     let mut periods = filter.into_iter().peekable();
+    let mut written = 0;
+    let mut extra: Vec<(usize, SharedEvent)> = Vec::new();
     let mut sorted = true;
-    for mut event in events {
+    let mut last_start = None;
+    for index in 0..events.len() {
+        if periods.peek().is_none() {
+            break;
+        }
+        let Some(event) = events.get(index) else {
+            break;
+        };
+        // What is left of the event: [start, end).
+        let (mut start, end) = (event.timestamp, event.end());
+        let mut first = None;
         loop {
-            if event.duration.nanos() <= 0 {
+            if end.nanos().saturating_sub(start.nanos()) <= 0 {
                 break;
             }
             let Some(period) = periods.peek() else {
                 break;
             };
-            if event.end() <= period.timestamp {
+            if end <= period.timestamp {
                 break;
             }
-            if event.timestamp >= period.end() {
+            if start >= period.end() {
                 periods.next();
                 continue;
             }
-            let start = event.timestamp.max(period.timestamp);
-            let end = event.end().min(period.end());
-            // The piece shares the event's data: no copy.
-            let piece = SharedEvent {
-                id: event.id,
-                timestamp: start,
-                duration: end.duration_since(start),
-                data: event.data.clone(),
-            };
-            let rest_end = event.end();
-            event.timestamp = end;
-            event.set_end(rest_end);
-            if out
-                .last()
-                .is_some_and(|last: &SharedEvent| last.timestamp > piece.timestamp)
-            {
+            let piece_start = start.max(period.timestamp);
+            let piece_end = end.min(period.end());
+            start = piece_end;
+            if last_start.is_some_and(|last| last > piece_start) {
                 sorted = false;
             }
-            out.push(piece);
+            last_start = Some(piece_start);
+            if first.is_none() {
+                first = Some((piece_start, piece_end));
+            } else {
+                // The piece shares the event's data: no copy.
+                extra.push((
+                    written,
+                    SharedEvent {
+                        id: event.id,
+                        timestamp: piece_start,
+                        duration: piece_end.duration_since(piece_start),
+                        data: event.data.clone(),
+                    },
+                ));
+            }
         }
-        if periods.peek().is_none() {
-            break;
+        if let (Some((piece_start, piece_end)), Some(event)) = (first, events.get_mut(index)) {
+            event.timestamp = piece_start;
+            event.duration = piece_end.duration_since(piece_start);
+            events.swap(written, index);
+            written += 1;
         }
     }
+    events.truncate(written);
+    place_extra_pieces(&mut events, extra);
     if sorted {
-        out
+        events
     } else {
-        sort_by_timestamp(out)
+        sort_by_timestamp(events)
+    }
+}
+
+/// Puts each extra piece right after the in-place piece it follows (and
+/// after the extra pieces before it), moving the later pieces back once.
+fn place_extra_pieces(pieces: &mut Vec<SharedEvent>, mut extra: Vec<(usize, SharedEvent)>) {
+    if extra.is_empty() {
+        return;
+    }
+    let Some(filler) = pieces.last().cloned() else {
+        return;
+    };
+    let mut unplaced = pieces.len();
+    let total = unplaced + extra.len();
+    pieces.resize(total, filler);
+    let mut free_end = total;
+    while let Some((after, piece)) = extra.pop() {
+        while unplaced > after + 1 {
+            free_end -= 1;
+            unplaced -= 1;
+            pieces.swap(free_end, unplaced);
+        }
+        free_end -= 1;
+        if let Some(slot) = pieces.get_mut(free_end) {
+            *slot = piece;
+        }
     }
 }
 
