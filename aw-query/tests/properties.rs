@@ -165,7 +165,14 @@ fn intersect_model(events: Vec<SharedEvent>, filter: &[SharedEvent]) -> Vec<Shar
 fn plain(events: &[SharedEvent]) -> Vec<(Option<i64>, i64, i64, EventData)> {
     events
         .iter()
-        .map(|e| (e.id, e.timestamp.nanos(), e.duration.nanos(), (*e.data).clone()))
+        .map(|e| {
+            (
+                e.id,
+                e.timestamp.nanos(),
+                e.duration.nanos(),
+                (*e.data).clone(),
+            )
+        })
         .collect()
 }
 
