@@ -436,7 +436,7 @@ impl Datastore {
                     {
                         return Ok(None);
                     }
-                    queries::events_json(conn, bounds, bucket_id, query).map(Some)
+                    queries::events_json(conn, bounds, stats, bucket_id, query).map(Some)
                 })
             })?
             .transpose()

@@ -168,14 +168,9 @@ pub(crate) fn shared_events(
     query: EventQuery,
 ) -> Result<Vec<SharedEvent>> {
     let row_id = bucket_row(conn, bucket_id)?;
-    // Sized up front from the bucket's known density (never past its
-    // count): a vector doubling its way to a year of window events held
-    // up to twice their size, and three times while it moved.
-    let capacity = match (stats.get(row_id), estimate(stats, row_id, query)) {
-        (Some(known), Some(estimate)) => estimate.saturating_add(estimate / 8).min(known.count),
-        _ => 0,
-    };
-    let capacity = usize::try_from(capacity).unwrap_or(0);
+    // Sized up front: a vector doubling its way to a year of window
+    // events held up to twice their size, and three times while it moved.
+    let capacity = expected_rows(stats, row_id, query);
     let mut interner = Interner::for_rows(capacity);
     range(
         conn,
@@ -188,21 +183,38 @@ pub(crate) fn shared_events(
     )
 }
 
+/// Rows a JSON listing writes before it sizes its text for the rest.
+const SIZING_ROWS: usize = 64;
+
+/// Rows a read of the bucket at `row_id` is expected to give, by the
+/// bucket's known density, with an eighth to spare but never past its
+/// count; 0 while the bucket's facts are unknown.
+fn expected_rows(stats: &SharedStats, row_id: i64, query: EventQuery) -> usize {
+    let rows = match (stats.get(row_id), estimate(stats, row_id, query)) {
+        (Some(known), Some(estimate)) => estimate.saturating_add(estimate / 8).min(known.count),
+        _ => 0,
+    };
+    usize::try_from(rows).unwrap_or(0)
+}
+
 /// [`events`] as a JSON array, the data text of each row validated and
 /// copied, not decoded (see `Datastore::events_json`).
 pub(crate) fn events_json(
     conn: &Connection,
     bounds: &DurationBounds,
+    stats: &SharedStats,
     bucket_id: &str,
     query: EventQuery,
 ) -> Result<Vec<u8>> {
     let row_id = bucket_row(conn, bucket_id)?;
+    let expected = expected_rows(stats, row_id, query);
     let mut out = Vec::with_capacity(4096);
     out.push(b'[');
+    let mut written = 0;
     // Each row is written after the one before (a row whose data is
     // unusable fails before anything of it is written, and is skipped);
     // its place in `out` is kept.
-    let spans = range(conn, bounds, row_id, bucket_id, query, 0, |row, clip| {
+    let write_row = |row: &rusqlite::Row<'_>, clip| {
         let event = raw_event_from_row(row, clip)?;
         if out.len() > 1 {
             out.push(b',');
@@ -210,8 +222,16 @@ pub(crate) fn events_json(
         let start = out.len();
         serde_json::to_writer(&mut out, &event)
             .map_err(|err| rusqlite::Error::ToSqlConversionFailure(Box::new(err)))?;
+        written += 1;
+        if written == SIZING_ROWS && expected > SIZING_ROWS {
+            // The text is sized for the rest once its first rows tell
+            // their length, instead of doubling its way up.
+            let per_row = out.len().div_ceil(SIZING_ROWS);
+            out.reserve_exact((expected - SIZING_ROWS).saturating_mul(per_row));
+        }
         Ok(start..out.len())
-    })?;
+    };
+    let spans = range(conn, bounds, row_id, bucket_id, query, expected, write_row)?;
     // `spans` is newest first. If the rows were read oldest first (see
     // `range`), the text is turned around in place: reversing all of it
     // puts the rows newest first, each spelled backwards, and reversing

@@ -100,7 +100,7 @@ pub(crate) fn serve(
             query,
             reply,
         } => answer(conn, snapshot, reply, || {
-            queries::events_json(conn, bounds, &bucket_id, query)
+            queries::events_json(conn, bounds, stats, &bucket_id, query)
         }),
         ReadCommand::EventsPage {
             bucket_id,
