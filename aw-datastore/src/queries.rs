@@ -9,6 +9,7 @@
 //! bucket lookup, before the bound is consulted.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use aw_models::{Bucket, BucketMetadata, Data, Event, SettingValue, SharedEvent, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -257,9 +258,13 @@ pub(crate) fn events_json(
 
 /// The statement of a range read: newest first as the API orders events
 /// (starttime, then endtime ascending, then id), or exactly the opposite.
-/// Either way SQLite walks the composite index without sorting.
-fn range_sql(oldest_first: bool) -> String {
-    range_select(EVENT_COLUMNS, oldest_first)
+/// Either way SQLite walks the composite index without sorting. The texts
+/// are made once: every read looks its statement up by text.
+fn range_sql(oldest_first: bool) -> &'static str {
+    static SQL: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [false, true].map(|oldest_first| range_select(EVENT_COLUMNS, oldest_first))
+    });
+    &SQL[usize::from(oldest_first)]
 }
 
 /// `columns` of a range read's rows (parameters: bucket row, lowest
@@ -316,7 +321,7 @@ fn range<T>(
     let clip = (query.start.is_some() || query.end.is_some()).then_some((window.start, window.end));
     let params = params![row_id, window.low, window.end, window.start];
     let oldest_first = query.limit.is_none() && written_oldest_first(conn, params)?;
-    let mut stmt = conn.prepare_cached(&range_sql(oldest_first))?;
+    let mut stmt = conn.prepare_cached(range_sql(oldest_first))?;
     // The limit is applied here, not as a bound `LIMIT ?`: SQLite plans
     // with the value of a bound LIMIT, so every read with a new one
     // prepared the statement again (about 20 µs). The index gives the
@@ -333,11 +338,14 @@ fn range<T>(
 /// first: its newest row has a larger id than its oldest. Two seeks in
 /// the index, which holds the ids.
 fn written_oldest_first(conn: &Connection, params: &[&dyn rusqlite::ToSql]) -> Result<bool> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT ({} LIMIT 1), ({} LIMIT 1)",
-        range_select("id", false),
-        range_select("id", true)
-    ))?;
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT ({} LIMIT 1), ({} LIMIT 1)",
+            range_select("id", false),
+            range_select("id", true)
+        )
+    });
+    let mut stmt = conn.prepare_cached(&SQL)?;
     let (newest, oldest) = stmt.query_row(params, |row| {
         Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<i64>>(1)?))
     })?;
@@ -573,7 +581,7 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         crate::schema::migrate(&conn).unwrap();
         for oldest_first in [false, true] {
-            let events = plan(&conn, &range_sql(oldest_first));
+            let events = plan(&conn, range_sql(oldest_first));
             assert!(
                 events.contains(&format!(
                     "SEARCH events USING INDEX {} (bucketrow=? AND starttime>? AND starttime<?)",
