@@ -67,10 +67,15 @@ impl SharedEntries {
 
     /// The value of `key`.
     pub fn get(&self, key: &str) -> Option<&Json> {
+        self.entry(key).map(Value::get)
+    }
+
+    /// The entry of `key` (a block is a few entries: scanned in order).
+    fn entry(&self, key: &str) -> Option<&Value> {
         self.entries
             .iter()
             .find(|(probe, _)| probe.as_str() == key)
-            .map(|(_, value)| value.get())
+            .map(|(_, value)| value)
     }
 }
 
@@ -182,13 +187,7 @@ impl EventData {
     fn entry(&self, key: &str) -> Option<&Value> {
         match self.find(key) {
             Some(index) => self.entries.get(index).map(|(_, value)| value),
-            None => self
-                .attached
-                .as_ref()?
-                .entries
-                .iter()
-                .find(|(probe, _)| probe.as_str() == key)
-                .map(|(_, value)| value),
+            None => self.attached.as_ref()?.entry(key),
         }
     }
 
