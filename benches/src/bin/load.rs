@@ -143,6 +143,31 @@ fn paced(
     request: impl Fn(&ureq::Agent, usize) -> Option<http::Reply>,
 ) -> Measurement {
     let agent = http::agent();
+    paced_on(server, max, budget, pause, |index| request(&agent, index))
+}
+
+/// [`paced`] on the lean client ([`http::Connection`]), for the rows
+/// whose requests cost less than ureq's own work.
+fn paced_lean(
+    server: &ServerProcess,
+    max: usize,
+    budget: Duration,
+    pause: Duration,
+    request: impl Fn(&mut http::Connection, usize) -> Option<http::Reply>,
+) -> Measurement {
+    let mut connection = http::Connection::new(&server.url());
+    paced_on(server, max, budget, pause, |index| {
+        request(&mut connection, index)
+    })
+}
+
+fn paced_on(
+    server: &ServerProcess,
+    max: usize,
+    budget: Duration,
+    pause: Duration,
+    mut request: impl FnMut(usize) -> Option<http::Reply>,
+) -> Measurement {
     let cpu_before = server.cpu_time();
     let started = Instant::now();
     let mut measurement = Measurement::default();
@@ -154,7 +179,7 @@ fn paced(
             std::thread::sleep(pause);
         }
         let sent = Instant::now();
-        let reply = request(&agent, index);
+        let reply = request(index);
         measurement.latencies.push(sent.elapsed());
         if !reply.is_some_and(|reply| (200..300).contains(&reply.status)) {
             measurement.failures += 1;
@@ -233,6 +258,19 @@ fn scenarios() -> Vec<Scenario> {
             sequential(s, w.count(1_000), Duration::from_secs(5), |a, _| {
                 get(a, &url)
             })
+        }),
+    );
+    add(
+        "GET /api/0/info, lean client",
+        "",
+        Box::new(|w, s| {
+            paced_lean(
+                s,
+                w.count(5_000),
+                Duration::from_secs(5),
+                Duration::ZERO,
+                |c, _| c.get("/api/0/info").ok(),
+            )
         }),
     );
     add(
@@ -381,9 +419,10 @@ fn scenarios() -> Vec<Scenario> {
             reference,
             Box::new(move |w, s| {
                 let bucket = format!("bench-heartbeat-{}", unique());
-                let url = create_bucket(s, &bucket);
+                let path = create_bucket(s, &bucket);
                 let start = plus_days(w.spec.end(), 30);
-                sequential(s, w.count(5_000), Duration::from_secs(5), |a, i| {
+                let (count, budget) = (w.count(20_000), Duration::from_secs(5));
+                paced_lean(s, count, budget, Duration::ZERO, |c, i| {
                     let timestamp = start.saturating_add(AwDuration::from_secs(i as i64));
                     let data = if distinct {
                         json!({"n": i})
@@ -391,7 +430,7 @@ fn scenarios() -> Vec<Scenario> {
                         json!({"app": "bench"})
                     };
                     let body = json!({"timestamp": timestamp, "duration": 0, "data": data});
-                    http::post_json(a, &url, body.to_string().as_bytes()).ok()
+                    c.post_json(&path, body.to_string().as_bytes()).ok()
                 })
             }),
         );
@@ -401,7 +440,7 @@ fn scenarios() -> Vec<Scenario> {
         "p50 0.9, max 3,300-4,100 ms",
         Box::new(|w, s| {
             let bucket = format!("bench-heartbeat-{}", unique());
-            let heartbeat_url = create_bucket(s, &bucket);
+            let heartbeat_path = create_bucket(s, &bucket);
             let query_url = format!("{}/api/0/query/", s.url());
             let program = dashboard::full_desktop_query(&w.buckets);
             let stop = AtomicBool::new(false);
@@ -418,11 +457,13 @@ fn scenarios() -> Vec<Scenario> {
                     }
                 });
                 let pause = Duration::from_millis(20);
-                let measurement = paced(s, w.count(500), Duration::from_secs(12), pause, |a, i| {
+                let (count, budget) = (w.count(500), Duration::from_secs(12));
+                let measurement = paced_lean(s, count, budget, pause, |c, i| {
                     let timestamp = start.saturating_add(AwDuration::from_secs(i as i64));
                     let body =
                         json!({"timestamp": timestamp, "duration": 0, "data": {"app": "bench"}});
-                    http::post_json(a, &heartbeat_url, body.to_string().as_bytes()).ok()
+                    c.post_json(&heartbeat_path, body.to_string().as_bytes())
+                        .ok()
                 });
                 stop.store(true, Ordering::Relaxed);
                 let _ = queries.join();
@@ -439,13 +480,14 @@ fn unique() -> u128 {
         .map_or(0, |d| d.as_nanos())
 }
 
-/// Creates a bucket and returns its heartbeat URL.
+/// Creates a bucket and returns the path of its heartbeats.
 fn create_bucket(server: &ServerProcess, bucket: &str) -> String {
     let agent = http::agent();
     let body = json!({"type": "bench", "client": "aw-bench", "hostname": "benchhost"});
-    let url = format!("{}/api/0/buckets/{bucket}", server.url());
+    let path = format!("/api/0/buckets/{bucket}");
+    let url = format!("{}{path}", server.url());
     let _ = http::post_json(&agent, &url, body.to_string().as_bytes());
-    format!("{url}/heartbeat?pulsetime=2")
+    format!("{path}/heartbeat?pulsetime=2")
 }
 
 /// Imports the dataset (one request per bucket) and restarts the server on
