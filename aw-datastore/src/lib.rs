@@ -31,6 +31,7 @@ mod rows;
 mod schema;
 mod stats;
 mod syncer;
+mod watch;
 mod worker;
 mod writes;
 
@@ -116,6 +117,8 @@ pub struct Datastore {
     /// for in-memory databases.
     local: Option<Arc<LocalReads>>,
     closed: Arc<AtomicBool>,
+    /// Set while the writer sleeps on its queue.
+    writer_asleep: Arc<AtomicBool>,
 }
 
 /// Most events a read may return to run on an async caller's thread
@@ -206,6 +209,8 @@ impl Datastore {
             Arc::clone(&closed),
         )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
+        let queue = watch::Queue::new(messages);
+        let writer_asleep = queue.asleep();
         for (index, reader_conn) in readers.into_iter().enumerate() {
             let bounds = Arc::clone(&bounds);
             let stats = Arc::clone(&shared_stats);
@@ -220,13 +225,14 @@ impl Datastore {
             // The writer owns the stop sender (its end stops the readers)
             // and, in `worker`, the lock.
             let _stop = stop_sender;
-            worker.run(messages)
+            worker.run(queue)
         })?;
         Ok(Datastore {
             writer,
             readers: Some(read_sender),
             local: Some(Arc::new(local)),
             closed,
+            writer_asleep,
         })
     }
 
@@ -243,14 +249,15 @@ impl Datastore {
         let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
         let worker = Worker::new(conn, bounds, stats, None, None, None, Arc::clone(&closed))?;
         let (writer, messages) = bounded(WRITE_QUEUE);
-        spawn("aw-datastore-writer".to_string(), move || {
-            worker.run(messages)
-        })?;
+        let queue = watch::Queue::new(messages);
+        let writer_asleep = queue.asleep();
+        spawn("aw-datastore-writer".to_string(), move || worker.run(queue))?;
         Ok(Datastore {
             writer,
             readers: None,
             local: None,
             closed,
+            writer_asleep,
         })
     }
 
@@ -341,18 +348,25 @@ impl Datastore {
         pulsetime: Duration,
     ) -> Pending<Event> {
         let (reply, pending) = pending::reply_slot(Arc::clone(&self.closed));
-        if !self.closed.load(Ordering::SeqCst) {
-            // A failed send drops the reply, which answers `Closed`.
-            let _ = self
-                .writer
-                .send(WorkerMessage::Write(WriteCommand::Heartbeat {
-                    bucket_id: bucket_id.to_string(),
-                    heartbeat,
-                    pulsetime,
-                    reply: Reply::Task(reply),
-                }));
+        if self.closed.load(Ordering::SeqCst) {
+            return pending;
         }
-        pending
+        // A failed send drops the reply, which answers `Closed`.
+        let _ = self
+            .writer
+            .send(WorkerMessage::Write(WriteCommand::Heartbeat {
+                bucket_id: bucket_id.to_string(),
+                heartbeat,
+                pulsetime,
+                reply: Reply::Task(reply),
+            }));
+        // An awake writer needs some tens of microseconds for a heartbeat:
+        // less than a sleep and a wake-up of the waiting task (`watch.rs`).
+        if self.writer_asleep.load(Ordering::Relaxed) {
+            pending
+        } else {
+            pending.watched(watch::budget())
+        }
     }
 
     /// Events newest first, selected and clipped per spec §3.3.

@@ -19,8 +19,9 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
-use crate::{DatastoreError, Result};
+use crate::{watch, DatastoreError, Result};
 
 /// The answer of a command, as a future the worker completes.
 #[derive(Debug)]
@@ -28,6 +29,8 @@ use crate::{DatastoreError, Result};
 pub struct Pending<T> {
     slot: Arc<Slot<T>>,
     closed: Arc<AtomicBool>,
+    /// How long the first poll watches for the answer.
+    watch: Duration,
 }
 
 /// The worker's end of a [`Pending`]; answers `Closed` if dropped unused.
@@ -39,6 +42,8 @@ pub(crate) struct SlotReply<T> {
 #[derive(Debug)]
 struct Slot<T> {
     state: Mutex<State<T>>,
+    /// Set with the answer, for a watching poll to look at without the lock.
+    answered: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -55,12 +60,17 @@ pub(crate) fn reply_slot<T>(closed: Arc<AtomicBool>) -> (SlotReply<T>, Pending<T
             answer: None,
             waker: None,
         }),
+        answered: AtomicBool::new(false),
     });
     (
         SlotReply {
             slot: Some(Arc::clone(&slot)),
         },
-        Pending { slot, closed },
+        Pending {
+            slot,
+            closed,
+            watch: Duration::ZERO,
+        },
     )
 }
 
@@ -74,6 +84,7 @@ impl<T> Slot<T> {
         let waker = {
             let mut state = self.state();
             state.answer = Some(answer);
+            self.answered.store(true, Ordering::Release);
             state.waker.take()
         };
         if let Some(waker) = waker {
@@ -99,10 +110,23 @@ impl<T> Drop for SlotReply<T> {
     }
 }
 
+impl<T> Pending<T> {
+    /// Makes the first poll watch for the answer for up to `budget`
+    /// before the task sleeps (see `watch.rs`).
+    pub(crate) fn watched(mut self, budget: Duration) -> Pending<T> {
+        self.watch = budget;
+        self
+    }
+}
+
 impl<T> Future for Pending<T> {
     type Output = Result<T>;
 
-    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Result<T>> {
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Result<T>> {
+        let budget = std::mem::take(&mut self.watch);
+        watch::until(budget, || {
+            self.slot.answered.load(Ordering::Acquire) || self.closed.load(Ordering::Relaxed)
+        });
         let mut state = self.slot.state();
         if let Some(answer) = state.answer.take() {
             return Poll::Ready(answer);
@@ -114,5 +138,78 @@ impl<T> Future for Pending<T> {
         }
         state.waker = Some(context.waker().clone());
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A waker that counts its wakes.
+    struct Counter(AtomicUsize);
+
+    impl Wake for Counter {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn poll<T>(pending: &mut Pending<T>, counter: &Arc<Counter>) -> Poll<Result<T>> {
+        let waker = Waker::from(Arc::clone(counter));
+        Pin::new(pending).poll(&mut Context::from_waker(&waker))
+    }
+
+    #[test]
+    fn a_watched_answer_is_taken_without_sleeping() {
+        let closed = Arc::new(AtomicBool::new(false));
+        let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
+        let mut pending = pending.watched(Duration::from_secs(60));
+        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                std::thread::sleep(Duration::from_millis(5));
+                reply.send(Ok(7));
+            });
+            assert!(matches!(poll(&mut pending, &counter), Poll::Ready(Ok(7))));
+        });
+        assert_eq!(counter.0.load(Ordering::SeqCst), 0, "never slept");
+    }
+
+    #[test]
+    fn a_late_answer_wakes_the_task_after_the_watch() {
+        let closed = Arc::new(AtomicBool::new(false));
+        let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
+        let mut pending = pending.watched(Duration::from_millis(2));
+        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        let started = Instant::now();
+        assert!(poll(&mut pending, &counter).is_pending());
+        assert!(started.elapsed() >= Duration::from_millis(2));
+        // Later polls do not watch again.
+        let again = Instant::now();
+        assert!(poll(&mut pending, &counter).is_pending());
+        assert!(again.elapsed() < Duration::from_secs(1));
+        reply.send(Ok(8));
+        assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+        assert!(matches!(poll(&mut pending, &counter), Poll::Ready(Ok(8))));
+    }
+
+    #[test]
+    fn closing_ends_a_watch() {
+        let closed = Arc::new(AtomicBool::new(false));
+        let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
+        let mut pending = pending.watched(Duration::from_secs(60));
+        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        closed.store(true, Ordering::SeqCst);
+        let started = Instant::now();
+        assert!(matches!(
+            poll(&mut pending, &counter),
+            Poll::Ready(Err(DatastoreError::Closed))
+        ));
+        assert!(started.elapsed() < Duration::from_secs(30));
+        drop(reply);
     }
 }

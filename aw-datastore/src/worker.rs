@@ -67,7 +67,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use crossbeam_channel::{Receiver, TryRecvError};
+use crossbeam_channel::TryRecvError;
 use rusqlite::{ffi, Connection};
 
 use crate::bounds::{self, DurationBounds, Scan};
@@ -77,6 +77,7 @@ use crate::lock::{self, FileLock};
 use crate::reader;
 use crate::stats::{self, StatsWriter, Stored};
 use crate::syncer::{self, Syncer};
+use crate::watch::Queue;
 use crate::writes::{self, WriterMemory};
 use crate::{DatastoreError, Result};
 
@@ -146,13 +147,13 @@ fn as_storage(err: &DatastoreError) -> rusqlite::Error {
 /// also poll the closed flag for a message queued after this drain.)
 struct ExitGuard {
     closed: Arc<AtomicBool>,
-    messages: Receiver<WorkerMessage>,
+    queue: Queue<WorkerMessage>,
 }
 
 impl Drop for ExitGuard {
     fn drop(&mut self) {
         self.closed.store(true, Ordering::SeqCst);
-        while self.messages.try_recv().is_ok() {}
+        while self.queue.receiver().try_recv().is_ok() {}
     }
 }
 
@@ -228,18 +229,18 @@ impl Worker {
     }
 
     /// Serves until closed or until every handle is dropped.
-    pub(crate) fn run(mut self, messages: Receiver<WorkerMessage>) {
-        let guard = ExitGuard {
+    pub(crate) fn run(mut self, queue: Queue<WorkerMessage>) {
+        let mut guard = ExitGuard {
             closed: Arc::clone(&self.closed),
-            messages,
+            queue,
         };
-        self.serve(&guard.messages);
+        self.serve(&mut guard.queue);
     }
 
-    fn serve(&mut self, messages: &Receiver<WorkerMessage>) {
+    fn serve(&mut self, queue: &mut Queue<WorkerMessage>) {
         loop {
             let message = if self.scanning.is_some() || !self.unscanned.is_empty() {
-                match messages.try_recv() {
+                match queue.receiver().try_recv() {
                     Ok(message) => message,
                     Err(TryRecvError::Empty) => {
                         self.scan_step();
@@ -248,7 +249,8 @@ impl Worker {
                     Err(TryRecvError::Disconnected) => break,
                 }
             } else {
-                match messages.recv() {
+                // Watched for a moment first while busy: see `watch.rs`.
+                match queue.recv() {
                     Ok(message) => message,
                     Err(_) => break,
                 }
@@ -257,7 +259,7 @@ impl Worker {
                 return;
             }
             while self.in_batch && self.batch_len < MAX_BATCH {
-                match messages.try_recv() {
+                match queue.receiver().try_recv() {
                     Ok(message) => {
                         if self.handle(message) == Flow::Stop {
                             return;

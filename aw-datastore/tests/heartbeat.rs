@@ -205,3 +205,25 @@ fn awaited_heartbeats_merge_like_blocking_ones() {
         Err(aw_datastore::DatastoreError::Closed)
     ));
 }
+
+#[test]
+fn awaited_heartbeats_back_to_back_and_after_pauses() {
+    // Back to back, the writer is awake and the caller watches for its
+    // answer; after a pause the writer sleeps and the caller is woken.
+    let (_db, store) = with_bucket();
+    let mut ids = Vec::new();
+    for i in 0..300 {
+        if i % 100 == 99 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // A new event every 50 heartbeats (other data), else merged.
+        let data = app(if (i / 50) % 2 == 0 { "a" } else { "b" });
+        let stored = block_on(store.heartbeat_async("b", event(i, 0, data), PULSE)).unwrap();
+        ids.push(stored.id.unwrap());
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 6);
+    let mut expected: Vec<(i64, i64)> = (0..6).map(|k| (k * 50, 49)).collect();
+    expected.reverse();
+    assert_eq!(all(&store), expected);
+}
