@@ -4,17 +4,16 @@
 //! back. Each side that goes to sleep there must be woken by the other: a
 //! futex call, and on a virtual machine an idle CPU that takes tens of
 //! microseconds to come back, while the writer needs ~40 us for the whole
-//! heartbeat. So the writer watches its queue for a moment after each
-//! batch before it sleeps (a watcher's next request, or the next of a
-//! client's queued heartbeats, is usually on its way), and a heartbeat's
-//! caller watches for its answer before its task sleeps
-//! ([`Pending`](crate::Pending)'s first poll). Both watch for at most
-//! [`budget`]: a watcher's heartbeat a second costs a core 0.02 % more.
-//! A caller watches only while the writer is awake: a sleeping writer
-//! must first be woken, and on a busy machine it may be woken on the
-//! caller's CPU, where a watching caller would only keep it waiting.
-//! With a single CPU the other side cannot run while one watches, so
-//! nobody does.
+//! heartbeat. So while messages come back to back, the writer watches its
+//! queue for a moment after each batch before it sleeps ([`Queue`]), and a
+//! heartbeat's caller watches for its answer before its task sleeps
+//! ([`Pending`](crate::Pending)'s first poll), if the writer was awake when
+//! the heartbeat was sent: a sleeping writer must be woken first, and on
+//! a busy machine it may be woken on the caller's CPU, where a watching
+//! caller would only keep it waiting. Both watch for at most [`budget`].
+//! Messages one by one (a watcher's heartbeat a second) are never watched
+//! for, so a lightly used server does not spin at all; with a single CPU
+//! the other side cannot run while one watches, so nobody does.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -63,11 +62,6 @@ pub(crate) fn until(budget: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// A sleep longer than this means the queue is quiet: requests come
-/// one by one (a watcher's heartbeat every second), not back to back,
-/// and watching for the next would only burn the CPU.
-const QUIET: Duration = Duration::from_millis(1);
-
 /// A thread's queue, watched for a moment before the thread sleeps on it
 /// while messages come back to back.
 #[derive(Debug)]
@@ -75,7 +69,8 @@ pub(crate) struct Queue<T> {
     messages: Receiver<T>,
     /// Set while the thread sleeps on the queue.
     asleep: Arc<AtomicBool>,
-    /// The last sleep was longer than [`QUIET`].
+    /// A watch would not have found the last message: it came after a
+    /// watch had ended, or after a sleep longer than a watch.
     quiet: bool,
 }
 
@@ -99,7 +94,9 @@ impl<T> Queue<T> {
     }
 
     /// The next message: watched for during [`budget`] unless the queue
-    /// is quiet, then slept on.
+    /// is quiet, then slept on. Messages that come one by one (a
+    /// watcher's heartbeat every second, or any gap longer than a watch)
+    /// make the queue quiet, so a lightly used server never spins.
     pub(crate) fn recv(&mut self) -> Result<T, RecvError> {
         let watch = if self.quiet { Duration::ZERO } else { budget() };
         let mut found = None;
@@ -122,7 +119,7 @@ impl<T> Queue<T> {
         let slept = Instant::now();
         let result = self.messages.recv();
         self.asleep.store(false, Ordering::Relaxed);
-        self.quiet = slept.elapsed() > QUIET;
+        self.quiet = !watch.is_zero() || slept.elapsed() > budget();
         result
     }
 }
@@ -164,15 +161,14 @@ mod tests {
         send.send(1).unwrap();
         assert_eq!(queue.recv(), Ok(1));
         assert!(!queue.quiet, "a message found at once: busy");
-        // Sent long after any watch ended: the sleeping receive gets it,
-        // the flag says it slept meanwhile, and the long sleep makes the
-        // queue quiet.
+        // Sent long after the watch ended: the sleeping receive gets it,
+        // the flag says it slept meanwhile, and the queue is quiet.
         std::thread::scope(|scope| {
             let late = scope.spawn(|| {
                 while !asleep.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                std::thread::sleep(QUIET * 2);
+                std::thread::sleep(Duration::from_millis(2));
                 send.send(2).unwrap();
             });
             assert_eq!(queue.recv(), Ok(2));
@@ -182,7 +178,7 @@ mod tests {
         assert!(queue.quiet);
         send.send(3).unwrap();
         assert_eq!(queue.recv(), Ok(3));
-        assert!(!queue.quiet);
+        assert!(!queue.quiet, "found at once");
         drop(send);
         assert_eq!(queue.recv(), Err(RecvError));
         assert!(!queue.quiet);
