@@ -158,17 +158,41 @@ mod tests {
         }
     }
 
-    fn poll<T>(pending: &mut Pending<T>, counter: &Arc<Counter>) -> Poll<Result<T>> {
+    /// A reply, its pending answer watched for `budget`, the closed flag
+    /// and a waker's counter.
+    struct Watched {
+        reply: SlotReply<u32>,
+        pending: Pending<u32>,
+        closed: Arc<AtomicBool>,
+        counter: Arc<Counter>,
+    }
+
+    impl Watched {
+        fn new(budget: Duration) -> Watched {
+            let closed = Arc::new(AtomicBool::new(false));
+            let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
+            Watched {
+                reply,
+                pending: pending.watched(budget),
+                closed,
+                counter: Arc::new(Counter(AtomicUsize::new(0))),
+            }
+        }
+    }
+
+    fn poll(pending: &mut Pending<u32>, counter: &Arc<Counter>) -> Poll<Result<u32>> {
         let waker = Waker::from(Arc::clone(counter));
         Pin::new(pending).poll(&mut Context::from_waker(&waker))
     }
 
     #[test]
     fn a_watched_answer_is_taken_without_sleeping() {
-        let closed = Arc::new(AtomicBool::new(false));
-        let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
-        let mut pending = pending.watched(Duration::from_secs(60));
-        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        let Watched {
+            reply,
+            mut pending,
+            counter,
+            ..
+        } = Watched::new(Duration::from_secs(60));
         std::thread::scope(|scope| {
             scope.spawn(move || {
                 std::thread::sleep(Duration::from_millis(5));
@@ -181,10 +205,12 @@ mod tests {
 
     #[test]
     fn a_late_answer_wakes_the_task_after_the_watch() {
-        let closed = Arc::new(AtomicBool::new(false));
-        let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
-        let mut pending = pending.watched(Duration::from_millis(2));
-        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        let Watched {
+            reply,
+            mut pending,
+            counter,
+            ..
+        } = Watched::new(Duration::from_millis(2));
         let started = Instant::now();
         assert!(poll(&mut pending, &counter).is_pending());
         assert!(started.elapsed() >= Duration::from_millis(2));
@@ -199,10 +225,12 @@ mod tests {
 
     #[test]
     fn closing_ends_a_watch() {
-        let closed = Arc::new(AtomicBool::new(false));
-        let (reply, pending) = reply_slot::<u32>(Arc::clone(&closed));
-        let mut pending = pending.watched(Duration::from_secs(60));
-        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        let Watched {
+            reply,
+            mut pending,
+            closed,
+            counter,
+        } = Watched::new(Duration::from_secs(60));
         closed.store(true, Ordering::SeqCst);
         let started = Instant::now();
         assert!(matches!(
