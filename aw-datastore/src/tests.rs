@@ -265,3 +265,36 @@ fn facts_are_trusted_after_a_clean_close_only() {
     assert!(learns_stats(&store, "b"));
     assert_eq!(store.count_events("b", None, None).unwrap(), 2);
 }
+
+#[test]
+fn a_command_failing_after_some_writes_leaves_none_of_them() {
+    // Each call below is alone in its batch, so the failing insert is the
+    // command that opened its transaction (no savepoint of its own): the
+    // transaction's rollback must take back the events it wrote first.
+    let (_dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    store
+        .insert_events("b", vec![event(1, json!({"a": 1}))])
+        .unwrap();
+    let mut bad = event(4, json!({"a": 4}));
+    bad.duration = Duration::from_nanos(-1);
+    let batch = vec![event(2, json!({"a": 2})), event(3, json!({"a": 3})), bad];
+    assert!(matches!(
+        store.insert_events("b", batch),
+        Err(DatastoreError::InvalidInput(_))
+    ));
+    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+    let stored = store.events("b", EventQuery::default()).unwrap();
+    assert_eq!(stored.len(), 1);
+    // The bucket's facts were not moved by the failed command either,
+    // and the next write works.
+    let second = |secs: i64| Some(Timestamp::from_nanos(secs * 1_000_000_000));
+    assert_eq!(store.bucket("b").unwrap().metadata.end, second(1));
+    store
+        .insert_events("b", vec![event(5, json!({"a": 5}))])
+        .unwrap();
+    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert_eq!(store.bucket("b").unwrap().metadata.end, second(5));
+    store.force_commit().unwrap();
+    assert_eq!(store.events("b", EventQuery::default()).unwrap().len(), 2);
+}

@@ -28,8 +28,10 @@
 //! writer of the batch gets the error; the worker's memory (remembered last
 //! heartbeats) is dropped since it may describe rolled-back rows, and the
 //! next command starts a fresh batch, so writes work again once the cause
-//! is gone. Each command runs in a savepoint, so a command that fails alone
-//! (unknown bucket, bad input) changes nothing and does not fail its batch;
+//! is gone. Each command after the first of a batch runs in a savepoint,
+//! and the first in the batch's transaction, which its failure rolls back,
+//! so a command that fails alone (unknown bucket, bad input) changes
+//! nothing and does not fail its batch;
 //! if SQLite itself rolled the transaction back on a statement error
 //! (`SQLITE_FULL`, `SQLITE_IOERR`), the whole batch is failed the same way.
 //!
@@ -470,12 +472,17 @@ impl Worker {
         &mut self,
         command: impl FnOnce(&Connection, &mut WriterMemory<'_>) -> Result<T>,
     ) -> Result<T> {
-        if !self.in_batch {
+        // The command that opens a batch needs no savepoint: the whole
+        // transaction is its own, and its failure rolls that back. (A
+        // back-to-back heartbeat is usually alone in its batch.)
+        let opens_batch = !self.in_batch;
+        if opens_batch {
             execute(&self.conn, "BEGIN IMMEDIATE")?;
             self.in_batch = true;
+        } else {
+            execute(&self.conn, "SAVEPOINT command")?;
         }
         self.batch_len += 1;
-        execute(&self.conn, "SAVEPOINT command")?;
         self.stats.begin_command();
         let mut memory = WriterMemory {
             last_events: &mut self.last_events,
@@ -496,9 +503,16 @@ impl Worker {
             self.fail_batch(&failure);
             return result.and(Err(DatastoreError::Storage(failure)));
         }
-        match &result {
-            Ok(_) => execute(&self.conn, "RELEASE command")?,
-            Err(_) => {
+        match (&result, opens_batch) {
+            (Ok(_), true) => {}
+            (Ok(_), false) => execute(&self.conn, "RELEASE command")?,
+            (Err(_), true) => {
+                self.stats.undo_command();
+                self.in_batch = false;
+                self.batch_len = 0;
+                execute(&self.conn, "ROLLBACK")?;
+            }
+            (Err(_), false) => {
                 self.stats.undo_command();
                 execute(&self.conn, "ROLLBACK TO command")?;
                 execute(&self.conn, "RELEASE command")?;
