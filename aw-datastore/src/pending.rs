@@ -123,10 +123,13 @@ impl<T> Future for Pending<T> {
     type Output = Result<T>;
 
     fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Result<T>> {
+        // Only a watched Pending's first poll watches; others look once below.
         let budget = std::mem::take(&mut self.watch);
-        watch::until(budget, || {
-            self.slot.answered.load(Ordering::Acquire) || self.closed.load(Ordering::Relaxed)
-        });
+        if !budget.is_zero() {
+            watch::until(budget, || {
+                self.slot.answered.load(Ordering::Acquire) || self.closed.load(Ordering::Relaxed)
+            });
+        }
         let mut state = self.slot.state();
         if let Some(answer) = state.answer.take() {
             return Poll::Ready(answer);
