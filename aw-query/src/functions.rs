@@ -190,7 +190,7 @@ pub(crate) fn call(
             let values = args.json_values()?;
             let wanted = builtin == FilterKeyvals;
             // The verdict depends on the data only: once per object.
-            let mut memo = DataMemo::default();
+            let mut memo = DataMemo::for_events(list.as_slice().len());
             events(list.keep(args.budget, |event| {
                 memo.get(&event.data, |_| {
                     Ok(transforms::has_keyval(event, &key, &values) == wanted)
@@ -201,7 +201,7 @@ pub(crate) fn call(
             let list = args.event_list()?;
             let key = args.string()?;
             let matcher = context.regexes.get(&args.string()?, false)?;
-            let mut memo = DataMemo::default();
+            let mut memo = DataMemo::for_events(list.as_slice().len());
             events(list.keep(args.budget, |event| {
                 memo.get(&event.data, |_| {
                     transforms::matches_regex(event, &key, &matcher)

@@ -64,23 +64,29 @@ impl Hasher for AddressHasher {
     }
 }
 
-/// A value computed once per distinct data object.
+/// A value computed once per distinct data object, for one pass over one
+/// list of events.
+///
+/// It is keyed by address and does not hold the objects: every event the
+/// pass looks at holds its object from before the pass began, when all of
+/// them were alive at once and so at distinct addresses, and an object
+/// made during the pass is never one of them. So an address that is known
+/// means the same object, even if an event dropped along the way freed
+/// another. Holding a reference to each object as well made each entry
+/// three times as large and touched every object's count twice.
 #[derive(Debug)]
 pub(crate) struct DataMemo<V> {
-    /// Address of the input → (the input, kept alive so that its address
-    /// is not reused while the memo lives, and the value).
-    memo: AddressMap<(Arc<EventData>, V)>,
+    memo: AddressMap<V>,
 }
 
-impl<V> Default for DataMemo<V> {
-    fn default() -> DataMemo<V> {
+impl<V: Copy> DataMemo<V> {
+    /// A memo with room for the distinct objects of `events` events.
+    pub fn for_events(events: usize) -> DataMemo<V> {
         DataMemo {
-            memo: AddressMap::default(),
+            memo: address_map(events),
         }
     }
-}
 
-impl<V: Clone> DataMemo<V> {
     /// The value of `input`, computed by `compute` on first sight; a
     /// failure is not remembered.
     pub fn get<E>(
@@ -89,11 +95,11 @@ impl<V: Clone> DataMemo<V> {
         compute: impl FnOnce(&EventData) -> Result<V, E>,
     ) -> Result<V, E> {
         let key = address(input);
-        if let Some((_, value)) = self.memo.get(&key) {
-            return Ok(value.clone());
+        if let Some(value) = self.memo.get(&key) {
+            return Ok(*value);
         }
         let value = compute(input)?;
-        self.memo.insert(key, (Arc::clone(input), value.clone()));
+        self.memo.insert(key, value);
         Ok(value)
     }
 }
@@ -199,7 +205,7 @@ mod tests {
     #[test]
     fn failures_are_not_remembered() {
         let data = Arc::new(EventData::new());
-        let mut memo: DataMemo<bool> = DataMemo::default();
+        let mut memo: DataMemo<bool> = DataMemo::for_events(1);
         assert_eq!(memo.get(&data, |_| Err::<bool, &str>("no")), Err("no"));
         assert_eq!(memo.get(&data, |_| Ok::<_, ()>(true)), Ok(true));
         assert_eq!(memo.get(&data, |_| Ok::<_, ()>(false)), Ok(true));
