@@ -175,7 +175,9 @@ pub(crate) fn call(
         MergeEventsByKeys => {
             let list = args.event_list()?;
             let keys = args.strings()?;
-            events(transforms::merge_events_by_keys(list.as_slice(), &keys))
+            let merged = transforms::merge_events_by_keys(list.as_slice(), &keys);
+            list.release();
+            events(merged)
         }
         ChunkEventsByKey => {
             let list = args.event_list()?;
@@ -229,7 +231,10 @@ pub(crate) fn call(
         SortByDuration => events(transforms::sort_by_duration(args.events()?)),
         SortByTimestamp => events(transforms::sort_by_timestamp(args.events()?)),
         SumDurations => {
-            Value::Number(transforms::sum_durations(args.event_list()?.as_slice()).as_secs_f64())
+            let list = args.event_list()?;
+            let sum = transforms::sum_durations(list.as_slice());
+            list.release();
+            Value::Number(sum.as_secs_f64())
         }
         LimitEvents => {
             let list = args.events()?;

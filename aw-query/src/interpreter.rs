@@ -23,6 +23,10 @@ use crate::value::Value;
 
 type Env = HashMap<String, Value>;
 
+/// A `split_url_events` memory holding this many objects is freed on the
+/// freeing thread (`crate::dropper`).
+const SPLIT_OBJECTS_FREED_LATER: usize = 10_000;
+
 /// How a period's `RETURN` value becomes its JSON form.
 pub(crate) type Output<T> = fn(Value) -> Result<T, Failure>;
 
@@ -64,7 +68,12 @@ impl<'a> Interpreter<'a> {
             let result = self.run_period(program, period, output);
             // Unused reads are dropped; the scope waits for their threads.
             self.prefetch = Prefetch::default();
-            self.urls = UrlSplitter::default();
+            // The objects split in a long period (a year's browser data)
+            // are freed on the freeing thread, not before the answer.
+            let urls = std::mem::take(&mut self.urls);
+            if urls.objects() >= SPLIT_OBJECTS_FREED_LATER {
+                crate::dropper::later(urls);
+            }
             result
         })
     }

@@ -54,6 +54,7 @@
 //! ```
 
 mod ast;
+mod dropper;
 mod error;
 mod functions;
 mod interpreter;

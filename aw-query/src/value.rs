@@ -308,6 +308,10 @@ impl Serialize for EventOutput<'_> {
     }
 }
 
+/// Lists at least this long are freed on the freeing thread: handing one
+/// over costs a few microseconds, freeing it milliseconds.
+const LONG_LIST: usize = 20_000;
+
 /// An events argument: the vector itself when nothing else holds it, so a
 /// transform can work in place, or a shared reference when a variable
 /// still holds it, so transforms that only read or keep a subset copy no
@@ -332,6 +336,21 @@ impl EventList {
         match self {
             EventList::Owned(events) => events,
             EventList::Shared(events) => Rc::unwrap_or_clone(events),
+        }
+    }
+
+    /// Lets go of the events, freeing a long list of them on the freeing
+    /// thread (`crate::dropper`) when this was its last holder.
+    pub fn release(self) {
+        let events = match self {
+            EventList::Owned(events) => events,
+            EventList::Shared(events) => match Rc::try_unwrap(events) {
+                Ok(events) => events,
+                Err(_) => return,
+            },
+        };
+        if events.len() >= LONG_LIST {
+            crate::dropper::later(events);
         }
     }
 
@@ -445,6 +464,24 @@ mod tests {
         );
         event.id = id;
         event
+    }
+
+    #[test]
+    fn a_released_long_list_is_freed_unless_still_held() {
+        let first = event(Some(1), 0, 1.0, json!({"app": "a"}));
+        let data = std::sync::Arc::clone(&first.data);
+        let long = vec![first; LONG_LIST];
+        // Still held by a variable: releasing one reference frees nothing.
+        let held = Rc::new(long);
+        EventList::Shared(Rc::clone(&held)).release();
+        assert_eq!(std::sync::Arc::strong_count(&data), LONG_LIST + 1);
+        // The last holder: the list is freed, here or on the freeing thread.
+        EventList::Shared(held).release();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::sync::Arc::strong_count(&data) > 1 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(std::sync::Arc::strong_count(&data), 1);
     }
 
     #[test]

@@ -43,6 +43,11 @@ pub struct UrlSplitter {
 }
 
 impl UrlSplitter {
+    /// How many data objects it holds.
+    pub fn objects(&self) -> usize {
+        self.done.len()
+    }
+
     /// `split_url_events(events)`.
     pub fn split(&mut self, mut events: Vec<SharedEvent>) -> Vec<SharedEvent> {
         let parsed = &mut self.parsed;
