@@ -4,7 +4,7 @@
 //! Each function takes its arguments by value; event lists are moved into
 //! the transforms without copying when nothing else holds them.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use aw_models::{SharedEvent, TimeInterval};
 use serde_json::Value as Json;
@@ -376,7 +376,7 @@ impl Args<'_> {
             .map_err(|value| self.wrong("a list of events", &value))
     }
 
-    fn string(&mut self) -> Result<Rc<str>, Failure> {
+    fn string(&mut self) -> Result<Arc<str>, Failure> {
         match self.next() {
             Value::String(text) => Ok(text),
             other => Err(self.wrong("a string", &other)),
@@ -393,7 +393,7 @@ impl Args<'_> {
     /// A list argument's items (`[]` may arrive as an empty list of events).
     fn list(&mut self) -> Result<Vec<Value>, Failure> {
         match self.next() {
-            Value::List(list) => Ok(Rc::unwrap_or_clone(list).into_items()),
+            Value::List(list) => Ok(Arc::unwrap_or_clone(list).into_items()),
             Value::Events(events) if events.is_empty() => Ok(Vec::new()),
             other => Err(self.wrong("a list", &other)),
         }

@@ -8,11 +8,14 @@
 //! bounds; operator chains are evaluated in a loop.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use aw_models::TimeInterval;
 
 use crate::ast::{BinOp, Expr, ExprKind, Stmt};
 use crate::error::{ErrorKind, Failure, QueryError};
+use crate::fork::{self, Plan};
 use crate::functions::{self, Builtin, Context};
 use crate::limits::{Budget, MAX_STRING_BYTES};
 use crate::prefetch::Prefetch;
@@ -22,6 +25,34 @@ use crate::transforms::UrlSplitter;
 use crate::value::Value;
 
 type Env = HashMap<String, Value>;
+
+/// Fewest events a group of statements must start from to be run on a
+/// thread of its own (`fork.rs`): below, starting the thread costs about
+/// what it saves.
+const FORK_EVENTS: usize = 2_000;
+
+/// A lock that a panic elsewhere did not spoil (the panic is re-raised).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether a statement calls `split_url_events`.
+fn splits_urls(stmt: &Stmt) -> bool {
+    fn calls(expr: &Expr) -> bool {
+        match &expr.kind {
+            ExprKind::Call { name, args } => {
+                name == Builtin::SplitUrlEvents.name() || args.iter().any(calls)
+            }
+            ExprKind::List(items) => items.iter().any(calls),
+            ExprKind::Dict(entries) => entries.iter().any(|(_, item)| calls(item)),
+            ExprKind::Chain { first, rest } => {
+                calls(first) || rest.iter().any(|(_, _, operand)| calls(operand))
+            }
+            ExprKind::Literal(_) | ExprKind::Var { .. } => false,
+        }
+    }
+    matches!(stmt, Stmt::Simple { expr, .. } if calls(expr))
+}
 
 /// A `split_url_events` memory holding this many objects is freed on the
 /// freeing thread (`crate::dropper`).
@@ -40,6 +71,12 @@ pub(crate) struct Interpreter<'a> {
     prefetch: Prefetch,
     /// `split_url_events`' memory, for one period.
     urls: UrlSplitter,
+    /// Whether independent statements of a long period may run on a
+    /// second thread (`fork.rs`).
+    may_fork: bool,
+    /// Whether the running period did, so that a failure is checked by
+    /// running the period again in order.
+    forked: bool,
 }
 
 impl<'a> Interpreter<'a> {
@@ -51,7 +88,15 @@ impl<'a> Interpreter<'a> {
             budget: Budget::default(),
             prefetch: Prefetch::default(),
             urls: UrlSplitter::default(),
+            may_fork: crate::cores() > 1 || fork::always(),
+            forked: false,
         }
+    }
+
+    /// Whether independent statements may run on a second thread: not
+    /// when the request's periods already share the cores.
+    pub fn allow_fork(&mut self, allow: bool) {
+        self.may_fork = allow && (crate::cores() > 1 || fork::always());
     }
 
     /// Runs `program` for `period` and returns `RETURN` in its JSON form
@@ -65,7 +110,16 @@ impl<'a> Interpreter<'a> {
         let source = self.source;
         std::thread::scope(|scope| {
             self.prefetch = Prefetch::start(scope, source, program, period);
-            let result = self.run_period(program, period, output);
+            let mut result = self.run_period(program, period, output);
+            if result.is_err() && self.forked {
+                // Which failure comes first is only sure in order: the
+                // period runs again so, reading its buckets anew.
+                self.prefetch = Prefetch::default();
+                self.urls = UrlSplitter::default();
+                let may_fork = std::mem::replace(&mut self.may_fork, false);
+                result = self.run_period(program, period, output);
+                self.may_fork = may_fork;
+            }
             // Unused reads are dropped; the scope waits for their threads.
             self.prefetch = Prefetch::default();
             // The objects split in a long period (a year's browser data)
@@ -85,6 +139,7 @@ impl<'a> Interpreter<'a> {
         output: Output<T>,
     ) -> Result<T, QueryError> {
         self.budget = Budget::default();
+        self.forked = false;
         let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
         for builtin in Builtin::ALL {
             env.insert(builtin.name().to_string(), Value::Function(*builtin));
@@ -98,7 +153,7 @@ impl<'a> Interpreter<'a> {
         env.insert("STARTTIME".into(), Value::string(start));
         env.insert("ENDTIME".into(), Value::string(end));
         env.insert("NAME".into(), Value::string(""));
-        self.block(program, &mut env)?;
+        self.top_level(program, period, &mut env)?;
         let result = env.remove("RETURN").ok_or_else(|| {
             QueryError::whole(
                 ErrorKind::NoReturn,
@@ -106,6 +161,188 @@ impl<'a> Interpreter<'a> {
             )
         })?;
         output(result).map_err(|failure| QueryError::whole(failure.kind, failure.message))
+    }
+
+    /// Runs the program's statements in order, except where `fork.rs`
+    /// found groups that can run at once and they are worth a thread.
+    fn top_level(
+        &mut self,
+        program: &[Stmt],
+        period: &TimeInterval,
+        env: &mut Env,
+    ) -> Result<(), QueryError> {
+        let length = period.end.nanos().saturating_sub(period.start.nanos());
+        let always = fork::always();
+        if !self.may_fork || (length < crate::prefetch::SHORTEST_PERIOD_NANOS && !always) {
+            return self.block(program, env);
+        }
+        let plans = fork::plans(program);
+        let mut at = 0;
+        while let Some(stmt) = program.get(at) {
+            if let Some(plan) = plans.get(&at) {
+                if let Some(groups) = self.fork_groups(plan, env) {
+                    self.fork(program, plan, groups, env)?;
+                    at = plan.end;
+                    continue;
+                }
+            }
+            self.block(std::slice::from_ref(stmt), env)?;
+            at += 1;
+        }
+        Ok(())
+    }
+
+    /// The environments of `plan`'s groups, taken from `env`, if at least
+    /// two groups start from enough events to be worth a thread and no
+    /// value read by several groups is moved by one of them (it would be
+    /// copied to stay shared). `None` leaves `env` as it was.
+    fn fork_groups(&self, plan: &Plan, env: &mut Env) -> Option<Vec<Env>> {
+        let events = |name: &str| match env.get(name) {
+            Some(Value::Events(events)) => events.len(),
+            _ => 0,
+        };
+        let worth = plan
+            .inputs
+            .iter()
+            .filter(|inputs| {
+                inputs.iter().map(|(name, _)| events(name)).sum::<usize>() >= FORK_EVENTS
+            })
+            .count();
+        if worth < 2 && !fork::always() {
+            return None;
+        }
+        let readers = |name: &str| {
+            plan.inputs
+                .iter()
+                .filter(|inputs| inputs.iter().any(|(read, _)| read == name))
+                .count()
+        };
+        let shared_move = plan
+            .inputs
+            .iter()
+            .flatten()
+            .any(|(name, moves)| *moves && readers(name) > 1);
+        if shared_move {
+            return None;
+        }
+        Some(
+            plan.inputs
+                .iter()
+                .map(|inputs| {
+                    inputs
+                        .iter()
+                        .filter_map(|(name, moves)| {
+                            let value = if *moves {
+                                env.remove(name)
+                            } else {
+                                env.get(name).cloned()
+                            };
+                            value.map(|value| (name.clone(), value))
+                        })
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+
+    /// Runs `plan`'s groups, each in its environment `groups`, on this
+    /// thread and one other, and puts what they wrote into `env`.
+    fn fork(
+        &mut self,
+        program: &[Stmt],
+        plan: &Plan,
+        groups: Vec<Env>,
+        env: &mut Env,
+    ) -> Result<(), QueryError> {
+        self.forked = true;
+        fork::count_fork();
+        let base = self.budget.clone();
+        let mut helper = Interpreter {
+            source: self.source,
+            regexes: self.regexes.sibling(),
+            budget: base.clone(),
+            prefetch: Prefetch::default(),
+            urls: UrlSplitter::default(),
+            may_fork: false,
+            forked: false,
+        };
+        // The URL memory goes to the group that splits URLs, so a second
+        // split of the same events stays a lookup.
+        let memory = Mutex::new(Some(std::mem::take(&mut self.urls)));
+        let splits: Vec<bool> = plan
+            .groups
+            .iter()
+            .map(|group| {
+                group
+                    .iter()
+                    .any(|&at| program.get(at).is_some_and(splits_urls))
+            })
+            .collect();
+        let slots: Vec<Mutex<Option<Env>>> = groups
+            .into_iter()
+            .map(|group| Mutex::new(Some(group)))
+            .collect();
+        let done: Vec<Mutex<Option<Result<Env, QueryError>>>> =
+            plan.groups.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let work = |interpreter: &mut Interpreter<'_>| loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let (Some(group), Some(slot), Some(out)) =
+                (plan.groups.get(index), slots.get(index), done.get(index))
+            else {
+                break;
+            };
+            let mut group_env = lock(slot).take().unwrap_or_default();
+            let memory_taken = if splits[index] {
+                lock(&memory).take()
+            } else {
+                None
+            };
+            let had_memory = memory_taken.is_some();
+            if let Some(urls) = memory_taken {
+                interpreter.urls = urls;
+            }
+            let mut result = Ok(());
+            for &at in group {
+                if let Some(stmt) = program.get(at) {
+                    result = interpreter.block(std::slice::from_ref(stmt), &mut group_env);
+                    if result.is_err() {
+                        break;
+                    }
+                }
+            }
+            if had_memory {
+                *lock(&memory) = Some(std::mem::take(&mut interpreter.urls));
+            }
+            *lock(out) = Some(result.map(|()| group_env));
+        };
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| work(&mut helper));
+            work(self);
+            if let Err(panic) = other.join() {
+                std::panic::resume_unwind(panic);
+            }
+        });
+        if let Some(urls) = lock(&memory).take() {
+            self.urls = urls;
+        }
+        self.budget
+            .join(&base, &helper.budget)
+            .map_err(|failure| QueryError::whole(failure.kind, failure.message))?;
+        for (out, names) in done.into_iter().zip(&plan.outputs) {
+            let mut group_env = match out.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                Some(result) => result?,
+                None => continue,
+            };
+            for name in names {
+                match group_env.remove(name) {
+                    Some(value) => env.insert(name.clone(), value),
+                    // The group used it up, as a run in order would have.
+                    None => env.remove(name),
+                };
+            }
+        }
+        Ok(())
     }
 
     fn block(&mut self, block: &[Stmt], env: &mut Env) -> Result<(), QueryError> {
@@ -295,7 +532,7 @@ fn apply(op: BinOp, left: Value, right: Value, budget: &mut Budget) -> Result<Va
         (BinOp::Add, Value::List(a), Value::List(b)) => {
             budget.charge(a.items().len() + b.items().len())?;
             let mut items = Vec::with_capacity(a.items().len() + b.items().len());
-            items.extend(std::rc::Rc::unwrap_or_clone(a).into_items());
+            items.extend(std::sync::Arc::unwrap_or_clone(a).into_items());
             items.extend(b.items().iter().cloned());
             Value::list(items)
         }

@@ -56,6 +56,7 @@
 mod ast;
 mod dropper;
 mod error;
+mod fork;
 mod functions;
 mod interpreter;
 mod lexer;
@@ -73,6 +74,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use aw_models::TimeInterval;
 
 pub use error::{ErrorKind, Pos, QueryError};
+#[doc(hidden)]
+pub use fork::{fork_always, forks_so_far};
 pub use functions::Builtin;
 pub use source::{EventSource, MemorySource, SourceError};
 
@@ -131,10 +134,8 @@ fn run_periods<T: Send>(
             .map(|period| interpreter.run(&parsed, period, output))
             .collect();
     }
-    // Parsed programs hold reference-counted values, which stay on the
-    // thread that made them: each other thread parses its own copy. The
-    // calling thread takes periods too, with the program it has and its
-    // warm allocator heap, instead of waiting for the others.
+    // The calling thread takes periods too, with its warm allocator heap,
+    // instead of waiting for the others.
     let mut results: Vec<Option<Result<T, QueryError>>> =
         timeperiods.iter().map(|_| None).collect();
     let next = &AtomicUsize::new(0);
@@ -146,6 +147,8 @@ fn run_periods<T: Send>(
         let mut done = Vec::new();
         let mut interpreter =
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
+        // The other threads have the other cores.
+        interpreter.allow_fork(false);
         loop {
             let index = next.fetch_add(1, Ordering::Relaxed);
             if index >= timeperiods.len() || index > failed.load(Ordering::Relaxed) {
@@ -163,17 +166,8 @@ fn run_periods<T: Send>(
         let handles: Vec<_> = (1..threads)
             .map(|_| {
                 let budget = std::sync::Arc::clone(&budget);
-                // Parsed afresh, not through this thread's cache of kept
-                // programs, which ends with the thread.
-                scope.spawn(move || match parser::parse(program) {
-                    Ok(parsed) => run_share(&parsed, budget),
-                    Err(error) => {
-                        // Unreachable: the calling thread parsed the same
-                        // text. Fail the first period, which comes first.
-                        failed.store(0, Ordering::Relaxed);
-                        vec![(0, Err(error))]
-                    }
-                })
+                let parsed: &[ast::Stmt] = &parsed;
+                scope.spawn(move || run_share(parsed, budget))
             })
             .collect();
         let mine = run_share(&parsed, std::sync::Arc::clone(&budget));
@@ -226,8 +220,7 @@ thread_local! {
     /// The last few programs parsed on this thread, by text. The dashboard
     /// sends the same few programs again and again, for other periods, and
     /// parsing one (its category rules are a long literal) was ~4 % of a
-    /// 1-day query. Parsed programs hold reference-counted values, which
-    /// stay on the thread that made them, so each thread keeps its own.
+    /// 1-day query. Each thread keeps its own.
     static PARSED: std::cell::RefCell<Vec<(Box<str>, Program)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }

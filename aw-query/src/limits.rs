@@ -47,7 +47,7 @@ pub const MAX_BACKTRACK: usize = 1_000_000;
 pub const MAX_BACKTRACK_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What one run has built and read so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Budget {
     built: u64,
     read: u64,
@@ -57,6 +57,15 @@ impl Budget {
     /// Records events read from the source.
     pub fn read(&mut self, events: usize) {
         self.read = self.read.saturating_add(events as u64);
+    }
+
+    /// Adds what `other`, a copy of `base` that went on by itself, built
+    /// and read since, failing if the two together are past the budget.
+    pub fn join(&mut self, base: &Budget, other: &Budget) -> Result<(), Failure> {
+        self.read = self
+            .read
+            .saturating_add(other.read.saturating_sub(base.read));
+        self.charge(usize::try_from(other.built.saturating_sub(base.built)).unwrap_or(usize::MAX))
     }
 
     /// Charges `units` of building, failing past the budget. Called before

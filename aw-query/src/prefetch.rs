@@ -42,7 +42,7 @@ type Read = Result<Vec<SharedEvent>, SourceError>;
 /// cost. Measured A/B: a 1-day query 0.96x, seven 1-day periods 0.90x,
 /// 8 clients of 1-day queries 0.82x p50 without read-ahead; a week
 /// 0.99x, so longer periods keep it.
-const SHORTEST_PERIOD_NANOS: i64 = 2 * 86_400 * 1_000_000_000;
+pub(crate) const SHORTEST_PERIOD_NANOS: i64 = 2 * 86_400 * 1_000_000_000;
 
 /// Reads started for one period, by bucket id.
 #[derive(Debug, Default)]

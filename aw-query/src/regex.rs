@@ -9,7 +9,6 @@
 //! compiled-size limit. Each distinct pattern is compiled once per query.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -178,7 +177,7 @@ impl Matcher {
 /// Compiled regexes of one query, by pattern and case flag.
 #[derive(Debug)]
 pub(crate) struct RegexCache {
-    compiled: HashMap<(String, bool), Rc<Matcher>>,
+    compiled: HashMap<(String, bool), Arc<Matcher>>,
     budget: Arc<TimeBudget>,
 }
 
@@ -203,14 +202,20 @@ impl RegexCache {
         }
     }
 
+    /// An empty cache drawing on the same time budget, for another thread
+    /// of the same query.
+    pub fn sibling(&self) -> RegexCache {
+        RegexCache::sharing(Arc::clone(&self.budget))
+    }
+
     /// The compiled form of `pattern`, compiling it on first use.
-    pub fn get(&mut self, pattern: &str, ignore_case: bool) -> Result<Rc<Matcher>, Failure> {
+    pub fn get(&mut self, pattern: &str, ignore_case: bool) -> Result<Arc<Matcher>, Failure> {
         if let Some(matcher) = self.compiled.get(&(pattern.to_string(), ignore_case)) {
-            return Ok(Rc::clone(matcher));
+            return Ok(Arc::clone(matcher));
         }
-        let matcher = Rc::new(Matcher::compile(pattern, ignore_case, &self.budget)?);
+        let matcher = Arc::new(Matcher::compile(pattern, ignore_case, &self.budget)?);
         self.compiled
-            .insert((pattern.to_string(), ignore_case), Rc::clone(&matcher));
+            .insert((pattern.to_string(), ignore_case), Arc::clone(&matcher));
         Ok(matcher)
     }
 }

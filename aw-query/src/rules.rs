@@ -12,7 +12,6 @@
 use foldhash::fast::RandomState;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault};
-use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use aw_models::{EventData, SharedEvent};
@@ -31,7 +30,7 @@ pub(crate) enum Rule {
     Never,
     /// `{"type": "regex", "regex": ..., "ignore_case": ..., "select_keys": ...}`.
     Regex {
-        matcher: Rc<Matcher>,
+        matcher: Arc<Matcher>,
         /// The pattern and case flag it was compiled from.
         pattern: String,
         ignore_case: bool,

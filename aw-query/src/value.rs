@@ -8,7 +8,7 @@
 //! element.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use aw_models::SharedEvent;
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -28,13 +28,13 @@ pub enum Value {
     /// Every number is a 64-bit float.
     Number(f64),
     /// A string.
-    String(Rc<str>),
+    String(Arc<str>),
     /// A list of values (`[]` is also an empty list of events).
-    List(Rc<List>),
+    List(Arc<List>),
     /// A dict with string keys.
-    Dict(Rc<Dict>),
+    Dict(Arc<Dict>),
     /// A list of events, as returned by `query_bucket` and transforms.
-    Events(Rc<Vec<SharedEvent>>),
+    Events(Arc<Vec<SharedEvent>>),
     /// A built-in function.
     Function(Builtin),
 }
@@ -81,19 +81,19 @@ impl Dict {
 
 impl Value {
     /// A string value.
-    pub fn string(text: impl Into<Rc<str>>) -> Value {
+    pub fn string(text: impl Into<Arc<str>>) -> Value {
         Value::String(text.into())
     }
 
     /// A list of events (not limited: see [`crate::limits`]).
     pub fn events(events: Vec<SharedEvent>) -> Value {
-        Value::Events(Rc::new(events))
+        Value::Events(Arc::new(events))
     }
 
     /// A list built by the program; fails past the limits.
     pub(crate) fn list(items: Vec<Value>) -> Result<Value, Failure> {
         let size = combine(items.iter().map(Value::size))?;
-        Ok(Value::List(Rc::new(List { items, size })))
+        Ok(Value::List(Arc::new(List { items, size })))
     }
 
     /// A dict built by the program; fails past the limits.
@@ -105,7 +105,7 @@ impl Value {
                 depth: size.depth,
             }
         }))?;
-        Ok(Value::Dict(Rc::new(Dict { entries, size })))
+        Ok(Value::Dict(Arc::new(Dict { entries, size })))
     }
 
     fn size(&self) -> Size {
@@ -153,12 +153,12 @@ impl Value {
     pub(crate) fn equals(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::List(a), Value::List(b)) => {
-                Rc::ptr_eq(a, b)
+                Arc::ptr_eq(a, b)
                     || (a.items.len() == b.items.len()
                         && a.items.iter().zip(&b.items).all(|(x, y)| x.equals(y)))
             }
             (Value::Dict(a), Value::Dict(b)) => {
-                Rc::ptr_eq(a, b)
+                Arc::ptr_eq(a, b)
                     || (a.entries.len() == b.entries.len()
                         && a.entries
                             .iter()
@@ -178,7 +178,7 @@ impl Value {
     /// owned when this is the only reference and shared otherwise.
     pub(crate) fn into_event_list(self) -> Result<EventList, Value> {
         match self {
-            Value::Events(events) => Ok(match Rc::try_unwrap(events) {
+            Value::Events(events) => Ok(match Arc::try_unwrap(events) {
                 Ok(events) => EventList::Owned(events),
                 Err(shared) => EventList::Shared(shared),
             }),
@@ -226,7 +226,7 @@ impl Value {
             Value::Number(number) => number_json(number),
             Value::String(text) => Json::String(text.to_string()),
             Value::List(list) => {
-                let items = Rc::try_unwrap(list)
+                let items = Arc::try_unwrap(list)
                     .map(|list| list.items)
                     .unwrap_or_else(|rc| rc.items.clone());
                 Json::Array(
@@ -237,7 +237,7 @@ impl Value {
                 )
             }
             Value::Dict(dict) => {
-                let entries = Rc::try_unwrap(dict)
+                let entries = Arc::try_unwrap(dict)
                     .map(|dict| dict.entries)
                     .unwrap_or_else(|rc| rc.entries.clone());
                 let mut map = serde_json::Map::new();
@@ -247,7 +247,7 @@ impl Value {
                 Json::Object(map)
             }
             Value::Events(events) => {
-                let events = Rc::try_unwrap(events).unwrap_or_else(|rc| (*rc).clone());
+                let events = Arc::try_unwrap(events).unwrap_or_else(|rc| (*rc).clone());
                 Json::Array(events.into_iter().map(event_json).collect())
             }
             Value::Function(function) => return Err(returned_function(function)),
@@ -319,7 +319,7 @@ const LONG_LIST: usize = 20_000;
 #[derive(Debug)]
 pub(crate) enum EventList {
     Owned(Vec<SharedEvent>),
-    Shared(Rc<Vec<SharedEvent>>),
+    Shared(Arc<Vec<SharedEvent>>),
 }
 
 impl EventList {
@@ -335,7 +335,7 @@ impl EventList {
     pub fn into_owned(self) -> Vec<SharedEvent> {
         match self {
             EventList::Owned(events) => events,
-            EventList::Shared(events) => Rc::unwrap_or_clone(events),
+            EventList::Shared(events) => Arc::unwrap_or_clone(events),
         }
     }
 
@@ -344,7 +344,7 @@ impl EventList {
     pub fn release(self) {
         let events = match self {
             EventList::Owned(events) => events,
-            EventList::Shared(events) => match Rc::try_unwrap(events) {
+            EventList::Shared(events) => match Arc::try_unwrap(events) {
                 Ok(events) => events,
                 Err(_) => return,
             },
@@ -472,8 +472,8 @@ mod tests {
         let data = std::sync::Arc::clone(&first.data);
         let long = vec![first; LONG_LIST];
         // Still held by a variable: releasing one reference frees nothing.
-        let held = Rc::new(long);
-        EventList::Shared(Rc::clone(&held)).release();
+        let held = Arc::new(long);
+        EventList::Shared(Arc::clone(&held)).release();
         assert_eq!(std::sync::Arc::strong_count(&data), LONG_LIST + 1);
         // The last holder: the list is freed, here or on the freeing thread.
         EventList::Shared(held).release();

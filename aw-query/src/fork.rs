@@ -1,0 +1,360 @@
+//! Which statements of a program may run at the same time.
+//!
+//! A long period spends most of its time in transforms after its reads,
+//! on one core while the other waits: the dashboard's program summarises
+//! the window events (categorize, three merges) and then the browser
+//! events (a second URL split, three merges), and neither summary reads
+//! what the other makes. [`plans`] finds such places: a statement `start`
+//! from which the statements up to `end` fall into groups that share no
+//! variable the span writes. The interpreter (`Interpreter::fork`) then
+//! runs the groups on two threads, each group's statements in program
+//! order, each with its own copy of the variables the group reads from
+//! before the span, and puts back what each group wrote.
+//!
+//! Only statements whose calls are pure transforms take part: a
+//! statement that reads a bucket, prints, sets `RETURN` or is an `if` ends
+//! a span. The result is the same as running in order: a group sees the
+//! values it would have seen, since every variable the span writes is
+//! written and read within one group, and a group that reads a value from
+//! before the span sees that value even if another group rebinds the
+//! name. A failure anywhere is not trusted to be the one running in
+//! order would give: the interpreter runs the period again in order.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::ast::{Expr, ExprKind, Stmt};
+use crate::functions::Builtin;
+
+static ALWAYS: AtomicBool = AtomicBool::new(false);
+
+/// Makes every run fork wherever a plan allows, whatever the period's
+/// length and the events its groups start from, so that tests can
+/// compare forked runs with runs in order on small inputs. Not for use
+/// outside tests.
+#[doc(hidden)]
+pub fn fork_always(always: bool) {
+    ALWAYS.store(always, Ordering::Relaxed);
+}
+
+static FORKS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many times runs of this process forked, for tests.
+#[doc(hidden)]
+pub fn forks_so_far() -> usize {
+    FORKS.load(Ordering::Relaxed)
+}
+
+/// Counts a fork.
+pub(crate) fn count_fork() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Whether [`fork_always`] is on.
+pub(crate) fn always() -> bool {
+    ALWAYS.load(Ordering::Relaxed)
+}
+
+/// Statements `start..end` of a program, in groups that can run at once.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    pub start: usize,
+    pub end: usize,
+    /// Statement indices of each group, ascending; groups ordered by their
+    /// first statement.
+    pub groups: Vec<Vec<usize>>,
+    /// The variables each group reads from before the span, with whether
+    /// the group's last read of it moves it (its last use).
+    pub inputs: Vec<Vec<(String, bool)>>,
+    /// The variables each group writes.
+    pub outputs: Vec<Vec<String>>,
+}
+
+/// Built-ins that only compute from their arguments: no reads of the
+/// store (whose result depends on `TIMEINTERVAL` and on time), no output.
+fn pure(builtin: Builtin) -> bool {
+    !matches!(
+        builtin,
+        Builtin::QueryBucket
+            | Builtin::QueryBucketNames
+            | Builtin::QueryBucketEventcount
+            | Builtin::FindBucket
+            | Builtin::Print
+    )
+}
+
+/// A variable read: the name and whether it is marked as its last use.
+type Read = (String, bool);
+
+/// The reads of `expr` in evaluation order (function names included, as
+/// the call looks them up), and whether every call is to a pure built-in.
+fn reads(expr: &Expr, out: &mut Vec<Read>, pure_calls: &mut bool) {
+    match &expr.kind {
+        ExprKind::Literal(_) => {}
+        ExprKind::Var { name, last_use } => out.push((name.clone(), *last_use)),
+        ExprKind::List(items) => items.iter().for_each(|item| reads(item, out, pure_calls)),
+        ExprKind::Dict(entries) => entries
+            .iter()
+            .for_each(|(_, item)| reads(item, out, pure_calls)),
+        ExprKind::Call { name, args } => {
+            let known = Builtin::ALL
+                .iter()
+                .find(|builtin| builtin.name() == name.as_str());
+            if !known.is_some_and(|builtin| pure(*builtin)) {
+                *pure_calls = false;
+            }
+            out.push((name.clone(), false));
+            args.iter().for_each(|arg| reads(arg, out, pure_calls));
+        }
+        ExprKind::Chain { first, rest } => {
+            reads(first, out, pure_calls);
+            rest.iter()
+                .for_each(|(_, _, operand)| reads(operand, out, pure_calls));
+        }
+    }
+}
+
+/// What one top-level statement reads and writes, if it may take part.
+struct Step {
+    reads: Vec<Read>,
+    target: String,
+}
+
+/// A statement that may take part in a span: a plain assignment whose
+/// calls are pure built-ins no statement of the program rebinds.
+fn step(stmt: &Stmt, rebound: &[&str]) -> Option<Step> {
+    let Stmt::Simple {
+        returns: false,
+        target: Some(target),
+        expr,
+    } = stmt
+    else {
+        return None;
+    };
+    if target == "RETURN" {
+        return None;
+    }
+    let mut found = Vec::new();
+    let mut pure_calls = true;
+    reads(expr, &mut found, &mut pure_calls);
+    let calls_rebound = found
+        .iter()
+        .any(|(name, _)| rebound.contains(&name.as_str()) && is_builtin(name));
+    (pure_calls && !calls_rebound).then(|| Step {
+        reads: found,
+        target: target.clone(),
+    })
+}
+
+fn is_builtin(name: &str) -> bool {
+    Builtin::ALL.iter().any(|builtin| builtin.name() == name)
+}
+
+/// Longest run of statements searched for groups.
+const LONGEST_RUN: usize = 256;
+
+/// Every place in `program` where two or more groups of statements can
+/// run at once, by their first statement. Spans are runs of statements
+/// that may take part; each start in a run that splits is listed, so the
+/// interpreter can pick the first one whose inputs are worth a thread.
+pub(crate) fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
+    let rebound: Vec<&str> = program
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::Simple {
+                target: Some(target),
+                ..
+            } => Some(target.as_str()),
+            _ => None,
+        })
+        .collect();
+    let steps: Vec<Option<Step>> = program.iter().map(|stmt| step(stmt, &rebound)).collect();
+    let mut plans = HashMap::new();
+    let mut index = 0;
+    while index < steps.len() {
+        if steps[index].is_none() {
+            index += 1;
+            continue;
+        }
+        let mut end = index;
+        while end < steps.len() && steps[end].is_some() {
+            end += 1;
+        }
+        let run: Vec<&Step> = steps[index..end].iter().flatten().collect();
+        // Each start costs a pass over the rest of the run: long runs
+        // (generated programs, not dashboards) are left in order.
+        if run.len() > LONGEST_RUN {
+            index = end;
+            continue;
+        }
+        for start in index..end {
+            if let Some(plan) = plan(&run[start - index..], start) {
+                plans.insert(start, plan);
+            }
+        }
+        index = end;
+    }
+    plans
+}
+
+/// The groups of `span` (statements `start..`), if there are two or more.
+fn plan(span: &[&Step], start: usize) -> Option<Plan> {
+    // Union-find over the span's statements.
+    let mut parent: Vec<usize> = (0..span.len()).collect();
+    fn root(parent: &mut [usize], mut at: usize) -> usize {
+        while parent[at] != at {
+            parent[at] = parent[parent[at]];
+            at = parent[at];
+        }
+        at
+    }
+    // The statement that last wrote each name within the span.
+    let mut writer: HashMap<&str, usize> = HashMap::new();
+    for (at, step) in span.iter().enumerate() {
+        for (name, _) in &step.reads {
+            if let Some(&wrote) = writer.get(name.as_str()) {
+                let (a, b) = (root(&mut parent, at), root(&mut parent, wrote));
+                parent[a] = b;
+            }
+        }
+        if let Some(&wrote) = writer.get(step.target.as_str()) {
+            let (a, b) = (root(&mut parent, at), root(&mut parent, wrote));
+            parent[a] = b;
+        }
+        writer.insert(&step.target, at);
+    }
+    let mut group_of: HashMap<usize, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for at in 0..span.len() {
+        let top = root(&mut parent, at);
+        let group = *group_of.entry(top).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[group].push(at);
+    }
+    if groups.len() < 2 {
+        return None;
+    }
+    // A group's inputs: names it reads before the span writes them.
+    let mut inputs = Vec::with_capacity(groups.len());
+    let mut outputs = Vec::with_capacity(groups.len());
+    for group in &groups {
+        let mut written: Vec<&str> = Vec::new();
+        let mut read: Vec<(String, bool)> = Vec::new();
+        for &at in group {
+            for (name, last_use) in &span[at].reads {
+                if written.contains(&name.as_str()) {
+                    continue;
+                }
+                match read.iter_mut().find(|(known, _)| known == name) {
+                    // The group's later reads decide whether it moves it.
+                    Some(entry) => entry.1 = *last_use,
+                    None => read.push((name.clone(), *last_use)),
+                }
+            }
+            written.push(&span[at].target);
+        }
+        let mut written: Vec<String> = written.into_iter().map(String::from).collect();
+        written.sort();
+        written.dedup();
+        inputs.push(read);
+        outputs.push(written);
+    }
+    Some(Plan {
+        start,
+        end: start + span.len(),
+        groups: groups
+            .into_iter()
+            .map(|group| group.into_iter().map(|at| start + at).collect())
+            .collect(),
+        inputs,
+        outputs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::parse;
+
+    #[test]
+    fn independent_summaries_form_groups() {
+        let program = parse(
+            r#"
+            a = query_bucket("a");
+            b = query_bucket("b");
+            a = flood(a);
+            x = merge_events_by_keys(a, ["k"]);
+            y = merge_events_by_keys(b, ["k"]);
+            y = sort_by_duration(y);
+            RETURN = [x, y];
+            "#,
+        )
+        .unwrap();
+        let plans = plans(&program);
+        let plan = &plans[&2];
+        assert_eq!(plan.end, 6);
+        assert_eq!(plan.groups, vec![vec![2, 3], vec![4, 5]]);
+        assert_eq!(
+            plan.inputs[0],
+            vec![
+                ("flood".into(), false),
+                ("a".into(), true),
+                ("merge_events_by_keys".into(), false)
+            ]
+        );
+        assert_eq!(plan.outputs[1], vec!["y".to_string()]);
+        // Reads and RETURN end spans.
+        assert!(!plans.contains_key(&0) && !plans.contains_key(&6));
+    }
+
+    #[test]
+    fn a_name_rebound_in_one_group_and_read_in_another_joins_them() {
+        let program = parse(
+            r#"
+            a = query_bucket("a");
+            b = flood(a);
+            a = sort_by_duration(a);
+            c = merge_events_by_keys(a, ["k"]);
+            RETURN = [b, c];
+            "#,
+        )
+        .unwrap();
+        // `b` reads the `a` from before the span, `c` the one the span
+        // writes: two groups, {b} and {a, c}.
+        let plan = &plans(&program)[&1];
+        assert_eq!(plan.groups, vec![vec![1], vec![2, 3]]);
+        // From the third statement on there is one group only.
+        assert!(!plans(&program).contains_key(&2));
+    }
+
+    #[test]
+    fn impure_or_rebound_calls_end_spans() {
+        let program = parse(
+            r#"
+            a = query_bucket("a");
+            b = flood(a);
+            c = print(a);
+            d = flood(a);
+            e = flood(a);
+            RETURN = [b, c, d, e];
+            "#,
+        )
+        .unwrap();
+        let plans_found = plans(&program);
+        assert!(!plans_found.contains_key(&1), "a span of one statement");
+        assert!(plans_found.contains_key(&3));
+        let rebound = parse(
+            r#"
+            a = query_bucket("a");
+            b = flood(a);
+            d = flood(a);
+            flood = 1;
+            RETURN = [b, d];
+            "#,
+        )
+        .unwrap();
+        assert!(plans(&rebound).is_empty());
+    }
+}
