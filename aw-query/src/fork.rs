@@ -276,7 +276,10 @@ fn plan(span: &[&Step], start: usize) -> Option<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parser::parse;
+
+    fn parse(text: &str) -> Vec<Stmt> {
+        crate::parser::parse(text).expect("the test program parses")
+    }
 
     #[test]
     fn independent_summaries_form_groups() {
@@ -290,8 +293,7 @@ mod tests {
             y = sort_by_duration(y);
             RETURN = [x, y];
             "#,
-        )
-        .unwrap();
+        );
         let plans = plans(&program);
         let plan = &plans[&2];
         assert_eq!(plan.end, 6);
@@ -319,8 +321,7 @@ mod tests {
             c = merge_events_by_keys(a, ["k"]);
             RETURN = [b, c];
             "#,
-        )
-        .unwrap();
+        );
         // `b` reads the `a` from before the span, `c` the one the span
         // writes: two groups, {b} and {a, c}.
         let plan = &plans(&program)[&1];
@@ -340,8 +341,7 @@ mod tests {
             e = flood(a);
             RETURN = [b, c, d, e];
             "#,
-        )
-        .unwrap();
+        );
         let plans_found = plans(&program);
         assert!(!plans_found.contains_key(&1), "a span of one statement");
         assert!(plans_found.contains_key(&3));
@@ -353,8 +353,7 @@ mod tests {
             flood = 1;
             RETURN = [b, d];
             "#,
-        )
-        .unwrap();
+        );
         assert!(plans(&rebound).is_empty());
     }
 }
