@@ -68,6 +68,9 @@ pub(crate) struct Plan {
     pub inputs: Vec<Vec<(String, bool)>>,
     /// The variables each group writes.
     pub outputs: Vec<Vec<String>>,
+    /// Whether each group calls `split_url_events` (it gets the period's
+    /// URL memory).
+    pub splits_urls: Vec<bool>,
 }
 
 /// Built-ins that only compute from their arguments: no reads of the
@@ -239,7 +242,15 @@ fn plan(span: &[&Step], start: usize) -> Option<Plan> {
     // A group's inputs: names it reads before the span writes them.
     let mut inputs = Vec::with_capacity(groups.len());
     let mut outputs = Vec::with_capacity(groups.len());
+    let mut splits_urls = Vec::with_capacity(groups.len());
     for group in &groups {
+        // Function names are among the reads, as the calls look them up.
+        splits_urls.push(group.iter().any(|&at| {
+            span[at]
+                .reads
+                .iter()
+                .any(|(name, _)| name == Builtin::SplitUrlEvents.name())
+        }));
         let mut written: Vec<&str> = Vec::new();
         let mut read: Vec<(String, bool)> = Vec::new();
         for &at in group {
@@ -270,6 +281,7 @@ fn plan(span: &[&Step], start: usize) -> Option<Plan> {
             .collect(),
         inputs,
         outputs,
+        splits_urls,
     })
 }
 

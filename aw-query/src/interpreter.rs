@@ -36,24 +36,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Whether a statement calls `split_url_events`.
-fn splits_urls(stmt: &Stmt) -> bool {
-    fn calls(expr: &Expr) -> bool {
-        match &expr.kind {
-            ExprKind::Call { name, args } => {
-                name == Builtin::SplitUrlEvents.name() || args.iter().any(calls)
-            }
-            ExprKind::List(items) => items.iter().any(calls),
-            ExprKind::Dict(entries) => entries.iter().any(|(_, item)| calls(item)),
-            ExprKind::Chain { first, rest } => {
-                calls(first) || rest.iter().any(|(_, _, operand)| calls(operand))
-            }
-            ExprKind::Literal(_) | ExprKind::Var { .. } => false,
-        }
-    }
-    matches!(stmt, Stmt::Simple { expr, .. } if calls(expr))
-}
-
 /// A `split_url_events` memory holding this many objects is freed on the
 /// freeing thread (`crate::dropper`).
 const SPLIT_OBJECTS_FREED_LATER: usize = 10_000;
@@ -269,15 +251,6 @@ impl<'a> Interpreter<'a> {
         // The URL memory goes to the group that splits URLs, so a second
         // split of the same events stays a lookup.
         let memory = Mutex::new(Some(std::mem::take(&mut self.urls)));
-        let splits: Vec<bool> = plan
-            .groups
-            .iter()
-            .map(|group| {
-                group
-                    .iter()
-                    .any(|&at| program.get(at).is_some_and(splits_urls))
-            })
-            .collect();
         let slots: Vec<Mutex<Option<Env>>> = groups
             .into_iter()
             .map(|group| Mutex::new(Some(group)))
@@ -293,7 +266,7 @@ impl<'a> Interpreter<'a> {
                 break;
             };
             let mut group_env = lock(slot).take().unwrap_or_default();
-            let memory_taken = if splits[index] {
+            let memory_taken = if plan.splits_urls.get(index).copied().unwrap_or(false) {
                 lock(&memory).take()
             } else {
                 None
