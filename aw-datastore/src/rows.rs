@@ -81,6 +81,171 @@ impl Interner {
     }
 }
 
+/// A long read's distinct data texts, handed to a second thread that
+/// decodes them while this one steps through the rows
+/// (`queries::shared_events`). Each row gets the number of its text, in
+/// order of first sight; the decoder answers in that order.
+pub(crate) struct TextQueue {
+    /// The number of each text seen, by its bytes.
+    seen: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+    /// Texts not handed over yet.
+    batch: TextBatch,
+    decoder: crossbeam_channel::Sender<TextBatch>,
+}
+
+/// Texts handed to the decoder at a time: few enough that it starts soon,
+/// enough that it rarely waits for the channel.
+const BATCH_TEXTS: usize = 128;
+
+/// Data texts back to back, with where each ends.
+#[derive(Debug, Default)]
+pub(crate) struct TextBatch {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl TextBatch {
+    fn push(&mut self, text: &[u8]) {
+        self.bytes.extend_from_slice(text);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn texts(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .filter_map(|(start, &end)| self.bytes.get(start..end))
+    }
+}
+
+impl TextQueue {
+    /// A queue for a read of about `rows` rows, feeding `decoder`.
+    pub(crate) fn new(rows: usize, decoder: crossbeam_channel::Sender<TextBatch>) -> TextQueue {
+        TextQueue {
+            seen: HashMap::with_capacity_and_hasher(rows.min(PRESIZED_TEXTS), Default::default()),
+            batch: TextBatch::default(),
+            decoder,
+        }
+    }
+
+    /// The number of the stored text `bytes`, handed to the decoder on
+    /// first sight.
+    fn number(&mut self, bytes: &[u8]) -> rusqlite::Result<u32> {
+        if let Some(&number) = self.seen.get(bytes) {
+            return Ok(number);
+        }
+        let number = u32::try_from(self.seen.len())
+            .map_err(|_| data_failure("more distinct data texts than a read can number".into()))?;
+        self.seen.insert(bytes.into(), number);
+        self.batch.push(bytes);
+        if self.batch.ends.len() >= BATCH_TEXTS {
+            self.flush();
+        }
+        Ok(number)
+    }
+
+    /// Hands the texts not handed over yet to the decoder.
+    pub(crate) fn flush(&mut self) {
+        if !self.batch.ends.is_empty() {
+            // A decoder that is gone (it panicked) is found when it is
+            // joined.
+            let _ = self.decoder.send(std::mem::take(&mut self.batch));
+        }
+    }
+}
+
+/// What the decoder made of each text, by number: the shared data, or why
+/// the text is not usable (its rows are skipped).
+pub(crate) type Decoded = Vec<Result<Arc<EventData>, String>>;
+
+/// The decoder's work: checks and parses every text of `batches`, in
+/// order, until the queue is dropped; for a read of about `rows` rows,
+/// pooling strings as an [`Interner`] for it would.
+pub(crate) fn decode_texts(
+    batches: crossbeam_channel::Receiver<TextBatch>,
+    rows: usize,
+) -> Decoded {
+    let mut strings = (rows > POOLED_READ_ROWS).then(StringPool::new);
+    let mut decoded = Decoded::new();
+    for batch in batches {
+        for bytes in batch.texts() {
+            let data = std::str::from_utf8(bytes)
+                .map_err(|err| err.to_string())
+                .and_then(|text| {
+                    match &mut strings {
+                        Some(strings) => EventData::from_json_pooled(text, strings),
+                        None => serde_json::from_str::<EventData>(text),
+                    }
+                    .map_err(|err| err.to_string())
+                });
+            decoded.push(data.map(Arc::new));
+        }
+    }
+    decoded
+}
+
+/// An event row whose data is known by its text's number in a
+/// [`TextQueue`]; as large as a [`SharedEvent`], so a vector of them
+/// becomes one in place.
+#[derive(Debug)]
+pub(crate) struct NumberedEvent {
+    id: Option<i64>,
+    timestamp: Timestamp,
+    duration: Duration,
+    text: u64,
+}
+
+/// An event row with its data text numbered by `queue`.
+pub(crate) fn numbered_event_from_row(
+    row: &rusqlite::Row<'_>,
+    clip: Option<(i64, i64)>,
+    queue: &mut TextQueue,
+) -> rusqlite::Result<NumberedEvent> {
+    let (id, timestamp, duration) = row_times(row, clip)?;
+    let text = queue.number(data_bytes(row)?)?;
+    Ok(NumberedEvent {
+        id: Some(id),
+        timestamp,
+        duration,
+        text: u64::from(text),
+    })
+}
+
+/// The events of `numbered` with their decoded data; rows whose text is
+/// not usable are skipped with a warning, as in other reads.
+pub(crate) fn with_decoded_data(
+    numbered: Vec<NumberedEvent>,
+    decoded: &Decoded,
+    bucket_id: &str,
+) -> Vec<SharedEvent> {
+    numbered
+        .into_iter()
+        .filter_map(|event| {
+            let data = usize::try_from(event.text)
+                .ok()
+                .and_then(|number| decoded.get(number));
+            match data {
+                Some(Ok(data)) => Some(SharedEvent {
+                    id: event.id,
+                    timestamp: event.timestamp,
+                    duration: event.duration,
+                    data: Arc::clone(data),
+                }),
+                Some(Err(err)) => {
+                    log::warn!("Skipping corrupt event in bucket {bucket_id}: {err}");
+                    None
+                }
+                None => {
+                    log::warn!(
+                        "Skipping an event of bucket {bucket_id} whose data was not decoded"
+                    );
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
 /// The parts of an event row before its data, clipped: id, start, duration.
 fn row_times(
     row: &rusqlite::Row<'_>,

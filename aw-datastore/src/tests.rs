@@ -298,3 +298,71 @@ fn a_command_failing_after_some_writes_leaves_none_of_them() {
     store.force_commit().unwrap();
     assert_eq!(store.events("b", EventQuery::default()).unwrap().len(), 2);
 }
+
+/// A long read decodes its data texts on a second thread
+/// (`queries::pipelined_shared_events`); it must answer what a read on one
+/// thread answers, rows another program stored badly left out alike.
+#[test]
+fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
+    let (dir, store) = file_store();
+    let path = dir.path().join("db.sqlite");
+    store.create_bucket(bucket("b")).unwrap();
+    let events: Vec<Event> = (0..30_000)
+        .map(|i| {
+            let mut event = event(i, json!({"app": format!("app{}", i % 7), "title": format!("page {}", i % 3_001), "n": i % 5}));
+            event.duration = Duration::from_nanos(500_000_000);
+            event
+        })
+        .collect();
+    for chunk in events.chunks(10_000) {
+        store.insert_events("b", chunk.to_vec()).unwrap();
+    }
+    store.close().unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for (start, value) in [
+        (10, "'not json'"),
+        (20, "'[1, 2]'"),
+        (30, "CAST('{}' AS BLOB)"),
+        // Not UTF-8, twice: both rows are left out.
+        (40, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
+        (29_000, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
+    ] {
+        conn.execute(
+            &format!(
+                "INSERT INTO events (bucketrow, starttime, endtime, data)
+                 SELECT id, ?1, ?2, {value} FROM buckets WHERE name = 'b'"
+            ),
+            rusqlite::params![start * 1_000_000_000_i64, start * 1_000_000_000_i64 + 1],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let store = Datastore::open(&path).unwrap();
+    assert!(learns_stats(&store, "b"));
+    let second = |secs: i64| Some(Timestamp::from_nanos(secs * 1_000_000_000));
+    let before = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);
+    for (start, end) in [
+        (None, None),
+        (second(5), second(28_000)),
+        (second(0), second(30_000)),
+    ] {
+        let query = EventQuery {
+            start,
+            end,
+            limit: None,
+        };
+        let shared: Vec<Event> = store
+            .shared_events("b", query)
+            .unwrap()
+            .into_iter()
+            .map(aw_models::SharedEvent::into_event)
+            .collect();
+        let decoded = store.events("b", query).unwrap();
+        assert!(decoded.len() > 20_000);
+        assert_eq!(shared, decoded, "{query:?}");
+    }
+    let after = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(after >= before + 3, "the reads took the two-thread path");
+    let all = store.events("b", EventQuery::default()).unwrap();
+    assert_eq!(all.len(), 30_000);
+}
