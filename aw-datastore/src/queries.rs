@@ -172,33 +172,20 @@ pub(crate) fn shared_events(
     // Sized up front: a vector doubling its way to a year of window
     // events held up to twice their size, and three times while it moved.
     let capacity = expected_rows(stats, row_id, query);
-    // A limit counts the events answered, so it needs each row's data
-    // decoded before the next row is read.
-    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && cores() > 1 {
-        return pipelined_shared_events(conn, bounds, row_id, bucket_id, query, capacity);
-    }
-    interned_shared_events(conn, bounds, row_id, bucket_id, query, capacity)
-}
-
-/// [`shared_events`] decoded on this thread, for a vector of `capacity`.
-fn interned_shared_events(
-    conn: &Connection,
-    bounds: &DurationBounds,
-    row_id: i64,
-    bucket_id: &str,
-    query: EventQuery,
-    capacity: usize,
-) -> Result<Vec<SharedEvent>> {
-    let mut interner = Interner::for_rows(capacity);
-    range(
+    let read = SharedRead {
         conn,
         bounds,
         row_id,
         bucket_id,
         query,
         capacity,
-        |row, clip| shared_event_from_row(row, clip, &mut interner),
-    )
+    };
+    // A limit counts the events answered, so it needs each row's data
+    // decoded before the next row is read.
+    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && cores() > 1 {
+        return read.pipelined();
+    }
+    read.interned()
 }
 
 /// Reads expected to give at least this many rows decode their distinct
@@ -210,7 +197,7 @@ fn interned_shared_events(
 /// lower threshold.
 const PIPELINED_READ_ROWS: usize = 20_000;
 
-/// Reads made by [`pipelined_shared_events`] with its second thread.
+/// Reads made by [`SharedRead::pipelined`] with its second thread.
 #[cfg(test)]
 pub(crate) static PIPELINED_READS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
@@ -221,46 +208,70 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
-/// [`shared_events`] with the data texts decoded on a thread of their own,
-/// in the same read transaction: the rows and their numbered texts come
-/// from this thread, the decoded objects from the other, and they are put
-/// together at the end. Without a thread, the read is made on this one.
-fn pipelined_shared_events(
-    conn: &Connection,
-    bounds: &DurationBounds,
+/// A [`shared_events`] read of the bucket at `row_id`, into a vector of
+/// `capacity`.
+struct SharedRead<'a> {
+    conn: &'a Connection,
+    bounds: &'a DurationBounds,
     row_id: i64,
-    bucket_id: &str,
+    bucket_id: &'a str,
     query: EventQuery,
     capacity: usize,
-) -> Result<Vec<SharedEvent>> {
-    let (sender, batches) = crossbeam_channel::unbounded();
-    std::thread::scope(|scope| {
-        let decoder = std::thread::Builder::new()
-            .name("aw-decode".into())
-            .spawn_scoped(scope, move || rows::decode_texts(batches, capacity));
-        let Ok(decoder) = decoder else {
-            return interned_shared_events(conn, bounds, row_id, bucket_id, query, capacity);
-        };
-        #[cfg(test)]
-        PIPELINED_READS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let mut queue = TextQueue::new(capacity, sender);
-        let numbered = range(
-            conn,
-            bounds,
-            row_id,
-            bucket_id,
-            query,
-            capacity,
-            |row, clip| rows::numbered_event_from_row(row, clip, &mut queue),
-        );
-        queue.flush();
-        // Closing the queue lets the decoder finish, also after a failure.
-        drop(queue);
-        let decoded = decoder
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Ok(rows::with_decoded_data(numbered?, &decoded, bucket_id))
-    })
+}
+
+impl SharedRead<'_> {
+    /// The rows, each made into a `T` by `decode` (see [`range`]).
+    fn rows<T>(
+        &self,
+        decode: impl FnMut(&rusqlite::Row<'_>, Option<(i64, i64)>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>> {
+        range(
+            self.conn,
+            self.bounds,
+            self.row_id,
+            self.bucket_id,
+            self.query,
+            self.capacity,
+            decode,
+        )
+    }
+
+    /// The events, their data decoded on this thread.
+    fn interned(&self) -> Result<Vec<SharedEvent>> {
+        let mut interner = Interner::for_rows(self.capacity);
+        self.rows(|row, clip| shared_event_from_row(row, clip, &mut interner))
+    }
+
+    /// The events, their data texts decoded on a thread of their own, in
+    /// the same read transaction: the rows and their numbered texts come
+    /// from this thread, the decoded objects from the other, and they are
+    /// put together at the end. Without a thread, the read is made on
+    /// this one.
+    fn pipelined(&self) -> Result<Vec<SharedEvent>> {
+        let (sender, batches) = crossbeam_channel::unbounded();
+        let capacity = self.capacity;
+        std::thread::scope(|scope| {
+            let decoder = std::thread::Builder::new()
+                .name("aw-decode".into())
+                .spawn_scoped(scope, move || rows::decode_texts(batches, capacity));
+            let Ok(decoder) = decoder else {
+                return self.interned();
+            };
+            #[cfg(test)]
+            PIPELINED_READS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut queue = TextQueue::new(capacity, sender);
+            let numbered =
+                self.rows(|row, clip| rows::numbered_event_from_row(row, clip, &mut queue));
+            queue.flush();
+            // Closing the queue lets the decoder finish, also after a
+            // failure.
+            drop(queue);
+            let decoded = decoder
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok(rows::with_decoded_data(numbered?, &decoded, self.bucket_id))
+        })
+    }
 }
 
 /// Rows a JSON listing writes before it sizes its text for the rest.
