@@ -70,15 +70,24 @@ impl Interner {
         if let Some(data) = self.seen.get(bytes) {
             return Ok(Arc::clone(data));
         }
-        let text = std::str::from_utf8(bytes).map_err(|err| data_failure(err.into()))?;
-        let parsed = match &mut self.strings {
-            Some(strings) => EventData::from_json_pooled(text, strings),
-            None => serde_json::from_str::<EventData>(text),
-        };
-        let data = Arc::new(parsed.map_err(|err| data_failure(err.into()))?);
+        let data = Arc::new(decode_text(bytes, &mut self.strings).map_err(data_failure)?);
         self.seen.insert(bytes.into(), Arc::clone(&data));
         Ok(data)
     }
+}
+
+/// A stored data text checked for UTF-8 and parsed, its strings from
+/// `strings` if given.
+fn decode_text(
+    bytes: &[u8],
+    strings: &mut Option<StringPool>,
+) -> Result<EventData, Box<dyn std::error::Error + Send + Sync>> {
+    let text = std::str::from_utf8(bytes)?;
+    let parsed = match strings {
+        Some(strings) => EventData::from_json_pooled(text, strings),
+        None => serde_json::from_str::<EventData>(text),
+    };
+    Ok(parsed?)
 }
 
 /// A long read's distinct data texts, handed to a second thread that
@@ -169,15 +178,7 @@ pub(crate) fn decode_texts(
     let mut decoded = Decoded::new();
     for batch in batches {
         for bytes in batch.texts() {
-            let data = std::str::from_utf8(bytes)
-                .map_err(|err| err.to_string())
-                .and_then(|text| {
-                    match &mut strings {
-                        Some(strings) => EventData::from_json_pooled(text, strings),
-                        None => serde_json::from_str::<EventData>(text),
-                    }
-                    .map_err(|err| err.to_string())
-                });
+            let data = decode_text(bytes, &mut strings).map_err(|err| err.to_string());
             decoded.push(data.map(Arc::new));
         }
     }
@@ -194,6 +195,12 @@ pub(crate) struct NumberedEvent {
     duration: Duration,
     text: u64,
 }
+
+const _: () = assert!(
+    std::mem::size_of::<NumberedEvent>() == std::mem::size_of::<SharedEvent>()
+        && std::mem::align_of::<NumberedEvent>() == std::mem::align_of::<SharedEvent>(),
+    "a NumberedEvent must become a SharedEvent in place"
+);
 
 /// An event row with its data text numbered by `queue`.
 pub(crate) fn numbered_event_from_row(
