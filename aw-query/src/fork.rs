@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use crate::ast::{Expr, ExprKind, Stmt};
 use crate::functions::Builtin;
@@ -100,10 +101,7 @@ fn reads(expr: &Expr, out: &mut Vec<Read>, pure_calls: &mut bool) {
             .iter()
             .for_each(|(_, item)| reads(item, out, pure_calls)),
         ExprKind::Call { name, args } => {
-            let known = Builtin::ALL
-                .iter()
-                .find(|builtin| builtin.name() == name.as_str());
-            if !known.is_some_and(|builtin| pure(*builtin)) {
+            if !builtin(name).is_some_and(pure) {
                 *pure_calls = false;
             }
             out.push((name.clone(), false));
@@ -142,25 +140,43 @@ fn step(stmt: &Stmt, rebound: &[&str]) -> Option<Step> {
     reads(expr, &mut found, &mut pure_calls);
     let calls_rebound = found
         .iter()
-        .any(|(name, _)| rebound.contains(&name.as_str()) && is_builtin(name));
+        .any(|(name, _)| rebound.contains(&name.as_str()) && builtin(name).is_some());
     (pure_calls && !calls_rebound).then(|| Step {
         reads: found,
         target: target.clone(),
     })
 }
 
-fn is_builtin(name: &str) -> bool {
-    Builtin::ALL.iter().any(|builtin| builtin.name() == name)
+/// The built-in called `name`, if there is one.
+fn builtin(name: &str) -> Option<Builtin> {
+    Builtin::ALL
+        .iter()
+        .copied()
+        .find(|builtin| builtin.name() == name)
 }
 
 /// Longest run of statements searched for groups.
 const LONGEST_RUN: usize = 256;
 
+/// A program's [`plans`], found on first need and kept with the parsed
+/// program, so a kept program (the dashboard's) is not searched again for
+/// every long period it runs for.
+#[derive(Debug, Default)]
+pub(crate) struct KeptPlans(OnceLock<HashMap<usize, Plan>>);
+
+impl KeptPlans {
+    /// The plans of `program`, which must be the program these are kept
+    /// with.
+    pub fn of(&self, program: &[Stmt]) -> &HashMap<usize, Plan> {
+        self.0.get_or_init(|| plans(program))
+    }
+}
+
 /// Every place in `program` where two or more groups of statements can
 /// run at once, by their first statement. Spans are runs of statements
 /// that may take part; each start in a run that splits is listed, so the
 /// interpreter can pick the first one whose inputs are worth a thread.
-pub(crate) fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
+fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
     let rebound: Vec<&str> = program
         .iter()
         .filter_map(|stmt| match stmt {
@@ -211,18 +227,23 @@ fn plan(span: &[&Step], start: usize) -> Option<Plan> {
         }
         at
     }
-    // The statement that last wrote each name within the span.
+    fn join(parent: &mut [usize], a: usize, b: usize) {
+        let (a, b) = (root(parent, a), root(parent, b));
+        parent[a] = b;
+    }
+    // The statement that last wrote each name within the span. A
+    // statement joins the group of each name it reads or writes there.
     let mut writer: HashMap<&str, usize> = HashMap::new();
     for (at, step) in span.iter().enumerate() {
-        for (name, _) in &step.reads {
+        let names = step
+            .reads
+            .iter()
+            .map(|(name, _)| name)
+            .chain([&step.target]);
+        for name in names {
             if let Some(&wrote) = writer.get(name.as_str()) {
-                let (a, b) = (root(&mut parent, at), root(&mut parent, wrote));
-                parent[a] = b;
+                join(&mut parent, at, wrote);
             }
-        }
-        if let Some(&wrote) = writer.get(step.target.as_str()) {
-            let (a, b) = (root(&mut parent, at), root(&mut parent, wrote));
-            parent[a] = b;
         }
         writer.insert(&step.target, at);
     }

@@ -15,7 +15,7 @@ use aw_models::TimeInterval;
 
 use crate::ast::{BinOp, Expr, ExprKind, Stmt};
 use crate::error::{ErrorKind, Failure, QueryError};
-use crate::fork::{self, Plan};
+use crate::fork::{self, KeptPlans, Plan};
 use crate::functions::{self, Builtin, Context};
 use crate::limits::{Budget, MAX_STRING_BYTES};
 use crate::prefetch::Prefetch;
@@ -39,6 +39,23 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A `split_url_events` memory holding this many objects is freed on the
 /// freeing thread (`crate::dropper`).
 const SPLIT_OBJECTS_FREED_LATER: usize = 10_000;
+
+/// A parsed program, with what the interpreter learns about it once.
+#[derive(Debug)]
+pub(crate) struct Program {
+    pub stmts: Box<[Stmt]>,
+    /// Where its statements may run at the same time (`fork.rs`).
+    pub plans: KeptPlans,
+}
+
+impl From<Vec<Stmt>> for Program {
+    fn from(stmts: Vec<Stmt>) -> Program {
+        Program {
+            stmts: stmts.into(),
+            plans: KeptPlans::default(),
+        }
+    }
+}
 
 /// How a period's `RETURN` value becomes its JSON form.
 pub(crate) type Output<T> = fn(Value) -> Result<T, Failure>;
@@ -85,13 +102,13 @@ impl<'a> Interpreter<'a> {
     /// made by `output` (text or `serde_json` values).
     pub fn run<T>(
         &mut self,
-        program: &[Stmt],
+        program: &Program,
         period: &TimeInterval,
         output: Output<T>,
     ) -> Result<T, QueryError> {
         let source = self.source;
         std::thread::scope(|scope| {
-            self.prefetch = Prefetch::start(scope, source, program, period);
+            self.prefetch = Prefetch::start(scope, source, &program.stmts, period);
             let mut result = self.run_period(program, period, output);
             if result.is_err() && self.forked {
                 // Which failure comes first is only sure in order: the
@@ -116,7 +133,7 @@ impl<'a> Interpreter<'a> {
 
     fn run_period<T>(
         &mut self,
-        program: &[Stmt],
+        program: &Program,
         period: &TimeInterval,
         output: Output<T>,
     ) -> Result<T, QueryError> {
@@ -149,16 +166,17 @@ impl<'a> Interpreter<'a> {
     /// found groups that can run at once and they are worth a thread.
     fn top_level(
         &mut self,
-        program: &[Stmt],
+        program: &Program,
         period: &TimeInterval,
         env: &mut Env,
     ) -> Result<(), QueryError> {
         let length = period.end.nanos().saturating_sub(period.start.nanos());
         let always = fork::always();
+        let (program, plans) = (&program.stmts[..], &program.plans);
         if !self.may_fork || (length < crate::prefetch::SHORTEST_PERIOD_NANOS && !always) {
             return self.block(program, env);
         }
-        let plans = fork::plans(program);
+        let plans = plans.of(program);
         let mut at = 0;
         while let Some(stmt) = program.get(at) {
             if let Some(plan) = plans.get(&at) {

@@ -143,7 +143,7 @@ fn run_periods<T: Send>(
     // thread starts one. Every earlier period was taken before it (the
     // counter only grows) and is finished by its thread.
     let failed = &AtomicUsize::new(usize::MAX);
-    let run_share = |parsed: &[ast::Stmt], budget| {
+    let run_share = |parsed: &interpreter::Program, budget| {
         let mut done = Vec::new();
         let mut interpreter =
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
@@ -166,7 +166,7 @@ fn run_periods<T: Send>(
         let handles: Vec<_> = (1..threads)
             .map(|_| {
                 let budget = std::sync::Arc::clone(&budget);
-                let parsed: &[ast::Stmt] = &parsed;
+                let parsed: &interpreter::Program = &parsed;
                 scope.spawn(move || run_share(parsed, budget))
             })
             .collect();
@@ -207,7 +207,7 @@ fn cores() -> usize {
 }
 
 /// A parsed program, shared by the runs that use it.
-type Program = std::rc::Rc<[ast::Stmt]>;
+type Program = std::rc::Rc<interpreter::Program>;
 
 /// Programs kept parsed per thread.
 const KEPT_PROGRAMS: usize = 4;
@@ -235,7 +235,7 @@ fn parse_kept(program: &str) -> Result<Program, QueryError> {
             kept.push(entry);
             return Ok(stmts);
         }
-        let stmts: Program = parser::parse(program)?.into();
+        let stmts: Program = std::rc::Rc::new(parser::parse(program)?.into());
         if program.len() > KEPT_PROGRAM_BYTES {
             return Ok(stmts);
         }
