@@ -37,12 +37,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A `split_url_events` memory holding this many objects is freed on the
-/// freeing thread (`crate::dropper`). The objects of a period read ahead
-/// (two days or more) were decoded on threads that have ended, and cost
-/// ~400 ns each to free here: a week's ~3.5k browser objects took
-/// 1.3-1.5 ms of the week query's ~12. A day's ~600, decoded on this
-/// thread, free in ~0.05 ms, less than handing them over.
-const SPLIT_OBJECTS_FREED_LATER: usize = 2_000;
+/// freeing thread (`crate::dropper`).
+const SPLIT_OBJECTS_FREED_LATER: usize = 10_000;
 
 /// A parsed program, with what the interpreter learns about it once.
 #[derive(Debug)]
@@ -125,9 +121,8 @@ impl<'a> Interpreter<'a> {
             }
             // Unused reads are dropped; the scope waits for their threads.
             self.prefetch = Prefetch::default();
-            // The objects split in a longer period (a week's or a year's
-            // browser data) are freed on the freeing thread, not before
-            // the answer.
+            // The objects split in a long period (a year's browser data)
+            // are freed on the freeing thread, not before the answer.
             let urls = std::mem::take(&mut self.urls);
             if urls.objects() >= SPLIT_OBJECTS_FREED_LATER {
                 crate::dropper::later(urls);
