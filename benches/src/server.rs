@@ -122,7 +122,18 @@ impl ServerProcess {
         Duration::from_millis(ticks * 10)
     }
 
-    /// Resident memory now and its peak since start, in bytes.
+    /// Makes the kernel's record of the server's peak resident memory
+    /// (`VmHWM`) its current size, so that [`Server::memory`] then gives
+    /// the peak since this call (Linux 4.0 and later; elsewhere, or if
+    /// refused, the peak stays the one since start).
+    pub fn reset_peak_memory(&self) {
+        if let Some(pid) = self.pid() {
+            let _ = fs::write(format!("/proc/{pid}/clear_refs"), "5");
+        }
+    }
+
+    /// Resident memory now and its peak since start (or since
+    /// [`Server::reset_peak_memory`]), in bytes.
     pub fn memory(&self) -> (u64, u64) {
         let status = self
             .pid()
