@@ -123,7 +123,7 @@ impl ServerProcess {
     }
 
     /// Makes the kernel's record of the server's peak resident memory
-    /// (`VmHWM`) its current size, so that [`Server::memory`] then gives
+    /// (`VmHWM`) its current size, so that [`ServerProcess::memory`] then gives
     /// the peak since this call (Linux 4.0 and later; elsewhere, or if
     /// refused, the peak stays the one since start).
     pub fn reset_peak_memory(&self) {
@@ -133,7 +133,7 @@ impl ServerProcess {
     }
 
     /// Resident memory now and its peak since start (or since
-    /// [`Server::reset_peak_memory`]), in bytes.
+    /// [`ServerProcess::reset_peak_memory`]), in bytes.
     pub fn memory(&self) -> (u64, u64) {
         let status = self
             .pid()
