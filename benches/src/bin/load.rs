@@ -618,8 +618,13 @@ fn main() -> io::Result<()> {
     );
     for scenario in &selected {
         let mut per_server = vec![Measurement::default(); servers.len()];
-        for _ in 0..args.rounds {
-            for (index, server) in servers.iter().enumerate() {
+        for round in 0..args.rounds as usize {
+            // Each round starts with the next server: over an even number
+            // of rounds each runs first as often, so the order favours
+            // none of them.
+            for offset in 0..servers.len() {
+                let index = (round + offset) % servers.len();
+                let server = &servers[index];
                 bar.set_message(format!("{} on {}", scenario.name, server.label));
                 per_server[index].absorb((scenario.run)(&workload, server));
                 bar.inc(1);
