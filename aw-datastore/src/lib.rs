@@ -55,6 +55,13 @@ pub use error::DatastoreError;
 pub use pending::Pending;
 pub use writes::PreparedEvent;
 
+/// The machine's cores, asked once: on Linux the standard library reads
+/// the process's cgroup files each time, which cost a 1-day query ~1 %.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 /// Makes the calling thread `by` nicer (lower CPU priority): the
 /// datastore's readers, and the server's query threads, so that on a small
 /// machine heartbeats get the CPU first. Only on Linux, where the nice

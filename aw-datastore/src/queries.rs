@@ -182,7 +182,7 @@ pub(crate) fn shared_events(
     };
     // A limit counts the events answered, so it needs each row's data
     // decoded before the next row is read.
-    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && cores() > 1 {
+    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && crate::cores() > 1 {
         return read.pipelined();
     }
     read.interned()
@@ -201,12 +201,6 @@ const PIPELINED_READ_ROWS: usize = 20_000;
 #[cfg(test)]
 pub(crate) static PIPELINED_READS: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
-
-/// Cores of this machine.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
 
 /// A [`shared_events`] read of the bucket at `row_id`, into a vector of
 /// `capacity`.

@@ -87,7 +87,7 @@ impl<'a> Interpreter<'a> {
             budget: Budget::default(),
             prefetch: Prefetch::default(),
             urls: UrlSplitter::default(),
-            may_fork: crate::cores() > 1 || fork::always(),
+            may_fork: aw_datastore::cores() > 1 || fork::always(),
             forked: false,
         }
     }
@@ -95,7 +95,7 @@ impl<'a> Interpreter<'a> {
     /// Whether independent statements may run on a second thread: not
     /// when the request's periods already share the cores.
     pub fn allow_fork(&mut self, allow: bool) {
-        self.may_fork = allow && (crate::cores() > 1 || fork::always());
+        self.may_fork = allow && (aw_datastore::cores() > 1 || fork::always());
     }
 
     /// Runs `program` for `period` and returns `RETURN` in its JSON form

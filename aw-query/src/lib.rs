@@ -125,7 +125,9 @@ fn run_periods<T: Send>(
 ) -> Result<Vec<T>, QueryError> {
     let parsed = parse_kept(program)?;
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
-    let threads = cores().clamp(1, MAX_THREADS).min(timeperiods.len());
+    let threads = aw_datastore::cores()
+        .clamp(1, MAX_THREADS)
+        .min(timeperiods.len());
     if threads <= 1 {
         let mut interpreter =
             interpreter::Interpreter::new(source, regex::RegexCache::sharing(budget));
@@ -199,13 +201,6 @@ fn run_periods<T: Send>(
 /// Most threads one query runs its periods on.
 pub const MAX_THREADS: usize = 4;
 
-/// The machine's cores, asked once: on Linux the standard library reads
-/// the process's cgroup files each time, which cost a 1-day query ~1 %.
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
 /// A parsed program, shared by the runs that use it.
 type Program = std::rc::Rc<interpreter::Program>;
 
@@ -231,19 +226,19 @@ fn parse_kept(program: &str) -> Result<Program, QueryError> {
     PARSED.with_borrow_mut(|kept| {
         if let Some(found) = kept.iter().position(|(text, _)| **text == *program) {
             let entry = kept.remove(found);
-            let stmts = std::rc::Rc::clone(&entry.1);
+            let parsed = std::rc::Rc::clone(&entry.1);
             kept.push(entry);
-            return Ok(stmts);
+            return Ok(parsed);
         }
-        let stmts: Program = std::rc::Rc::new(parser::parse(program)?.into());
+        let parsed: Program = std::rc::Rc::new(parser::parse(program)?.into());
         if program.len() > KEPT_PROGRAM_BYTES {
-            return Ok(stmts);
+            return Ok(parsed);
         }
         if kept.len() >= KEPT_PROGRAMS {
             kept.remove(0);
         }
-        kept.push((program.into(), std::rc::Rc::clone(&stmts)));
-        Ok(stmts)
+        kept.push((program.into(), std::rc::Rc::clone(&parsed)));
+        Ok(parsed)
     })
 }
 
