@@ -375,16 +375,14 @@ fn range_select(columns: &str, oldest_first: bool) -> String {
 /// rows were written keeps the table cursor on the page it is on, or moves
 /// it to the next, instead of descending the table's tree again. So a read
 /// walks oldest first when the range's newest row was written after its
-/// oldest (heartbeats), newest first otherwise (imports of exports, which
-/// list events newest first). SQLite's time for a month of window and
+/// oldest (heartbeats, and imports, which store each bucket's events
+/// oldest first when they fit in memory), newest first otherwise (history
+/// imported newest first, as exports list it, by this server before it
+/// sorted imports or by another). SQLite's time for a month of window and
 /// browser rows written in time order, the buckets interleaved as
 /// heartbeats write them: 20.6 ms walking oldest first against 23 ms
 /// newest first (16 against 22 ms with each bucket's rows together); for
 /// rows written newest first, walking oldest first was ~1.2 times slower.
-/// (Imports keep the document's order. Sorting them oldest first was
-/// tried: each row then went to the front of its bucket's part of the
-/// index, whose pages split half full, and the import and month queries
-/// were slower.)
 ///
 /// A limit needs the newest rows first.
 fn range<T>(

@@ -188,6 +188,11 @@ fn stored(memory: &mut WriterMemory<'_>, row_id: i64, start: i64, end: i64) {
     memory.stats.added(row_id, start, end);
 }
 
+/// Inserts an event with a fresh id (parameters: bucket row, start, end,
+/// data text).
+const INSERT_EVENT: &str =
+    "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)";
+
 /// Inserts an event with a fresh id; returns the id.
 fn insert_fresh(
     conn: &Connection,
@@ -197,10 +202,8 @@ fn insert_fresh(
     end: i64,
     data: &str,
 ) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(params![row_id, start, end, data])?;
+    conn.prepare_cached(INSERT_EVENT)?
+        .execute(params![row_id, start, end, data])?;
     stored(memory, row_id, start, end);
     Ok(conn.last_insert_rowid())
 }
@@ -335,6 +338,28 @@ impl PreparedEvent {
             data: data_text(&event.data),
         })
     }
+
+    /// Bytes this event takes in memory, for a caller that bounds how many
+    /// it keeps.
+    pub fn size(&self) -> usize {
+        std::mem::size_of::<PreparedEvent>() + self.data.capacity()
+    }
+
+    /// Puts `events` in the order heartbeats store a bucket's history:
+    /// oldest first, the exact reverse of a listing (start, then the
+    /// longer first); events equal in both keep their order, so their ids
+    /// rise in document order and a listing shows them as the document
+    /// did.
+    ///
+    /// Storing imports this way gives imported history the layout of
+    /// recorded history, ids rising with time. Export documents list
+    /// events newest first; stored in that order, a year's dashboard query
+    /// took ~1.25 times as long (its reads decode each distinct text in
+    /// the order they walk, and the transforms then visit the objects
+    /// against the order they were made in), a month's ~1.1 times.
+    pub fn sort_oldest_first(events: &mut [PreparedEvent]) {
+        events.sort_by_key(|event| (event.start, std::cmp::Reverse(event.end)));
+    }
 }
 
 /// Merges events into an existing bucket, skipping identical ones.
@@ -347,6 +372,9 @@ pub(crate) fn import_events(
     let row_id = bucket_row(conn, bucket_id)?;
     memory.last_events.forget(row_id);
     let mut summary = ImportSummary::default();
+    // Taken from the cache once for the chunk, not once per event (a
+    // lookup by text, and the statement moved out of the cache and back).
+    let mut insert = conn.prepare_cached(INSERT_EVENT)?;
     for event in events {
         let PreparedEvent { start, end, data } = event;
         if may_hold(memory.stats.get(row_id), start, end)
@@ -354,7 +382,8 @@ pub(crate) fn import_events(
         {
             summary.skipped += 1;
         } else {
-            insert_fresh(conn, memory, row_id, start, end, &data)?;
+            insert.execute(params![row_id, start, end, data])?;
+            stored(memory, row_id, start, end);
             summary.inserted += 1;
         }
     }

@@ -75,7 +75,7 @@ pub async fn import(
     {
         Some(length) => {
             let document = read_whole(body, length).await?;
-            blocking(move || import_bytes(&document, &datastore)).await?
+            blocking(move || import_bytes(document, &datastore)).await?
         }
         None => {
             let file = spool(content_type, body).await?;

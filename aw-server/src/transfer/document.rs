@@ -34,10 +34,16 @@ pub fn fits_in_memory(size: u64) -> bool {
     size <= IN_MEMORY_BYTES
 }
 
-/// Validates, then imports, a document held in memory.
-pub fn import_bytes(document: &[u8], datastore: &Datastore) -> Result<ImportSummary, ApiError> {
-    let buckets = validate(InMemory(document))?;
-    import_validated(InMemory(document), &buckets, datastore, &mut |_| {})
+/// Imports a document held in memory: in one pass when its events fit
+/// in memory ([`collect`]; the document is freed before they are
+/// stored), else validated first and imported in a second pass.
+pub fn import_bytes(document: Vec<u8>, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
+    if let Some(buckets) = collect(InMemory(&document), HELD_EVENT_BYTES) {
+        drop(document);
+        return store_oldest_first(buckets, datastore);
+    }
+    let buckets = validate(InMemory(&document))?;
+    import_validated(InMemory(&document), &buckets, datastore, &mut |_| {})
 }
 
 /// Validates, then imports, the document in `file`.
@@ -46,7 +52,7 @@ pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummar
     if fits_in_memory(size) {
         let mut document = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
         file.read_to_end(&mut document).map_err(internal)?;
-        return import_bytes(&document, datastore);
+        return import_bytes(document, datastore);
     }
     let buckets = validate(Streamed(reader(&file)?))?;
     file.rewind().map_err(internal)?;
@@ -92,17 +98,33 @@ pub fn validate(document: impl Document) -> Result<Vec<Bucket>, ApiError> {
 /// accepted with `buckets`. `progress` sees the running total after each
 /// chunk stored.
 ///
-/// Parsing and storing overlap: this thread parses the next chunk while
-/// a second one hands the previous to the datastore (in document order),
-/// so the import takes about the longer of the two rather than their sum.
+/// Each bucket's events are stored oldest first when they fit in
+/// [`HELD_EVENT_BYTES`] (see [`Importer`]). Parsing and storing overlap:
+/// this thread parses while a second one hands what is ready to the
+/// datastore, so a document of several buckets stores one while it parses
+/// the next, and a bucket too large to hold is stored chunk by chunk while
+/// the next chunk is parsed.
 pub fn import_validated(
     document: impl Document,
     buckets: &[Bucket],
     datastore: &Datastore,
     progress: &mut (dyn FnMut(&ImportSummary) + Send),
 ) -> Result<ImportSummary, ApiError> {
-    // Two chunks may wait: one being parsed here is the third.
-    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(2);
+    import_validated_holding(document, buckets, datastore, progress, HELD_EVENT_BYTES)
+}
+
+/// [`import_validated`], holding at most `limit` bytes of a bucket's
+/// events to store them oldest first.
+fn import_validated_holding(
+    document: impl Document,
+    buckets: &[Bucket],
+    datastore: &Datastore,
+    progress: &mut (dyn FnMut(&ImportSummary) + Send),
+    limit: usize,
+) -> Result<ImportSummary, ApiError> {
+    // One job may wait while one is stored and the next parsed, which
+    // bounds memory by three buckets' held events.
+    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(1);
     std::thread::scope(|scope| {
         let storer = scope.spawn(move || {
             let mut summary = ImportSummary::default();
@@ -112,8 +134,10 @@ pub fn import_validated(
                 match job {
                     Job::Bucket(bucket) => add(&mut summary, datastore.import_bucket(bucket)?),
                     Job::Events(bucket_id, events) => {
-                        add(&mut summary, datastore.import_prepared(&bucket_id, events)?);
-                        progress(&summary);
+                        for chunk in chunks(events) {
+                            add(&mut summary, datastore.import_prepared(&bucket_id, chunk)?);
+                            progress(&summary);
+                        }
                     }
                 }
             }
@@ -123,7 +147,9 @@ pub fn import_validated(
             jobs,
             buckets,
             current: None,
-            chunk: Vec::new(),
+            held: HeldEvents::default(),
+            limit,
+            in_document_order: false,
         };
         let parsed = document.walk(&mut importer);
         drop(importer);
@@ -144,7 +170,8 @@ pub fn import_validated(
     })
 }
 
-/// What pass 2's parser hands to the thread that stores.
+/// What pass 2's parser hands to the thread that stores: a bucket, or
+/// events of the last bucket, to store in chunks in the order given.
 enum Job {
     Bucket(Bucket),
     Events(String, Vec<PreparedEvent>),
@@ -215,13 +242,23 @@ impl Sink for Tally {
 }
 
 /// Pass 2's parsing side: chunks what pass 1 validated for the storer.
+///
+/// A bucket's events are held until the bucket ends and stored oldest
+/// first, as heartbeats store them (see [`store_oldest_first`]). A bucket
+/// whose events outgrow its limit ([`HELD_EVENT_BYTES`]) is stored in
+/// document order instead, chunk by chunk as it is read, so memory stays
+/// bounded.
 struct Importer<'a> {
     jobs: std::sync::mpsc::SyncSender<Job>,
     buckets: &'a [Bucket],
     current: Option<String>,
     /// Validated with their data serialized here, on the parsing thread,
-    /// while the writer stores the previous chunk.
-    chunk: Vec<PreparedEvent>,
+    /// not handed to the storer yet.
+    held: HeldEvents,
+    /// Most bytes of a bucket's events held back.
+    limit: usize,
+    /// The current bucket outgrew the limit: its events go out as read.
+    in_document_order: bool,
 }
 
 impl Importer<'_> {
@@ -232,14 +269,17 @@ impl Importer<'_> {
         })
     }
 
+    /// Hands the held events to the storer, which stores them in chunks
+    /// of [`CHUNK_SIZE`] while this thread reads on (a whole bucket's
+    /// sorted events while it reads the next bucket).
     fn flush(&mut self) -> Result<(), ApiError> {
-        if let Some(bucket_id) = &self.current {
-            if !self.chunk.is_empty() {
-                let events = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_SIZE));
-                self.send(Job::Events(bucket_id.clone(), events))?;
+        match &self.current {
+            Some(bucket_id) if !self.held.events.is_empty() => {
+                let job = Job::Events(bucket_id.clone(), self.held.take());
+                self.send(job)
             }
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -249,22 +289,136 @@ impl Sink for Importer<'_> {
             ApiError::Internal("Import failed: the document changed between passes".into())
         })?;
         self.current = Some(bucket.id.clone());
+        self.in_document_order = false;
         self.send(Job::Bucket(bucket))
     }
     fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
         // Imported ids come from another database (spec §5): a prepared
         // event has none.
-        self.chunk.push(PreparedEvent::new(&event)?);
-        if self.chunk.len() >= CHUNK_SIZE {
+        self.held.push(PreparedEvent::new(&event)?);
+        if self.in_document_order {
+            if self.held.events.len() >= CHUNK_SIZE {
+                self.flush()?;
+            }
+        } else if self.held.bytes > self.limit {
+            self.in_document_order = true;
             self.flush()?;
         }
         Ok(())
     }
     fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+        if !self.in_document_order {
+            PreparedEvent::sort_oldest_first(&mut self.held.events);
+        }
         self.flush()?;
         self.current = None;
         Ok(())
     }
+}
+
+/// Most memory the prepared events an import holds may take: one
+/// bucket's in pass 2, a whole document's in [`collect`]. A year of
+/// window events (~300k) takes ~40 MB.
+const HELD_EVENT_BYTES: usize = 64 * 1024 * 1024;
+
+/// Prepared events held back, and what they take in memory.
+#[derive(Debug, Default)]
+struct HeldEvents {
+    events: Vec<PreparedEvent>,
+    bytes: usize,
+}
+
+impl HeldEvents {
+    fn push(&mut self, event: PreparedEvent) {
+        self.bytes += event.size();
+        self.events.push(event);
+    }
+
+    fn take(&mut self) -> Vec<PreparedEvent> {
+        self.bytes = 0;
+        std::mem::take(&mut self.events)
+    }
+}
+
+/// `events` in chunks of [`CHUNK_SIZE`], in order.
+fn chunks(events: Vec<PreparedEvent>) -> impl Iterator<Item = Vec<PreparedEvent>> {
+    let mut events = events.into_iter();
+    std::iter::from_fn(move || {
+        let chunk: Vec<PreparedEvent> = events.by_ref().take(CHUNK_SIZE).collect();
+        (!chunk.is_empty()).then_some(chunk)
+    })
+}
+
+/// Why [`collect`] gave up: the document's events take more than its
+/// limit. Never reported: the import goes the two-pass way.
+const TOO_LARGE: &str = "the document's events do not fit in memory";
+
+/// The one-pass import's sink: every bucket with its prepared events.
+struct Collector {
+    buckets: Vec<(Bucket, Vec<PreparedEvent>)>,
+    /// The current bucket's events.
+    current: Vec<PreparedEvent>,
+    /// What every event so far takes, and how much it may.
+    bytes: usize,
+    limit: usize,
+}
+
+impl Sink for Collector {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+        Ok(())
+    }
+    fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
+        let event = PreparedEvent::new(&event)?;
+        self.bytes += event.size();
+        if self.bytes > self.limit {
+            return Err(ApiError::Internal(TOO_LARGE.into()));
+        }
+        self.current.push(event);
+        Ok(())
+    }
+    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
+        self.buckets
+            .push((bucket, std::mem::take(&mut self.current)));
+        Ok(())
+    }
+}
+
+/// Pass 1 and 2 in one for a document whose events take at most `limit`
+/// bytes in memory: every bucket and its events, prepared, or `None` when
+/// the document is invalid or too large, which the two passes then handle
+/// (and report) as always. Nothing is stored before the whole document is
+/// read, as with the two passes; reading it once instead of twice pays
+/// for storing each bucket only after all of it is read, which sorting it
+/// needs anyway.
+fn collect(document: InMemory<'_>, limit: usize) -> Option<Vec<(Bucket, Vec<PreparedEvent>)>> {
+    let mut collector = Collector {
+        buckets: Vec::new(),
+        current: Vec::new(),
+        bytes: 0,
+        limit,
+    };
+    document.walk(&mut collector).ok()?;
+    Some(collector.buckets)
+}
+
+/// Stores what [`collect`] read: each bucket created or merged into, its
+/// events oldest first (`PreparedEvent::sort_oldest_first`), as heartbeats
+/// store them, whatever order the document lists them in (exports list
+/// them newest first).
+fn store_oldest_first(
+    buckets: Vec<(Bucket, Vec<PreparedEvent>)>,
+    datastore: &Datastore,
+) -> Result<ImportSummary, ApiError> {
+    let mut summary = ImportSummary::default();
+    for (bucket, mut events) in buckets {
+        let bucket_id = bucket.id.clone();
+        add(&mut summary, datastore.import_bucket(bucket)?);
+        PreparedEvent::sort_oldest_first(&mut events);
+        for chunk in chunks(events) {
+            add(&mut summary, datastore.import_prepared(&bucket_id, chunk)?);
+        }
+    }
+    Ok(summary)
 }
 
 /// Adds `part` to `total`.
@@ -765,5 +919,118 @@ mod tests {
             let error = run(text).err().unwrap_or_else(|| panic!("accepted {text}"));
             assert_eq!(error.status().code, status, "{text}: {error}");
         }
+    }
+
+    /// A document listing one bucket's events newest first, as exports
+    /// do, with two events equal in start and end.
+    const NEWEST_FIRST: &str = r#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": [
+        {"timestamp": "2021-06-01T10:00:03Z", "duration": 1, "data": {"n": 3}},
+        {"timestamp": "2021-06-01T10:00:02Z", "duration": 1, "data": {"tie": "first"}},
+        {"timestamp": "2021-06-01T10:00:02Z", "duration": 1, "data": {"tie": "second"}},
+        {"timestamp": "2021-06-01T10:00:01Z", "duration": 9, "data": {"n": 1}},
+        {"timestamp": "2021-06-01T10:00:01Z", "duration": 1, "data": {"n": 0}}
+    ]}}}"#;
+
+    /// Bucket `b` of `datastore` as listed (newest first): each event's
+    /// data and id.
+    fn listed(datastore: &Datastore) -> Vec<(String, i64)> {
+        let query = aw_datastore::EventQuery {
+            start: None,
+            end: None,
+            limit: None,
+        };
+        datastore
+            .events("b", query)
+            .unwrap()
+            .into_iter()
+            .map(|event| {
+                let data = serde_json::to_string(&event.data).unwrap();
+                (data, event.id.unwrap())
+            })
+            .collect()
+    }
+
+    /// The listing the document gives, with ids rising from the oldest
+    /// event (stored first) to the newest.
+    fn stored_oldest_first() -> Vec<String> {
+        [
+            r#"{"n":3}"#,
+            r#"{"tie":"first"}"#,
+            r#"{"tie":"second"}"#,
+            r#"{"n":0}"#,
+            r#"{"n":1}"#,
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    fn ids_rise_oldest_first(listing: &[(String, i64)]) {
+        let ids: Vec<i64> = listing.iter().map(|(_, id)| *id).collect();
+        // Newest first: the ties keep the document's order, so the first
+        // of them has the smaller id, as a listing orders ties.
+        assert_eq!(ids[1] + 1, ids[2], "{listing:?}");
+        for (newer, older) in [(0, 1), (2, 3), (3, 4)] {
+            assert!(ids[newer] > ids[older], "{listing:?}");
+        }
+    }
+
+    #[test]
+    fn one_pass_imports_store_events_oldest_first() {
+        let datastore = Datastore::open_in_memory().unwrap();
+        let summary = import_bytes(NEWEST_FIRST.as_bytes().to_vec(), &datastore).unwrap();
+        assert_eq!((summary.buckets_created, summary.inserted), (1, 5));
+        let listing = listed(&datastore);
+        let data: Vec<String> = listing.iter().map(|(data, _)| data.clone()).collect();
+        assert_eq!(data, stored_oldest_first());
+        ids_rise_oldest_first(&listing);
+    }
+
+    #[test]
+    fn two_pass_imports_store_events_oldest_first_while_they_fit() {
+        let document = InMemory(NEWEST_FIRST.as_bytes());
+        let buckets = validate(document).unwrap();
+        let datastore = Datastore::open_in_memory().unwrap();
+        import_validated(document, &buckets, &datastore, &mut |_| {}).unwrap();
+        let listing = listed(&datastore);
+        let data: Vec<String> = listing.iter().map(|(data, _)| data.clone()).collect();
+        assert_eq!(data, stored_oldest_first());
+        ids_rise_oldest_first(&listing);
+        // A bucket that outgrows the limit is stored as the document lists
+        // it: the same events, ids rising from the first listed.
+        let datastore = Datastore::open_in_memory().unwrap();
+        let mut seen = Vec::new();
+        import_validated_holding(
+            document,
+            &buckets,
+            &datastore,
+            &mut |summary| seen.push(summary.inserted),
+            1,
+        )
+        .unwrap();
+        let listing = listed(&datastore);
+        let data: Vec<String> = listing.iter().map(|(data, _)| data.clone()).collect();
+        assert_eq!(data, stored_oldest_first());
+        let ids: Vec<i64> = listing.iter().map(|(_, id)| *id).collect();
+        assert!(
+            ids.windows(2).take(3).all(|pair| pair[0] < pair[1]),
+            "{ids:?}"
+        );
+        assert_eq!(seen.last(), Some(&5));
+    }
+
+    #[test]
+    fn a_document_too_large_for_one_pass_takes_two() {
+        let document = InMemory(NEWEST_FIRST.as_bytes());
+        assert!(collect(document, 1).is_none());
+        let whole = collect(document, HELD_EVENT_BYTES).unwrap();
+        assert_eq!(whole.len(), 1);
+        assert_eq!(whole[0].1.len(), 5);
+        // An invalid document is left to the two passes, which report it.
+        let invalid = NEWEST_FIRST.replace("2021-06-01T10:00:01Z", "yesterday");
+        assert!(collect(InMemory(invalid.as_bytes()), HELD_EVENT_BYTES).is_none());
+        let datastore = Datastore::open_in_memory().unwrap();
+        let error = import_bytes(invalid.into_bytes(), &datastore).unwrap_err();
+        assert_eq!(error.status().code, 422, "{error}");
+        assert!(datastore.buckets().unwrap().is_empty());
     }
 }
