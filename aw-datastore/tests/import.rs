@@ -137,3 +137,37 @@ fn merging_skips_identical_events_before_after_and_within_the_stored_span() {
     assert_eq!((summary.inserted, summary.skipped), (1, 1));
     assert_eq!(store.count_events("b", None, None).unwrap(), 4);
 }
+
+#[test]
+fn a_long_import_with_repeats_stores_each_event_once_in_order() {
+    let (_db, store) = with_bucket();
+    // 200 events: written by the 64-row statement and one by one; the
+    // second half repeats the first (identical, so skipped) after a few
+    // new ones, some repeats arriving while their originals wait to be
+    // written in the same chunk.
+    let fresh: Vec<Event> = (0..150)
+        .map(|i| event(i * 10, 5, json!({"i": i})))
+        .collect();
+    let mut incoming = fresh.clone();
+    incoming.extend(fresh[100..].iter().cloned());
+    incoming.push(event(5000, 5, json!({"i": "last"})));
+    let summary = store.import_events("b", incoming).unwrap();
+    assert_eq!((summary.inserted, summary.skipped), (151, 50));
+    let stored = store.events("b", EventQuery::default()).unwrap();
+    assert_eq!(stored.len(), 151);
+    // Ids rise in the order the events came.
+    let mut by_id = stored.clone();
+    by_id.sort_by_key(|event| event.id);
+    let mut expected: Vec<Event> = fresh;
+    expected.push(event(5000, 5, json!({"i": "last"})));
+    let strip = |events: &[Event]| {
+        events
+            .iter()
+            .map(|e| (e.timestamp, e.duration, e.data.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&by_id), strip(&expected));
+    // Again: all skipped.
+    let again = store.import_events("b", expected).unwrap();
+    assert_eq!((again.inserted, again.skipped), (0, 151));
+}
