@@ -35,7 +35,7 @@ pub fn fits_in_memory(size: u64) -> bool {
 }
 
 /// Imports a document held in memory: in one pass when its events fit
-/// in memory ([`collect`]; the document is freed before they are
+/// in memory (`collect`; the document is freed before they are
 /// stored), else validated first and imported in a second pass.
 pub fn import_bytes(document: Vec<u8>, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
     if let Some(buckets) = collect(InMemory(&document), HELD_EVENT_BYTES) {
@@ -98,8 +98,8 @@ pub fn validate(document: impl Document) -> Result<Vec<Bucket>, ApiError> {
 /// accepted with `buckets`. `progress` sees the running total after each
 /// chunk stored.
 ///
-/// Each bucket's events are stored oldest first when they fit in
-/// [`HELD_EVENT_BYTES`] (see [`Importer`]). Parsing and storing overlap:
+/// Each bucket's events are stored oldest first when they fit in 64 MB
+/// (`HELD_EVENT_BYTES`, see `Importer`). Parsing and storing overlap:
 /// this thread parses while a second one hands what is ready to the
 /// datastore, so a document of several buckets stores one while it parses
 /// the next, and a bucket too large to hold is stored chunk by chunk while

@@ -49,9 +49,10 @@ struct Args {
     /// Only scenarios whose name contains this text (repeatable: any of them).
     #[arg(long)]
     only: Vec<String>,
-    /// Import each bucket's events oldest first, so the server stores them
-    /// in time order as heartbeats do (export documents, and so the
-    /// default, list them newest first, which stores them the other way).
+    /// Import each bucket's events oldest first (export documents, and so
+    /// the default, list them newest first). Servers since dbc86c5 store
+    /// imports oldest first either way, as heartbeats do; older ones
+    /// stored them in document order.
     #[arg(long)]
     oldest_first: bool,
     /// Where to write the JSON results.
