@@ -36,11 +36,15 @@ pub fn fits_in_memory(size: u64) -> bool {
 
 /// Imports a document held in memory: in one pass when its events fit
 /// in memory (`collect`; the document is freed before they are
-/// stored), else validated first and imported in a second pass.
+/// stored), else validated first and imported in a second pass. A
+/// document longer than the events may take is not tried in one pass:
+/// its events, as stored, take about as much room as its text.
 pub fn import_bytes(document: Vec<u8>, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
-    if let Some(buckets) = collect(InMemory(&document), HELD_EVENT_BYTES) {
-        drop(document);
-        return store_oldest_first(buckets, datastore);
+    if document.len() <= HELD_EVENT_BYTES {
+        if let Some(buckets) = collect(InMemory(&document), HELD_EVENT_BYTES) {
+            drop(document);
+            return store_oldest_first(buckets, datastore);
+        }
     }
     let buckets = validate(InMemory(&document))?;
     import_validated(InMemory(&document), &buckets, datastore, &mut |_| {})
