@@ -138,10 +138,7 @@ fn import_validated_holding(
                 match job {
                     Job::Bucket(bucket) => add(&mut summary, datastore.import_bucket(bucket)?),
                     Job::Events(bucket_id, events) => {
-                        for chunk in chunks(events) {
-                            add(&mut summary, datastore.import_prepared(&bucket_id, chunk)?);
-                            progress(&summary);
-                        }
+                        store_events(datastore, &bucket_id, events, &mut summary, progress)?
                     }
                 }
             }
@@ -418,11 +415,26 @@ fn store_oldest_first(
         let bucket_id = bucket.id.clone();
         add(&mut summary, datastore.import_bucket(bucket)?);
         PreparedEvent::sort_oldest_first(&mut events);
-        for chunk in chunks(events) {
-            add(&mut summary, datastore.import_prepared(&bucket_id, chunk)?);
-        }
+        store_events(datastore, &bucket_id, events, &mut summary, &mut |_| {})?;
     }
     Ok(summary)
+}
+
+/// Stores `events` into `bucket_id` in chunks of [`CHUNK_SIZE`], in
+/// order, adding each chunk's outcome to `summary` and showing it to
+/// `progress`.
+fn store_events(
+    datastore: &Datastore,
+    bucket_id: &str,
+    events: Vec<PreparedEvent>,
+    summary: &mut ImportSummary,
+    progress: &mut (dyn FnMut(&ImportSummary) + Send),
+) -> Result<(), ApiError> {
+    for chunk in chunks(events) {
+        add(summary, datastore.import_prepared(bucket_id, chunk)?);
+        progress(summary);
+    }
+    Ok(())
 }
 
 /// Adds `part` to `total`.
