@@ -36,8 +36,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A `split_url_events` memory holding this many objects is freed on the
-/// freeing thread (`crate::dropper`).
+/// A `split_url_events` memory holding this many objects (a month's or a
+/// year's browser data) is freed on the freeing thread (`crate::dropper`).
+/// A week's (~3.5k) was tried too: faster in one process, but through the
+/// server the woken freeing thread took the query's CPU, and objects freed
+/// later were not there for the next query to reuse
+/// (`benches/runs/2026-11-25-floors.md`).
 const SPLIT_OBJECTS_FREED_LATER: usize = 10_000;
 
 /// A parsed program, with what the interpreter learns about it once.
