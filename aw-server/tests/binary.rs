@@ -319,3 +319,48 @@ fn count_and_metadata_stay_exact_across_restarts_and_kills() {
     assert_facts_match_events(&process.client, "facts");
     stop(process, "TERM");
 }
+
+/// The purge delay the running server's environment holds.
+#[cfg(target_os = "linux")]
+fn purge_delay_of(root: &Path, delay: Option<&str>) -> Vec<String> {
+    let port = free_port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
+    command
+        .args(["--testing", "--port", &port.to_string()])
+        .env("XDG_CONFIG_HOME", xdg(root, "config"))
+        .env("XDG_DATA_HOME", xdg(root, "data"))
+        .env("XDG_CACHE_HOME", xdg(root, "cache"))
+        .env("HOME", root)
+        .env_remove("MIMALLOC_PURGE_DELAY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    if let Some(delay) = delay {
+        command.env("MIMALLOC_PURGE_DELAY", delay);
+    }
+    let child = spawn_listening(&mut command);
+    let process = Process {
+        child,
+        client: Client {
+            port,
+            headers: Vec::new(),
+        },
+    };
+    // The process restarted itself in place: same id, still answering.
+    assert_eq!(process.client.get("/api/0/info").json()["testing"], true);
+    let environ = fs::read(format!("/proc/{}/environ", process.child.id())).unwrap();
+    let delays = environ
+        .split(|&byte| byte == 0)
+        .filter_map(|entry| entry.strip_prefix(b"MIMALLOC_PURGE_DELAY="))
+        .map(|value| String::from_utf8_lossy(value).into_owned())
+        .collect();
+    stop(process, "TERM");
+    delays
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_runs_with_a_short_purge_delay_unless_told_otherwise() {
+    let root = TempDir::new().unwrap();
+    assert_eq!(purge_delay_of(root.path(), None), ["100"]);
+    assert_eq!(purge_delay_of(root.path(), Some("1000")), ["1000"]);
+}
