@@ -237,12 +237,14 @@ mod tests {
         assert_eq!(twice[0].data["$domain"], "example.com");
     }
 
+    /// An event whose data is only `url`.
+    fn event(url: &str) -> SharedEvent {
+        let data = json!({"url": url}).as_object().cloned().unwrap();
+        SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, data)
+    }
+
     #[test]
     fn a_splitter_splits_what_it_has_not_split_yet() {
-        let event = |url: &str| {
-            let data = json!({"url": url}).as_object().cloned().unwrap();
-            SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, data)
-        };
         let mut splitter = UrlSplitter::default();
         let first = splitter.split(vec![event("https://a.example/x")]);
         assert_eq!(first[0].data["$domain"], "a.example");
@@ -259,10 +261,6 @@ mod tests {
 
     #[test]
     fn a_splitter_keeps_its_objects_in_the_order_it_split_them() {
-        let event = |url: &str| {
-            let data = json!({"url": url}).as_object().cloned().unwrap();
-            SharedEvent::new(Timestamp::from_nanos(0), Duration::ZERO, data)
-        };
         let mut splitter = UrlSplitter::default();
         let first = splitter.split(vec![
             event("https://c.example/"),
