@@ -172,12 +172,53 @@ impl KeptPlans {
     }
 }
 
-/// Every place in `program` where two or more groups of statements can
-/// run at once, by their first statement. Spans are runs of statements
-/// that may take part; each start in a run that splits is listed, so the
-/// interpreter can pick the first one whose inputs are worth a thread.
-fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
-    let rebound: Vec<&str> = program
+/// The statements after `at` that may run before it while it waits for a
+/// read started ahead: the browser read of a week or a year comes in
+/// after the window read, and the window filters that follow it in the
+/// dashboard's program do not need it. Taken in order up to the first
+/// statement that may not take part in a span (a read, a `print`,
+/// `RETURN`, an `if`): each plain assignment of pure built-ins that shares
+/// no name with statement `at` nor with any statement before it that
+/// stays in its place. Such a statement sees the values it would see in
+/// order, and its writes are read by none of the statements it jumps
+/// over. A failure is not trusted to be the one running in order would
+/// give: the interpreter runs the period again in order.
+pub(crate) fn ahead(program: &[Stmt], at: usize) -> Vec<usize> {
+    let Some(Stmt::Simple {
+        returns: false,
+        target,
+        expr,
+    }) = program.get(at)
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    reads(expr, &mut found, &mut true);
+    let mut held: Vec<String> = found.into_iter().map(|(name, _)| name).collect();
+    held.extend(target.iter().cloned());
+    let rebound = rebound(program);
+    let mut early = Vec::new();
+    for (index, stmt) in program.iter().enumerate().skip(at + 1) {
+        let Some(step) = step(stmt, &rebound) else {
+            break;
+        };
+        let mut names = step
+            .reads
+            .iter()
+            .map(|(name, _)| name)
+            .chain([&step.target]);
+        if names.clone().all(|name| !held.contains(name)) {
+            early.push(index);
+        } else {
+            held.extend(names.by_ref().cloned());
+        }
+    }
+    early
+}
+
+/// Every name a statement of `program` assigns to.
+fn rebound(program: &[Stmt]) -> Vec<&str> {
+    program
         .iter()
         .filter_map(|stmt| match stmt {
             Stmt::Simple {
@@ -186,7 +227,15 @@ fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
             } => Some(target.as_str()),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Every place in `program` where two or more groups of statements can
+/// run at once, by their first statement. Spans are runs of statements
+/// that may take part; each start in a run that splits is listed, so the
+/// interpreter can pick the first one whose inputs are worth a thread.
+fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
+    let rebound = rebound(program);
     let steps: Vec<Option<Step>> = program.iter().map(|stmt| step(stmt, &rebound)).collect();
     let mut plans = HashMap::new();
     let mut index = 0;
@@ -312,6 +361,48 @@ mod tests {
 
     fn parse(text: &str) -> Vec<Stmt> {
         crate::parser::parse(text).expect("the test program parses")
+    }
+
+    #[test]
+    fn statements_that_do_not_need_an_awaited_read_run_before_it() {
+        let program = parse(
+            r#"
+            events = flood(query_bucket("window"));
+            web = flood(query_bucket("web"));
+            chrome = filter_keyvals(events, "app", ["Chrome"]);
+            chrome_re = filter_keyvals_regex(events, "app", "(?i)^chrom");
+            chrome = sort_by_timestamp(concat(chrome, chrome_re));
+            web = filter_period_intersect(web, chrome);
+            web_flooded = flood(web);
+            titles = merge_events_by_keys(events, ["title"]);
+            apps = merge_events_by_keys(chrome, ["app"]);
+            print(apps);
+            later = flood(events);
+            RETURN = [web, titles];
+            "#,
+        );
+        // The three window filters and `titles`; `web = ...` needs the
+        // read, and keeps `chrome` in place for `apps`; `web_flooded`
+        // calls `flood` as the awaited statement does (a name it reads);
+        // `print` ends the search.
+        assert_eq!(ahead(&program, 1), vec![2, 3, 4, 7]);
+        // A statement that rebinds a name the awaited one reads, or reads
+        // what it writes, stays in place.
+        let program = parse(
+            r#"
+            a = query_bucket("a");
+            b = query_bucket(name);
+            name = "c";
+            c = flood(b);
+            d = flood(a);
+            RETURN = [c, d];
+            "#,
+        );
+        assert_eq!(ahead(&program, 1), Vec::<usize>::new());
+        // A statement without a target waits like any other; `RETURN`
+        // ends the search.
+        let program = parse(r#"print(query_bucket("a")); x = 1; RETURN = x; y = 2;"#);
+        assert_eq!(ahead(&program, 0), vec![1]);
     }
 
     #[test]

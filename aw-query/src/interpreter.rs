@@ -181,13 +181,37 @@ impl<'a> Interpreter<'a> {
             return self.block(program, env);
         }
         let plans = plans.of(program);
+        // Statements already run while a read was awaited.
+        let mut ran: Vec<bool> = Vec::new();
         let mut at = 0;
         while let Some(stmt) = program.get(at) {
+            if already_ran(&ran, at) {
+                at += 1;
+                continue;
+            }
             if let Some(plan) = plans.get(&at) {
-                if let Some(groups) = self.fork_groups(plan, env) {
-                    self.fork(program, plan, groups, env)?;
+                if let Some(groups) = self.fork_groups(program, plan, env, &ran) {
+                    self.fork(program, plan, groups, env, &ran)?;
                     at = plan.end;
                     continue;
+                }
+            }
+            if self.prefetch.waits(stmt) {
+                // While the read comes in, the statements that do not
+                // need it run (`fork::ahead`); a failure among them runs
+                // the period again in order, as a fork's does.
+                let early = fork::ahead(program, at);
+                if !early.is_empty() {
+                    self.forked = true;
+                    ran.resize(program.len(), false);
+                }
+                for index in early {
+                    if let Some(early) = program.get(index) {
+                        self.block(std::slice::from_ref(early), env)?;
+                        if let Some(done) = ran.get_mut(index) {
+                            *done = true;
+                        }
+                    }
                 }
             }
             self.block(std::slice::from_ref(stmt), env)?;
@@ -200,7 +224,17 @@ impl<'a> Interpreter<'a> {
     /// two groups start from enough events to be worth a thread and no
     /// value read by several groups is moved by one of them (it would be
     /// copied to stay shared). `None` leaves `env` as it was.
-    fn fork_groups(&self, plan: &Plan, env: &mut Env) -> Option<Vec<Env>> {
+    ///
+    /// A statement of the span that already ran while a read was awaited
+    /// (`ran`) is not run again: what it wrote goes to its group, which
+    /// holds every statement of the span that reads or writes that name.
+    fn fork_groups(
+        &self,
+        program: &[Stmt],
+        plan: &Plan,
+        env: &mut Env,
+        ran: &[bool],
+    ) -> Option<Vec<Env>> {
         let events = |name: &str| match env.get(name) {
             Some(Value::Events(events)) => events.len(),
             _ => 0,
@@ -229,24 +263,37 @@ impl<'a> Interpreter<'a> {
         if shared_move {
             return None;
         }
-        Some(
-            plan.inputs
-                .iter()
-                .map(|inputs| {
-                    inputs
-                        .iter()
-                        .filter_map(|(name, moves)| {
-                            let value = if *moves {
-                                env.remove(name)
-                            } else {
-                                env.get(name).cloned()
-                            };
-                            value.map(|value| (name.clone(), value))
-                        })
-                        .collect()
-                })
-                .collect(),
-        )
+        let groups = plan
+            .inputs
+            .iter()
+            .zip(&plan.groups)
+            .map(|(inputs, group)| {
+                let mut group_env: Env = inputs
+                    .iter()
+                    .filter_map(|(name, moves)| {
+                        let value = if *moves {
+                            env.remove(name)
+                        } else {
+                            env.get(name).cloned()
+                        };
+                        value.map(|value| (name.clone(), value))
+                    })
+                    .collect();
+                for &index in group.iter().filter(|&&index| already_ran(ran, index)) {
+                    if let Some(Stmt::Simple {
+                        target: Some(target),
+                        ..
+                    }) = program.get(index)
+                    {
+                        if let Some(value) = env.remove(target) {
+                            group_env.insert(target.clone(), value);
+                        }
+                    }
+                }
+                group_env
+            })
+            .collect();
+        Some(groups)
     }
 
     /// Runs `plan`'s groups, each in its environment `groups`, on this
@@ -257,6 +304,7 @@ impl<'a> Interpreter<'a> {
         plan: &Plan,
         groups: Vec<Env>,
         env: &mut Env,
+        ran: &[bool],
     ) -> Result<(), QueryError> {
         self.forked = true;
         fork::count_fork();
@@ -298,7 +346,7 @@ impl<'a> Interpreter<'a> {
                 interpreter.urls = urls;
             }
             let mut result = Ok(());
-            for &at in group {
+            for &at in group.iter().filter(|&&at| !already_ran(ran, at)) {
                 if let Some(stmt) = program.get(at) {
                     result = interpreter.block(std::slice::from_ref(stmt), &mut group_env);
                     if result.is_err() {
@@ -555,4 +603,9 @@ fn list_len(value: &Value) -> usize {
         Value::Events(events) => events.len(),
         _ => 0,
     }
+}
+
+/// Whether statement `at` already ran while a read was awaited.
+fn already_ran(ran: &[bool], at: usize) -> bool {
+    ran.get(at).copied().unwrap_or(false)
 }

@@ -20,7 +20,7 @@
 //! blocks are left to the interpreter, since they may not run.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread::Scope;
 
 use aw_models::{SharedEvent, TimeInterval};
@@ -49,6 +49,10 @@ pub(crate) const SHORTEST_PERIOD_NANOS: i64 = 2 * 86_400 * 1_000_000_000;
 pub(crate) struct Prefetch {
     interval: Option<TimeInterval>,
     reads: HashMap<String, Receiver<Read>>,
+    /// Reads that came in when [`Prefetch::waits`] looked, until taken.
+    arrived: HashMap<String, Read>,
+    /// The bucket each read target of the program stands for.
+    resolved: Vec<(Target, String)>,
 }
 
 impl Prefetch {
@@ -63,7 +67,9 @@ impl Prefetch {
         interval: &TimeInterval,
     ) -> Prefetch {
         let length = interval.end.nanos().saturating_sub(interval.start.nanos());
-        if length < SHORTEST_PERIOD_NANOS {
+        // Tests that force forking read ahead in short periods too, so
+        // that statements run while a read is awaited (`fork::ahead`).
+        if length < SHORTEST_PERIOD_NANOS && !crate::fork::always() {
             return Prefetch::default();
         }
         let mut targets = Vec::new();
@@ -83,15 +89,17 @@ impl Prefetch {
             Vec::new()
         };
         let mut buckets: Vec<String> = Vec::new();
+        let mut resolved = Vec::new();
         for target in targets {
-            let bucket = match target {
-                Target::Id(id) => Some(id),
-                Target::Find(filter, hostname) => pick_bucket(&known, &filter, hostname.as_deref()),
+            let bucket = match &target {
+                Target::Id(id) => Some(id.clone()),
+                Target::Find(filter, hostname) => pick_bucket(&known, filter, hostname.as_deref()),
             };
             if let Some(bucket) = bucket {
                 if !buckets.contains(&bucket) {
-                    buckets.push(bucket);
+                    buckets.push(bucket.clone());
                 }
+                resolved.push((target, bucket));
             }
         }
         if buckets.len() < 2 {
@@ -115,6 +123,8 @@ impl Prefetch {
         Prefetch {
             interval: Some(*interval),
             reads,
+            arrived: HashMap::new(),
+            resolved,
         }
     }
 
@@ -124,9 +134,45 @@ impl Prefetch {
         if self.interval.as_ref() != Some(interval) {
             return None;
         }
+        if let Some(read) = self.arrived.remove(bucket) {
+            return Some(read);
+        }
         // A sender dropped without sending (the reading thread panicked)
         // leaves the read to the interpreter.
         self.reads.remove(bucket)?.recv().ok()
+    }
+
+    /// Whether `stmt` reads a bucket whose read started ahead and has not
+    /// come in yet: running it now would wait. (Tests that force forking
+    /// count every read started ahead as not in yet.)
+    pub fn waits(&mut self, stmt: &Stmt) -> bool {
+        let Stmt::Simple { expr, .. } = stmt else {
+            return false;
+        };
+        if self.reads.is_empty() {
+            return false;
+        }
+        let mut targets = Vec::new();
+        literal_reads(expr, &mut targets);
+        let mut waits = false;
+        for target in &targets {
+            let Some((_, bucket)) = self.resolved.iter().find(|(known, _)| known == target) else {
+                continue;
+            };
+            let Some(receiver) = self.reads.get(bucket) else {
+                continue;
+            };
+            waits |= match receiver.try_recv() {
+                Ok(read) => {
+                    self.reads.remove(bucket);
+                    self.arrived.insert(bucket.clone(), read);
+                    crate::fork::always()
+                }
+                Err(TryRecvError::Empty) => true,
+                Err(TryRecvError::Disconnected) => false,
+            };
+        }
+        waits
     }
 }
 

@@ -127,3 +127,56 @@ fn groups_that_fit_the_budget_alone_but_not_together_fail_as_in_order() {
     let answer = same(&program);
     assert!(answer.contains("TooLarge"), "{answer}");
 }
+
+#[test]
+fn a_statement_run_while_a_read_is_awaited_fails_as_in_order() {
+    // `c` does not need the read of line 3 and runs while it is awaited
+    // (forced), failing first; in order the missing bucket fails first.
+    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
+    let (in_order, ahead) = both(
+        r#"
+        a = query_bucket("aw-watcher-window_laptop");
+        b = query_bucket("no-such-bucket");
+        c = merge_events_by_keys(a, 3);
+        RETURN = [b, c];
+        "#,
+    );
+    assert_eq!(ahead, in_order);
+    assert!(in_order.contains("line: 3"), "{in_order}");
+}
+
+#[test]
+fn statements_run_while_a_read_is_awaited_answer_as_in_order() {
+    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
+    let (in_order, ahead) = both(
+        r#"
+        events = flood(query_bucket("aw-watcher-window_laptop"));
+        afk = flood(query_bucket("aw-watcher-afk_laptop"));
+        vim = filter_keyvals(events, "app", ["vim"]);
+        events = sort_by_duration(events);
+        afk = filter_keyvals(afk, "status", ["not-afk"]);
+        vim = filter_period_intersect(vim, afk);
+        RETURN = [events, afk, vim];
+        "#,
+    );
+    assert_eq!(ahead, in_order);
+    assert!(!in_order.starts_with("error"), "{in_order}");
+}
+
+#[test]
+fn a_statement_run_while_a_read_is_awaited_joins_its_group_when_the_period_forks() {
+    // `stopwatch = []` runs while the web read is awaited (forced), and is
+    // part of the span that forks later: its group takes what it wrote.
+    let program = DASHBOARD.replace(
+        "events = filter_period_intersect(events, not_afk);",
+        "events = filter_period_intersect(events, not_afk);\n    stopwatch = [];",
+    )
+    .replace(
+        "browser_duration = sum_durations(browser_events);",
+        "browser_duration = sum_durations(browser_events);\n    stopwatch = merge_events_by_keys(stopwatch, [\"label\"]);",
+    )
+    .replace("\"duration\": browser_duration}", "\"duration\": browser_duration, \"stopwatch\": stopwatch}");
+    assert!(program.contains("stopwatch = [];") && program.contains("\"stopwatch\": stopwatch"));
+    let answer = same(&program);
+    assert!(answer.contains("\"stopwatch\":[]"), "{answer}");
+}
