@@ -37,6 +37,15 @@ fn same(program: &str) -> String {
     in_order
 }
 
+/// [`same`] for programs that may not fork: with forking forced, reads
+/// are still started ahead and awaited, and statements run while they are.
+fn same_whether_forked_or_not(program: &str) -> String {
+    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
+    let (in_order, forced) = both(program);
+    assert_eq!(forced, in_order, "{program}");
+    in_order
+}
+
 const DASHBOARD: &str = r#"
     events = flood(query_bucket("aw-watcher-window_laptop"));
     not_afk = flood(query_bucket("aw-watcher-afk_laptop"));
@@ -132,8 +141,7 @@ fn groups_that_fit_the_budget_alone_but_not_together_fail_as_in_order() {
 fn a_statement_run_while_a_read_is_awaited_fails_as_in_order() {
     // `c` does not need the read of line 3 and runs while it is awaited
     // (forced), failing first; in order the missing bucket fails first.
-    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
-    let (in_order, ahead) = both(
+    let in_order = same_whether_forked_or_not(
         r#"
         a = query_bucket("aw-watcher-window_laptop");
         b = query_bucket("no-such-bucket");
@@ -141,14 +149,12 @@ fn a_statement_run_while_a_read_is_awaited_fails_as_in_order() {
         RETURN = [b, c];
         "#,
     );
-    assert_eq!(ahead, in_order);
     assert!(in_order.contains("line: 3"), "{in_order}");
 }
 
 #[test]
 fn statements_run_while_a_read_is_awaited_answer_as_in_order() {
-    let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
-    let (in_order, ahead) = both(
+    let in_order = same_whether_forked_or_not(
         r#"
         events = flood(query_bucket("aw-watcher-window_laptop"));
         afk = flood(query_bucket("aw-watcher-afk_laptop"));
@@ -159,7 +165,6 @@ fn statements_run_while_a_read_is_awaited_answer_as_in_order() {
         RETURN = [events, afk, vim];
         "#,
     );
-    assert_eq!(ahead, in_order);
     assert!(!in_order.starts_with("error"), "{in_order}");
 }
 
