@@ -202,7 +202,7 @@ pub(crate) fn ahead(program: &[Stmt], at: usize) -> Vec<usize> {
         let Some(step) = step(stmt, &rebound) else {
             break;
         };
-        let mut names = step
+        let names = step
             .reads
             .iter()
             .map(|(name, _)| name)
@@ -210,7 +210,7 @@ pub(crate) fn ahead(program: &[Stmt], at: usize) -> Vec<usize> {
         if names.clone().all(|name| !held.contains(name)) {
             early.push(index);
         } else {
-            held.extend(names.by_ref().cloned());
+            held.extend(names.cloned());
         }
     }
     early

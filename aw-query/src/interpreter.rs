@@ -196,7 +196,7 @@ impl<'a> Interpreter<'a> {
                     continue;
                 }
             }
-            if self.prefetch.waits(stmt) {
+            if self.prefetch.waits(at) {
                 // While the read comes in, the statements that do not
                 // need it run (`fork::ahead`); a failure among them runs
                 // the period again in order, as a fork's does.

@@ -51,8 +51,8 @@ pub(crate) struct Prefetch {
     reads: HashMap<String, Receiver<Read>>,
     /// Reads that came in when [`Prefetch::waits`] looked, until taken.
     arrived: HashMap<String, Read>,
-    /// The bucket each read target of the program stands for.
-    resolved: Vec<(Target, String)>,
+    /// The buckets each top-level statement reads, by its index.
+    reads_of: Vec<Vec<String>>,
 }
 
 impl Prefetch {
@@ -73,10 +73,18 @@ impl Prefetch {
             return Prefetch::default();
         }
         let mut targets = Vec::new();
+        let mut targets_of = Vec::with_capacity(program.len());
         for stmt in program {
+            let mut own = Vec::new();
             if let Stmt::Simple { expr, .. } = stmt {
-                literal_reads(expr, &mut targets);
+                literal_reads(expr, &mut own);
             }
+            for target in &own {
+                if targets.len() < MAX_PREFETCHED && !targets.contains(target) {
+                    targets.push(target.clone());
+                }
+            }
+            targets_of.push(own);
         }
         if targets.len() < 2 {
             return Prefetch::default();
@@ -120,11 +128,22 @@ impl Prefetch {
             });
             reads.insert(bucket, receiver);
         }
+        let reads_of = targets_of
+            .iter()
+            .map(|own| {
+                own.iter()
+                    .filter_map(|target| {
+                        let (_, bucket) = resolved.iter().find(|(known, _)| known == target)?;
+                        Some(bucket.clone())
+                    })
+                    .collect()
+            })
+            .collect();
         Prefetch {
             interval: Some(*interval),
             reads,
             arrived: HashMap::new(),
-            resolved,
+            reads_of,
         }
     }
 
@@ -142,23 +161,15 @@ impl Prefetch {
         self.reads.remove(bucket)?.recv().ok()
     }
 
-    /// Whether `stmt` reads a bucket whose read started ahead and has not
-    /// come in yet: running it now would wait. (Tests that force forking
-    /// count every read started ahead as not in yet.)
-    pub fn waits(&mut self, stmt: &Stmt) -> bool {
-        let Stmt::Simple { expr, .. } = stmt else {
+    /// Whether top-level statement `at` reads a bucket whose read started
+    /// ahead and has not come in yet: running it now would wait. (Tests
+    /// that force forking count every read started ahead as not in yet.)
+    pub fn waits(&mut self, at: usize) -> bool {
+        let Some(buckets) = self.reads_of.get(at) else {
             return false;
         };
-        if self.reads.is_empty() {
-            return false;
-        }
-        let mut targets = Vec::new();
-        literal_reads(expr, &mut targets);
         let mut waits = false;
-        for target in &targets {
-            let Some((_, bucket)) = self.resolved.iter().find(|(known, _)| known == target) else {
-                continue;
-            };
+        for bucket in buckets {
             let Some(receiver) = self.reads.get(bucket) else {
                 continue;
             };
