@@ -121,6 +121,9 @@ struct Scenario {
     /// The reference server's p50 (or throughput) from the workload description.
     reference: &'static str,
     run: RunScenario,
+    /// Each run starts on a quiet disk (see [`settle_disk`]): the
+    /// heartbeat rows, which write in bursts or time each write.
+    quiet_disk: bool,
 }
 
 /// Runs `request(i)` sequentially on one connection, at most `max` times or
@@ -248,6 +251,7 @@ fn scenarios() -> Vec<Scenario> {
             name,
             reference,
             run,
+            quiet_disk: name.starts_with("heartbeat"),
         })
     };
 
@@ -627,6 +631,9 @@ fn main() -> io::Result<()> {
                 let index = (round + offset) % servers.len();
                 let server = &servers[index];
                 bar.set_message(format!("{} on {}", scenario.name, server.label));
+                if scenario.quiet_disk {
+                    settle_disk();
+                }
                 per_server[index].absorb((scenario.run)(&workload, server));
                 bar.inc(1);
             }
@@ -644,6 +651,27 @@ fn main() -> io::Result<()> {
 
     print_table(&servers, &rows);
     write_json(&args, &workload, &servers, &rows)
+}
+
+/// Waits for the disk to be quiet before a run of a heartbeat row, so
+/// that it does not pay for the writes of the run before. A burst row
+/// leaves up to 15 s of WAL unsynced (~1 GB at 14k heartbeats/s); the
+/// server's `fsync` of it took 0.7 s at the start of the next row, and
+/// every commit made meanwhile waited up to 30 ms for the disk (a timer
+/// in the writer, `benches/runs/2026-11-25-week-and-month.md`), which
+/// showed as a heartbeat beside year queries taking up to 35 ms. So: the
+/// OS's dirty pages are written (`sync`), the server is left idle long
+/// enough for its idle sync and checkpoint (1 s after its last commit,
+/// `aw-datastore`'s `syncer.rs`), and what that wrote is written too.
+fn settle_disk() {
+    let sync = || {
+        if let Err(err) = std::process::Command::new("sync").status() {
+            eprintln!("sync failed ({err}); runs may pay for each other's writes");
+        }
+    };
+    sync();
+    std::thread::sleep(Duration::from_millis(1500));
+    sync();
 }
 
 fn print_table(servers: &[ServerProcess], rows: &[(String, String, Vec<Measurement>)]) {
