@@ -75,6 +75,9 @@ pub(crate) struct Context<'a> {
     pub urls: &'a mut transforms::UrlSplitter,
     /// The current binding of `TIMEINTERVAL`, if any.
     pub timeinterval: Option<&'a Value>,
+    /// Whether a second core may help this call (no other thread of the
+    /// query is meant to be busy).
+    pub spare_core: bool,
 }
 
 /// Calls `builtin` with `args`.
@@ -227,7 +230,7 @@ pub(crate) fn call(
             let list = args.events()?;
             events(transforms::union_no_overlap(list, args.events()?))
         }
-        SplitUrlEvents => events(context.urls.split(args.events()?)),
+        SplitUrlEvents => events(context.urls.split_on(args.events()?, context.spare_core)),
         SortByDuration => events(transforms::sort_by_duration(args.events()?)),
         SortByTimestamp => events(transforms::sort_by_timestamp(args.events()?)),
         SumDurations => {

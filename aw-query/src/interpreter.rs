@@ -506,6 +506,9 @@ impl<'a> Interpreter<'a> {
                     prefetch: &mut self.prefetch,
                     urls: &mut self.urls,
                     timeinterval: env.get("TIMEINTERVAL"),
+                    // A fork's threads and periods run side by side do
+                    // not fork, and leave no core spare.
+                    spare_core: self.may_fork,
                 };
                 functions::call(builtin, values, &mut context)
                     .map_err(|failure| failure.at(expr.pos))

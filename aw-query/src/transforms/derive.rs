@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use aw_models::{empty_data, EventData, SharedEvent};
 
@@ -117,43 +117,146 @@ pub(crate) fn edit_data<T>(
     mut decide: impl FnMut(usize, &Arc<EventData>) -> Option<T>,
     mut apply: impl FnMut(&mut EventData, T),
 ) -> Vec<Arc<EventData>> {
-    // The distinct objects in order of first sight, with their changes,
-    // and each event's object by its index there.
-    let mut slot_of: AddressMap<u32> = address_map(events.len());
     // At most one per event; pages of the unused room are never touched.
-    let mut slots: Vec<(Arc<EventData>, Option<T>)> = Vec::with_capacity(events.len());
-    let mut event_slots: Vec<u32> = Vec::with_capacity(events.len());
-    for (index, event) in events.iter().enumerate() {
-        let slot = *slot_of.entry(address(&event.data)).or_insert_with(|| {
-            slots.push((Arc::clone(&event.data), decide(index, &event.data)));
-            u32::try_from(slots.len() - 1).unwrap_or(u32::MAX)
-        });
-        event_slots.push(slot);
-    }
-    // The events let go of the objects that change, so that `slots` holds
-    // the only reference to those nothing else holds.
-    let changed: Vec<bool> = slots.iter().map(|(_, change)| change.is_some()).collect();
-    let changes = |slot: u32| changed.get(slot as usize).copied().unwrap_or(false);
-    let placeholder = empty_data();
-    for (event, &slot) in events.iter_mut().zip(&event_slots) {
-        if changes(slot) {
-            event.data = Arc::clone(&placeholder);
+    let mut changes: Vec<Option<T>> = Vec::with_capacity(events.len());
+    let distinct = Distinct::of(events, |index, data| changes.push(decide(index, data)));
+    distinct.edit(events, changes, |objects, changes| {
+        edit_each(objects, changes, &mut apply);
+    })
+}
+
+/// [`edit_data`] with the decisions and the edits shared by this thread
+/// and a second one, each taking half of the distinct objects: the first
+/// of `deciders` decides on this thread, the second on the other, so each
+/// keeps its own memory. The changes made, the copies and the answer are
+/// [`edit_data`]'s; only which thread does the work differs. Objects are
+/// split, not events: an object that recurs all year is decided and
+/// edited once, on one thread (halves of the list each copied such
+/// objects and each decided them, and took longer than one thread).
+pub(crate) fn edit_data_on_two<T: Send>(
+    events: &mut [SharedEvent],
+    deciders: [&mut Decider<'_, T>; 2],
+    apply: impl Fn(&mut EventData, T) + Sync,
+) -> Vec<Arc<EventData>> {
+    let distinct = Distinct::of(events, |_, _| {});
+    let [first, second] = deciders;
+    let (mine, theirs) = distinct.objects.split_at(distinct.objects.len() / 2);
+    let changes = on_two(
+        || mine.iter().map(&mut *first).collect::<Vec<_>>(),
+        || theirs.iter().map(&mut *second).collect::<Vec<_>>(),
+    );
+    let changes = changes.0.into_iter().chain(changes.1).collect();
+    distinct.edit(events, changes, |objects, changes| {
+        let half = objects.len() / 2;
+        let (mine, theirs) = objects.split_at_mut(half);
+        let (my_changes, their_changes) = changes.split_at_mut(half);
+        on_two(
+            || edit_each(mine, my_changes, &apply),
+            || edit_each(theirs, their_changes, &apply),
+        );
+    })
+}
+
+/// What decides on an object's change for [`edit_data_on_two`].
+pub(crate) type Decider<'a, T> = dyn FnMut(&Arc<EventData>) -> Option<T> + Send + 'a;
+
+/// Runs `first` on this thread and `second` on a scoped thread of its own
+/// (at this thread's priority), and answers both results; when no thread
+/// can be made, `second` runs here after `first`. A panic in either is
+/// resumed here.
+fn on_two<A, B: Send>(first: impl FnOnce() -> A, second: impl FnOnce() -> B + Send) -> (A, B) {
+    // Taken by whichever thread runs it: a failed spawn drops the closure
+    // it was given, so the work itself must stay reachable from here.
+    let second = Mutex::new(Some(second));
+    let run_second = || {
+        let work = second.lock().unwrap_or_else(PoisonError::into_inner).take();
+        work.map(|work| work())
+    };
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new().spawn_scoped(scope, run_second);
+        let mine = first();
+        let theirs = match other {
+            Ok(other) => other
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => None,
+        };
+        match theirs.or_else(run_second) {
+            Some(theirs) => (mine, theirs),
+            None => unreachable!("the second half runs on one of the threads"),
         }
-    }
-    for (data, change) in &mut slots {
+    })
+}
+
+/// Makes each change of `changes` on the object beside it, in place when
+/// nothing else holds it.
+fn edit_each<T>(
+    objects: &mut [Arc<EventData>],
+    changes: &mut [Option<T>],
+    mut apply: impl FnMut(&mut EventData, T),
+) {
+    for (data, change) in objects.iter_mut().zip(changes) {
         if let Some(change) = change.take() {
             // Copies only when another holder remains.
             apply(Arc::make_mut(data), change);
         }
     }
-    for (event, &slot) in events.iter_mut().zip(&event_slots) {
-        if changes(slot) {
-            if let Some((data, _)) = slots.get(slot as usize) {
-                event.data = Arc::clone(data);
+}
+
+/// The distinct data objects of a list of events, in order of first
+/// sight, and each event's object by its index there.
+struct Distinct {
+    objects: Vec<Arc<EventData>>,
+    of_event: Vec<u32>,
+}
+
+impl Distinct {
+    /// The distinct objects of `events`; `first_sight` is called with each
+    /// object (and the index of its first event) as it is found.
+    fn of(events: &[SharedEvent], mut first_sight: impl FnMut(usize, &Arc<EventData>)) -> Distinct {
+        let mut slot_of: AddressMap<u32> = address_map(events.len());
+        // At most one per event; pages of the unused room are never touched.
+        let mut objects: Vec<Arc<EventData>> = Vec::with_capacity(events.len());
+        let mut of_event: Vec<u32> = Vec::with_capacity(events.len());
+        for (index, event) in events.iter().enumerate() {
+            let slot = *slot_of.entry(address(&event.data)).or_insert_with(|| {
+                first_sight(index, &event.data);
+                objects.push(Arc::clone(&event.data));
+                u32::try_from(objects.len() - 1).unwrap_or(u32::MAX)
+            });
+            of_event.push(slot);
+        }
+        Distinct { objects, of_event }
+    }
+
+    /// Makes `changes` (one per object, in order) with `edit`, with the
+    /// events letting go of the objects that change meanwhile, so that
+    /// `self` holds the only reference to those nothing else holds; then
+    /// gives each event its object back. Answers the objects.
+    fn edit<T>(
+        mut self,
+        events: &mut [SharedEvent],
+        mut changes: Vec<Option<T>>,
+        edit: impl FnOnce(&mut [Arc<EventData>], &mut [Option<T>]),
+    ) -> Vec<Arc<EventData>> {
+        let changed: Vec<bool> = changes.iter().map(Option::is_some).collect();
+        let changes_at = |slot: u32| changed.get(slot as usize).copied().unwrap_or(false);
+        let placeholder = empty_data();
+        for (event, &slot) in events.iter_mut().zip(&self.of_event) {
+            if changes_at(slot) {
+                event.data = Arc::clone(&placeholder);
             }
         }
+        edit(&mut self.objects, &mut changes);
+        for (event, &slot) in events.iter_mut().zip(&self.of_event) {
+            if changes_at(slot) {
+                if let Some(data) = self.objects.get(slot as usize) {
+                    event.data = Arc::clone(data);
+                }
+            }
+        }
+        self.objects
     }
-    slots.into_iter().map(|(data, _)| data).collect()
 }
 
 #[cfg(test)]
