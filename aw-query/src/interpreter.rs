@@ -506,8 +506,8 @@ impl<'a> Interpreter<'a> {
                     prefetch: &mut self.prefetch,
                     urls: &mut self.urls,
                     timeinterval: env.get("TIMEINTERVAL"),
-                    // A fork's threads and periods run side by side do
-                    // not fork, and leave no core spare.
+                    // Only a period that may fork has a core to spare:
+                    // a fork's threads and periods run side by side may not.
                     spare_core: self.may_fork,
                 };
                 functions::call(builtin, values, &mut context)
