@@ -121,9 +121,14 @@ struct Scenario {
     /// The reference server's p50 (or throughput) from the workload description.
     reference: &'static str,
     run: RunScenario,
-    /// Each run starts on a quiet disk (see [`settle_disk`]): the
+}
+
+impl Scenario {
+    /// Whether each run starts on a quiet disk (see [`settle_disk`]): the
     /// heartbeat rows, which write in bursts or time each write.
-    quiet_disk: bool,
+    fn needs_quiet_disk(&self) -> bool {
+        self.name.starts_with("heartbeat")
+    }
 }
 
 /// Runs `request(i)` sequentially on one connection, at most `max` times or
@@ -251,7 +256,6 @@ fn scenarios() -> Vec<Scenario> {
             name,
             reference,
             run,
-            quiet_disk: name.starts_with("heartbeat"),
         })
     };
 
@@ -631,7 +635,7 @@ fn main() -> io::Result<()> {
                 let index = (round + offset) % servers.len();
                 let server = &servers[index];
                 bar.set_message(format!("{} on {}", scenario.name, server.label));
-                if scenario.quiet_disk {
+                if scenario.needs_quiet_disk() {
                     settle_disk();
                 }
                 per_server[index].absorb((scenario.run)(&workload, server));
