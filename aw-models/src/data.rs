@@ -392,6 +392,63 @@ impl PartialEq for EventData {
 }
 
 impl EventData {
+    /// Splits the object into the entries under `keys` (sorted, unique)
+    /// and the others, both in key order.
+    pub fn split_keys(mut self, keys: &[String]) -> (EventData, EventData) {
+        self.detach();
+        let (kept, rest) = self
+            .entries
+            .into_iter()
+            .partition(|(key, _)| keys.binary_search_by(|kept| kept.as_str().cmp(key)).is_ok());
+        let object = |entries| EventData {
+            entries,
+            attached: None,
+        };
+        (object(kept), object(rest))
+    }
+
+    /// Hashes the object so that equal objects (`==`) hash equally.
+    pub fn hash_content(&self, state: &mut impl Hasher) {
+        self.len().hash(state);
+        for (key, value) in self.iter() {
+            key.hash(state);
+            hash_json(value, state);
+        }
+    }
+}
+
+/// Hashes a JSON value so that equal values hash equally (numbers by their
+/// value as a float, so `1` and `1.0` only collide; object entries in any
+/// order).
+pub fn hash_json(value: &Json, state: &mut impl Hasher) {
+    match value {
+        Json::Null => 0u8.hash(state),
+        Json::Bool(flag) => (1u8, flag).hash(state),
+        Json::Number(number) => {
+            let float = number.as_f64().unwrap_or(0.0);
+            (2u8, if float == 0.0 { 0 } else { float.to_bits() }).hash(state)
+        }
+        Json::String(text) => (3u8, text).hash(state),
+        Json::Array(items) => {
+            (4u8, items.len()).hash(state);
+            items.iter().for_each(|item| hash_json(item, state));
+        }
+        Json::Object(map) => {
+            // Order-independent, so equal objects hash equally whatever
+            // order the map keeps its keys in.
+            let mut combined: u64 = 0;
+            for (key, item) in map {
+                let mut entry = std::hash::DefaultHasher::new();
+                key.hash(&mut entry);
+                hash_json(item, &mut entry);
+                combined = combined.wrapping_add(entry.finish());
+            }
+            (5u8, map.len(), combined).hash(state);
+        }
+    }
+}
+
+impl EventData {
     /// Decodes a JSON object text as `serde_json::from_str` does, but with
     /// its string values (at the top level) taken from `pool`: the objects
     /// decoded with one pool share each distinct string. A read's objects

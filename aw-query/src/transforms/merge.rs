@@ -4,10 +4,10 @@
 use foldhash::fast::RandomState;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use aw_models::{Duration, EventData, SharedEvent};
+use aw_models::{hash_json, Duration, EventData, SharedEvent};
 
 use crate::transforms::{address, address_map, AddressHasher, AddressMap};
 use serde_json::Value as Json;
@@ -176,34 +176,6 @@ impl GroupIndex {
         self.next[last] = Some(new);
         self.next.push(None);
         new
-    }
-}
-
-fn hash_json(value: &Json, state: &mut impl Hasher) {
-    match value {
-        Json::Null => 0u8.hash(state),
-        Json::Bool(flag) => (1u8, flag).hash(state),
-        Json::Number(number) => {
-            let float = number.as_f64().unwrap_or(0.0);
-            (2u8, if float == 0.0 { 0 } else { float.to_bits() }).hash(state)
-        }
-        Json::String(text) => (3u8, text).hash(state),
-        Json::Array(items) => {
-            (4u8, items.len()).hash(state);
-            items.iter().for_each(|item| hash_json(item, state));
-        }
-        Json::Object(map) => {
-            // Order-independent, so equal objects hash equally whatever
-            // order the map keeps its keys in.
-            let mut combined: u64 = 0;
-            for (key, item) in map {
-                let mut entry = std::hash::DefaultHasher::new();
-                key.hash(&mut entry);
-                hash_json(item, &mut entry);
-                combined = combined.wrapping_add(entry.finish());
-            }
-            (5u8, map.len(), combined).hash(state);
-        }
     }
 }
 
