@@ -7,7 +7,7 @@
 //! reply goes to a thread blocked in a call, or to an async task awaiting
 //! a `Pending` (`pending.rs`).
 
-use aw_models::{Bucket, Duration, Event, SettingValue, SharedEvent, Timestamp};
+use aw_models::{Bucket, Duration, Event, KeptEvents, SettingValue, Timestamp};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
@@ -102,7 +102,9 @@ pub(crate) enum ReadCommand {
     SharedEvents {
         bucket_id: String,
         query: EventQuery,
-        reply: Reply<Vec<SharedEvent>>,
+        /// Only these data keys, with each event's class (`kept_events`).
+        keys: Option<Vec<String>>,
+        reply: Reply<KeptEvents>,
     },
     EventsJson {
         bucket_id: String,

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use aw_models::{Bucket, BucketMetadata, Data, Event, SettingValue, SharedEvent, Timestamp};
+use aw_models::{Bucket, BucketMetadata, Data, Event, KeptEvents, SettingValue, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
@@ -160,18 +160,26 @@ pub(crate) fn events(
     range(conn, bounds, row_id, bucket_id, query, 0, event_from_row)
 }
 
-/// [`events`] with the data of equal stored texts decoded once and shared.
+/// [`events`] with the data of equal stored texts decoded once and shared;
+/// with `keys`, reduced to them, each event with its class (see
+/// `Datastore::kept_events`). Without `keys`, or for a read expected to
+/// give fewer than [`KEPT_READ_ROWS`] rows, the objects are whole and the
+/// classes left empty.
 pub(crate) fn shared_events(
     conn: &Connection,
     bounds: &DurationBounds,
     stats: &SharedStats,
     bucket_id: &str,
     query: EventQuery,
-) -> Result<Vec<SharedEvent>> {
+    keys: Option<&[String]>,
+) -> Result<KeptEvents> {
     let row_id = bucket_row(conn, bucket_id)?;
     // Sized up front: a vector doubling its way to a year of window
     // events held up to twice their size, and three times while it moved.
     let capacity = expected_rows(stats, row_id, query);
+    // A short read gives its objects whole, and no classes: `flood`
+    // compares them as objects.
+    let keys = keys.filter(|_| capacity >= KEPT_READ_ROWS);
     let read = SharedRead {
         conn,
         bounds,
@@ -179,6 +187,7 @@ pub(crate) fn shared_events(
         bucket_id,
         query,
         capacity,
+        keys,
     };
     // A limit counts the events answered, so it needs each row's data
     // decoded before the next row is read.
@@ -187,6 +196,14 @@ pub(crate) fn shared_events(
     }
     read.interned()
 }
+
+/// Reads of kept keys expected to give fewer rows than this read every
+/// key: they are decoded on the reading thread, where reducing each
+/// distinct text costs more than a short read's later steps save (a
+/// week's dashboard query, ~5k browser rows, took 1.27 times as long with
+/// them reduced; a month's, ~19k, 0.97-1.04 times). Longer reads reduce
+/// on their decoding thread, beside the reading one (a year's 0.87-0.93).
+const KEPT_READ_ROWS: usize = PIPELINED_READ_ROWS;
 
 /// Reads expected to give at least this many rows decode their distinct
 /// data texts on a second thread while this one steps through the rows.
@@ -211,6 +228,7 @@ struct SharedRead<'a> {
     bucket_id: &'a str,
     query: EventQuery,
     capacity: usize,
+    keys: Option<&'a [String]>,
 }
 
 impl SharedRead<'_> {
@@ -231,9 +249,19 @@ impl SharedRead<'_> {
     }
 
     /// The events, their data decoded on this thread.
-    fn interned(&self) -> Result<Vec<SharedEvent>> {
-        let mut interner = Interner::for_rows(self.capacity);
-        self.rows(|row, clip| shared_event_from_row(row, clip, &mut interner))
+    fn interned(&self) -> Result<KeptEvents> {
+        let mut interner = Interner::for_rows(self.capacity, self.keys);
+        let mut read =
+            |row: &rusqlite::Row<'_>, clip| shared_event_from_row(row, clip, &mut interner);
+        if self.keys.is_none() {
+            let events = self.rows(|row, clip| read(row, clip).map(|(event, _)| event))?;
+            return Ok(KeptEvents {
+                events,
+                classes: Vec::new(),
+            });
+        }
+        let (events, classes) = self.rows(read)?.into_iter().unzip();
+        Ok(KeptEvents { events, classes })
     }
 
     /// The events, their data texts decoded on a thread of their own, in
@@ -241,13 +269,13 @@ impl SharedRead<'_> {
     /// from this thread, the decoded objects from the other, and they are
     /// put together at the end. Without a thread, the read is made on
     /// this one.
-    fn pipelined(&self) -> Result<Vec<SharedEvent>> {
+    fn pipelined(&self) -> Result<KeptEvents> {
         let (sender, batches) = crossbeam_channel::unbounded();
-        let capacity = self.capacity;
+        let (capacity, keys) = (self.capacity, self.keys);
         std::thread::scope(|scope| {
             let decoder = std::thread::Builder::new()
                 .name("aw-decode".into())
-                .spawn_scoped(scope, move || rows::decode_texts(batches, capacity));
+                .spawn_scoped(scope, move || rows::decode_texts(batches, capacity, keys));
             let Ok(decoder) = decoder else {
                 return self.interned();
             };
@@ -263,7 +291,14 @@ impl SharedRead<'_> {
             let decoded = decoder
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            Ok(rows::with_decoded_data(numbered?, &decoded, self.bucket_id))
+            let numbered = numbered?;
+            let mut classes = Vec::new();
+            if keys.is_some() {
+                classes.reserve_exact(numbered.len());
+            }
+            let wanted = keys.is_some().then_some(&mut classes);
+            let events = rows::with_decoded_data(numbered, &decoded, self.bucket_id, wanted);
+            Ok(KeptEvents { events, classes })
         })
     }
 }

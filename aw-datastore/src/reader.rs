@@ -91,9 +91,10 @@ pub(crate) fn serve(
         ReadCommand::SharedEvents {
             bucket_id,
             query,
+            keys,
             reply,
         } => answer(conn, snapshot, reply, || {
-            queries::shared_events(conn, bounds, stats, &bucket_id, query)
+            queries::shared_events(conn, bounds, stats, &bucket_id, query, keys.as_deref())
         }),
         ReadCommand::EventsJson {
             bucket_id,

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aw_models::{Data, Duration, Event, EventData, SharedEvent, StringPool, Timestamp};
+use aw_models::{Data, Duration, Event, EventData, Reducer, SharedEvent, StringPool, Timestamp};
 use chrono::{NaiveDateTime, SecondsFormat};
 
 /// Columns an event query must select, in this order.
@@ -40,8 +40,11 @@ pub(crate) fn event_from_row(
 pub(crate) struct Interner {
     /// By the text's bytes: a text seen before is not checked for UTF-8
     /// again (3 % of a year's browser read).
-    seen: HashMap<Box<[u8]>, Arc<EventData>, foldhash::fast::RandomState>,
+    seen: HashMap<Box<[u8]>, (Arc<EventData>, u32), foldhash::fast::RandomState>,
     strings: Option<StringPool>,
+    /// For a read of some keys only: each text's object reduced to them,
+    /// and its class.
+    reducer: Option<Reducer>,
 }
 
 /// Most distinct texts an [`Interner`] makes room for up front.
@@ -57,22 +60,33 @@ impl Interner {
     /// An interner for a read of about `rows` rows, with room for that
     /// many distinct texts up to a week's worth (growing the map was 1 % of
     /// a 1-day dashboard query).
-    pub(crate) fn for_rows(rows: usize) -> Interner {
+    pub(crate) fn for_rows(rows: usize, keys: Option<&[String]>) -> Interner {
         Interner {
             seen: HashMap::with_capacity_and_hasher(rows.min(PRESIZED_TEXTS), Default::default()),
             strings: (rows > POOLED_READ_ROWS).then(StringPool::new),
+            reducer: keys.map(Reducer::new),
         }
     }
 
-    /// The shared data of the stored text `bytes`, checked and parsed on
-    /// first sight.
-    fn data(&mut self, bytes: &[u8]) -> rusqlite::Result<Arc<EventData>> {
-        if let Some(data) = self.seen.get(bytes) {
-            return Ok(Arc::clone(data));
+    /// The shared data of the stored text `bytes`, checked and parsed (and
+    /// reduced) on first sight, with its class (0 when not reduced).
+    fn data(&mut self, bytes: &[u8]) -> rusqlite::Result<(Arc<EventData>, u32)> {
+        if let Some((data, class)) = self.seen.get(bytes) {
+            return Ok((Arc::clone(data), *class));
         }
-        let data = Arc::new(decode_text(bytes, &mut self.strings).map_err(data_failure)?);
-        self.seen.insert(bytes.into(), Arc::clone(&data));
-        Ok(data)
+        let data = decode_text(bytes, &mut self.strings).map_err(data_failure)?;
+        let (data, class) = shared(data, &mut self.reducer);
+        self.seen.insert(bytes.into(), (Arc::clone(&data), class));
+        Ok((data, class))
+    }
+}
+
+/// A decoded object shared, reduced by `reducer` if there is one, with its
+/// class (0 when not reduced).
+fn shared(data: EventData, reducer: &mut Option<Reducer>) -> (Arc<EventData>, u32) {
+    match reducer {
+        Some(reducer) => reducer.reduce(data),
+        None => (Arc::new(data), 0),
     }
 }
 
@@ -163,23 +177,25 @@ impl TextQueue {
     }
 }
 
-/// What the decoder made of each text, by number: the shared data, or why
-/// the text is not usable (its rows are skipped).
-pub(crate) type Decoded = Vec<Result<Arc<EventData>, String>>;
+/// What the decoder made of each text, by number: the shared data and its
+/// class, or why the text is not usable (its rows are skipped).
+pub(crate) type Decoded = Vec<Result<(Arc<EventData>, u32), String>>;
 
-/// The decoder's work: checks and parses every text of `batches`, in
-/// order, until the queue is dropped; for a read of about `rows` rows,
-/// pooling strings as an [`Interner`] for it would.
+/// The decoder's work: checks and parses (and reduces to `keys`) every
+/// text of `batches`, in order, until the queue is dropped; for a read of
+/// about `rows` rows, pooling strings as an [`Interner`] for it would.
 pub(crate) fn decode_texts(
     batches: crossbeam_channel::Receiver<TextBatch>,
     rows: usize,
+    keys: Option<&[String]>,
 ) -> Decoded {
     let mut strings = (rows > POOLED_READ_ROWS).then(StringPool::new);
+    let mut reducer = keys.map(Reducer::new);
     let mut decoded = Decoded::new();
     for batch in batches {
         for bytes in batch.texts() {
             let data = decode_text(bytes, &mut strings).map_err(|err| err.to_string());
-            decoded.push(data.map(Arc::new));
+            decoded.push(data.map(|data| shared(data, &mut reducer)));
         }
     }
     decoded
@@ -218,12 +234,14 @@ pub(crate) fn numbered_event_from_row(
     })
 }
 
-/// The events of `numbered` with their decoded data; rows whose text is
-/// not usable are skipped with a warning, as in other reads.
+/// The events of `numbered` with their decoded data, and their classes
+/// when `classes` is given; rows whose text is not usable are skipped with
+/// a warning, as in other reads.
 pub(crate) fn with_decoded_data(
     numbered: Vec<NumberedEvent>,
     decoded: &Decoded,
     bucket_id: &str,
+    mut classes: Option<&mut Vec<u32>>,
 ) -> Vec<SharedEvent> {
     numbered
         .into_iter()
@@ -232,12 +250,17 @@ pub(crate) fn with_decoded_data(
                 .ok()
                 .and_then(|number| decoded.get(number));
             match data {
-                Some(Ok(data)) => Some(SharedEvent {
-                    id: event.id,
-                    timestamp: event.timestamp,
-                    duration: event.duration,
-                    data: Arc::clone(data),
-                }),
+                Some(Ok((data, class))) => {
+                    if let Some(classes) = classes.as_deref_mut() {
+                        classes.push(*class);
+                    }
+                    Some(SharedEvent {
+                        id: event.id,
+                        timestamp: event.timestamp,
+                        duration: event.duration,
+                        data: Arc::clone(data),
+                    })
+                }
                 Some(Err(err)) => {
                     log::warn!("Skipping corrupt event in bucket {bucket_id}: {err}");
                     None
@@ -294,20 +317,21 @@ fn data_failure(err: Box<dyn std::error::Error + Send + Sync>) -> rusqlite::Erro
 }
 
 /// An event row like [`event_from_row`], with data shared through
-/// `interner`.
+/// `interner`, and the class of its data.
 pub(crate) fn shared_event_from_row(
     row: &rusqlite::Row<'_>,
     clip: Option<(i64, i64)>,
     interner: &mut Interner,
-) -> rusqlite::Result<SharedEvent> {
+) -> rusqlite::Result<(SharedEvent, u32)> {
     let (id, timestamp, duration) = row_times(row, clip)?;
-    let data = interner.data(data_bytes(row)?)?;
-    Ok(SharedEvent {
+    let (data, class) = interner.data(data_bytes(row)?)?;
+    let event = SharedEvent {
         id: Some(id),
         timestamp,
         duration,
         data,
-    })
+    };
+    Ok((event, class))
 }
 
 /// An event whose data is the stored JSON text, for answering with it as it
@@ -384,11 +408,14 @@ mod tests {
     #[test]
     fn interning_shares_equal_texts_and_parses_distinct_ones() {
         for rows in [0, POOLED_READ_ROWS + 1] {
-            let mut interner = Interner::for_rows(rows);
+            let mut interner = Interner::for_rows(rows, None);
             assert_eq!(interner.strings.is_some(), rows > POOLED_READ_ROWS);
-            let first = interner.data(br#"{"app":"vim"}"#).unwrap();
-            let again = interner.data(br#"{"app":"vim"}"#).unwrap();
-            let other = interner.data(br#"{"app":"emacs","title":"vim"}"#).unwrap();
+            let first = interner.data(br#"{"app":"vim"}"#).unwrap().0;
+            let again = interner.data(br#"{"app":"vim"}"#).unwrap().0;
+            let other = interner
+                .data(br#"{"app":"emacs","title":"vim"}"#)
+                .unwrap()
+                .0;
             assert!(Arc::ptr_eq(&first, &again));
             assert_eq!(*first, parse_data(r#"{"app":"vim"}"#).unwrap());
             assert_eq!(

@@ -366,3 +366,118 @@ fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
     let all = store.events("b", EventQuery::default()).unwrap();
     assert_eq!(all.len(), 30_000);
 }
+
+/// What `kept_events` must answer for `query`: the events `events` gives,
+/// with their data reduced to `keys`, equal reduced objects shared, and
+/// one class per distinct whole object.
+/// A short read (`reduced` false) gives its events whole, and no classes.
+fn assert_kept(store: &Datastore, query: EventQuery, keys: &[String], reduced: bool) {
+    let kept = store.kept_events("b", query, keys).unwrap();
+    let whole = store.events("b", query).unwrap();
+    assert_eq!(kept.events.len(), whole.len(), "{query:?}");
+    if !reduced {
+        assert!(kept.classes.is_empty());
+        let events: Vec<Event> = kept
+            .events
+            .into_iter()
+            .map(aw_models::SharedEvent::into_event)
+            .collect();
+        assert_eq!(events, whole);
+        return;
+    }
+    assert_eq!(kept.classes.len(), whole.len(), "{query:?}");
+    let mut of_class: std::collections::HashMap<u32, &aw_models::Data> = Default::default();
+    let mut by_content: Vec<(aw_models::Data, *const aw_models::EventData)> = Vec::new();
+    for ((event, class), whole) in kept.events.iter().zip(&kept.classes).zip(&whole) {
+        assert_eq!(
+            (event.id, event.timestamp, event.duration),
+            (whole.id, whole.timestamp, whole.duration)
+        );
+        let reduced: aw_models::Data = whole
+            .data
+            .iter()
+            .filter(|(key, _)| keys.contains(key))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        assert_eq!(event.data.to_map(), reduced);
+        match by_content.iter().find(|(content, _)| *content == reduced) {
+            Some((_, object)) => assert!(std::ptr::eq(*object, &*event.data), "shared"),
+            None => by_content.push((reduced, &*event.data)),
+        }
+        let known = of_class.entry(*class).or_insert(&whole.data);
+        assert_eq!(*known, &whole.data, "one class, one whole object");
+    }
+    let distinct: std::collections::HashSet<String> = whole
+        .iter()
+        .map(|event| serde_json::to_string(&event.data).unwrap())
+        .collect();
+    assert_eq!(
+        of_class.len(),
+        distinct.len(),
+        "one whole object, one class"
+    );
+}
+
+/// A read of some keys only (`kept_events`), on one thread and on two,
+/// with texts of equal objects written differently and bad rows.
+#[test]
+fn a_kept_read_reduces_the_data_and_classes_the_whole_objects() {
+    let (dir, store) = file_store();
+    let path = dir.path().join("db.sqlite");
+    store.create_bucket(bucket("b")).unwrap();
+    let events: Vec<Event> = (0..30_000)
+        .map(|i| {
+            let data = json!({"url": format!("u{}", i % 11), "title": format!("t{}", i % 3), "tabs": i % 5});
+            let mut event = event(i, data);
+            event.duration = Duration::from_nanos(500_000_000);
+            event
+        })
+        .collect();
+    for chunk in events.chunks(10_000) {
+        store.insert_events("b", chunk.to_vec()).unwrap();
+    }
+    store.close().unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for (start, value) in [
+        (10, r#"'{"tabs":1,"title":"t1","url":"u10"}'"#),
+        (11, r#"'{"url":"u10","tabs":1,"title":"t1"}'"#),
+        (12, r#"'{"url":"u10","title":"t1","tabs":1.0}'"#),
+        (13, r#"'{"url":"u10","url":"u3","title":"t1"}'"#),
+        (14, "'not json'"),
+        (15, "'{}'"),
+    ] {
+        conn.execute(
+            &format!(
+                "INSERT INTO events (bucketrow, starttime, endtime, data)
+                 SELECT id, ?1, ?2, {value} FROM buckets WHERE name = 'b'"
+            ),
+            rusqlite::params![start * 1_000_000_000_i64, start * 1_000_000_000_i64 + 1],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let store = Datastore::open(&path).unwrap();
+    assert!(learns_stats(&store, "b"));
+    let second = |secs: i64| Some(Timestamp::from_nanos(secs * 1_000_000_000));
+    let keys = ["url".to_string(), "title".to_string()];
+    let before = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);
+    for (start, end, reduced) in [
+        (None, None, true),
+        (second(5), second(200), false),
+        (second(5), second(15_000), false),
+        (second(0), second(30_000), true),
+    ] {
+        let query = EventQuery {
+            start,
+            end,
+            limit: None,
+        };
+        assert_kept(&store, query, &keys, reduced);
+        assert_kept(&store, query, &[], reduced);
+    }
+    let after = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        after >= before + 4,
+        "the long reads took the two-thread path"
+    );
+}
