@@ -7,6 +7,7 @@
 //! in place.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::error::Pos;
 use crate::value::Value;
@@ -22,6 +23,10 @@ pub(crate) enum Stmt {
         target: Option<String>,
         /// The right-hand side.
         expr: Expr,
+        /// For a read (`flood(query_bucket(..))` or `query_bucket(..)`),
+        /// the only data keys of its events that any later statement can
+        /// observe, when known (`crate::keys`).
+        keep: Option<Arc<[String]>>,
     },
     /// `if c {..} elif d {..} else {..}`
     If {

@@ -30,8 +30,9 @@ use crate::functions::Builtin;
 static ALWAYS: AtomicBool = AtomicBool::new(false);
 
 /// Makes every run fork wherever a plan allows, whatever the period's
-/// length and the events its groups start from, so that tests can
-/// compare forked runs with runs in order on small inputs. Not for use
+/// length and the events its groups start from, and read ahead and read
+/// only kept keys (`crate::keys`) as long periods do, so that tests can
+/// compare such runs with runs in order on small inputs. Not for use
 /// outside tests.
 #[doc(hidden)]
 pub fn fork_always(always: bool) {
@@ -128,6 +129,7 @@ fn step(stmt: &Stmt, rebound: &[&str]) -> Option<Step> {
         returns: false,
         target: Some(target),
         expr,
+        ..
     } = stmt
     else {
         return None;
@@ -188,6 +190,7 @@ pub(crate) fn ahead(program: &[Stmt], at: usize) -> Vec<usize> {
         returns: false,
         target,
         expr,
+        ..
     }) = program.get(at)
     else {
         return Vec::new();

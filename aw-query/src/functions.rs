@@ -73,6 +73,11 @@ pub(crate) struct Context<'a> {
     pub prefetch: &'a mut Prefetch,
     /// `split_url_events`' results so far in this period.
     pub urls: &'a mut transforms::UrlSplitter,
+    /// While a read statement runs whose events are observed only under
+    /// these keys (`crate::keys`): what `query_bucket` reads.
+    pub kept: Option<&'a [String]>,
+    /// The classes of such a read's whole objects, for `flood`.
+    pub classes: &'a mut Option<Vec<u32>>,
     /// The current binding of `TIMEINTERVAL`, if any.
     pub timeinterval: Option<&'a Value>,
     /// Whether a second core may help this call (no other thread of the
@@ -137,11 +142,22 @@ pub(crate) fn call(
         QueryBucket => {
             let bucket = args.string()?;
             let interval = timeinterval(context.timeinterval)?;
-            let read = match context.prefetch.take(&bucket, &interval) {
-                Some(read) => read,
-                None => context.source.query_bucket(&bucket, &interval),
-            }
-            .map_err(|e| bucket_error(e, "query_bucket"))?;
+            let read = match context.kept {
+                Some(keys) => {
+                    let read = match context.prefetch.take_kept(&bucket, &interval, keys) {
+                        Some(read) => read,
+                        None => context.source.query_bucket_kept(&bucket, &interval, keys),
+                    }
+                    .map_err(|e| bucket_error(e, "query_bucket"))?;
+                    *context.classes = Some(read.classes);
+                    read.events
+                }
+                None => match context.prefetch.take(&bucket, &interval) {
+                    Some(read) => read,
+                    None => context.source.query_bucket(&bucket, &interval),
+                }
+                .map_err(|e| bucket_error(e, "query_bucket"))?,
+            };
             context.budget.read(read.len());
             events(read)
         }
@@ -171,10 +187,15 @@ pub(crate) fn call(
             };
             find_bucket(context.source, &filter, hostname.as_deref())?
         }
-        Flood => events(transforms::flood(
-            args.events()?,
-            transforms::FLOOD_PULSETIME,
-        )),
+        Flood => {
+            let list = args.events()?;
+            events(match context.classes.take() {
+                Some(classes) => {
+                    transforms::flood_classes(list, classes, transforms::FLOOD_PULSETIME)
+                }
+                None => transforms::flood(list, transforms::FLOOD_PULSETIME),
+            })
+        }
         MergeEventsByKeys => {
             let list = args.event_list()?;
             let keys = args.strings()?;

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use aw_models::TimeInterval;
 
@@ -80,6 +80,14 @@ pub(crate) struct Interpreter<'a> {
     /// Whether the running period did, so that a failure is checked by
     /// running the period again in order.
     forked: bool,
+    /// Whether the running period is long enough for reads of the keys
+    /// it can observe only (`keys.rs`): a day's reads have few objects in
+    /// common, and reducing them costs more than it saves.
+    long_period: bool,
+    /// While a read statement with kept keys runs: the keys.
+    kept: Option<Arc<[String]>>,
+    /// The classes of the last read of kept keys, until `flood` takes them.
+    classes: Option<Vec<u32>>,
 }
 
 impl<'a> Interpreter<'a> {
@@ -93,6 +101,9 @@ impl<'a> Interpreter<'a> {
             urls: UrlSplitter::default(),
             may_fork: aw_datastore::cores() > 1 || fork::always(),
             forked: false,
+            long_period: false,
+            kept: None,
+            classes: None,
         }
     }
 
@@ -143,6 +154,8 @@ impl<'a> Interpreter<'a> {
     ) -> Result<T, QueryError> {
         self.budget = Budget::default();
         self.forked = false;
+        let length = period.end.nanos().saturating_sub(period.start.nanos());
+        self.long_period = length >= crate::prefetch::SHORTEST_PERIOD_NANOS || fork::always();
         let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
         for builtin in Builtin::ALL {
             env.insert(builtin.name().to_string(), Value::Function(*builtin));
@@ -317,6 +330,9 @@ impl<'a> Interpreter<'a> {
             urls: UrlSplitter::default(),
             may_fork: false,
             forked: false,
+            long_period: false,
+            kept: None,
+            classes: None,
         };
         // The URL memory goes to the group that splits URLs, so a second
         // split of the same events stays a lookup.
@@ -395,8 +411,16 @@ impl<'a> Interpreter<'a> {
                     returns,
                     target,
                     expr,
+                    keep,
                 } => {
-                    let value = self.eval(expr, env)?;
+                    // A read of the keys the program can observe: the
+                    // read gives the classes of the whole objects, and
+                    // `flood` compares those.
+                    self.kept = keep.clone().filter(|_| self.long_period);
+                    let value = self.eval(expr, env);
+                    self.kept = None;
+                    self.classes = None;
+                    let value = value?;
                     let result = match target {
                         Some(name) => {
                             env.insert(name.clone(), value);
@@ -505,6 +529,8 @@ impl<'a> Interpreter<'a> {
                     budget: &mut self.budget,
                     prefetch: &mut self.prefetch,
                     urls: &mut self.urls,
+                    kept: self.kept.as_deref(),
+                    classes: &mut self.classes,
                     timeinterval: env.get("TIMEINTERVAL"),
                     // Only a period that may fork has a core to spare:
                     // a fork's threads and periods run side by side may not.

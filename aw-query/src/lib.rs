@@ -59,6 +59,7 @@ mod error;
 mod fork;
 mod functions;
 mod interpreter;
+mod keys;
 mod lexer;
 pub mod limits;
 mod parser;

@@ -17,13 +17,16 @@
 //! made, and a prefetched read is made while the query runs, as the one it
 //! replaces would have been. A read the program does not reach (it failed
 //! earlier, or rebound `TIMEINTERVAL`) is dropped unused; reads inside `if`
-//! blocks are left to the interpreter, since they may not run.
+//! blocks are left to the interpreter, since they may not run. A bucket
+//! whose every read is a read of the same kept keys (`crate::keys`) is
+//! read ahead of those keys only.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::Arc;
 use std::thread::Scope;
 
-use aw_models::{SharedEvent, TimeInterval};
+use aw_models::{KeptEvents, SharedEvent, TimeInterval};
 
 use crate::ast::{Expr, ExprKind, Stmt};
 use crate::functions::pick_bucket;
@@ -33,8 +36,9 @@ use crate::value::Value;
 /// Most buckets read ahead for one period.
 const MAX_PREFETCHED: usize = 8;
 
-/// A finished or running read.
-type Read = Result<Vec<SharedEvent>, SourceError>;
+/// A finished or running read: of every key (no classes), or of the kept
+/// keys of its statements (`crate::keys`).
+type Read = Result<KeptEvents, SourceError>;
 
 /// Periods shorter than this (two days) are read as the program asks:
 /// a day's reads take a fraction of a millisecond, less than starting
@@ -53,6 +57,8 @@ pub(crate) struct Prefetch {
     arrived: HashMap<String, Read>,
     /// The buckets each top-level statement reads, by its index.
     reads_of: Vec<Vec<String>>,
+    /// The keys each read started is of, by bucket (`None`: every key).
+    kept_of: HashMap<String, Option<Arc<[String]>>>,
 }
 
 impl Prefetch {
@@ -74,10 +80,15 @@ impl Prefetch {
         }
         let mut targets = Vec::new();
         let mut targets_of = Vec::with_capacity(program.len());
+        // The kept keys of each statement's reads (`None`: every key).
+        let mut keys_of = Vec::with_capacity(program.len());
         for stmt in program {
             let mut own = Vec::new();
-            if let Stmt::Simple { expr, .. } = stmt {
+            if let Stmt::Simple { expr, keep, .. } = stmt {
                 literal_reads(expr, &mut own);
+                keys_of.push(keep.clone());
+            } else {
+                keys_of.push(None);
             }
             for target in &own {
                 if targets.len() < MAX_PREFETCHED && !targets.contains(target) {
@@ -113,6 +124,24 @@ impl Prefetch {
         if buckets.len() < 2 {
             return Prefetch::default();
         }
+        // A bucket is read of kept keys when every statement that reads
+        // it is a read of the same kept keys, of every key otherwise.
+        let mut kept_of: HashMap<String, Option<Arc<[String]>>> = HashMap::new();
+        for (own, keys) in targets_of.iter().zip(&keys_of) {
+            for target in own {
+                let Some((_, bucket)) = resolved.iter().find(|(known, _)| known == target) else {
+                    continue;
+                };
+                kept_of
+                    .entry(bucket.clone())
+                    .and_modify(|kept| {
+                        if kept != keys {
+                            *kept = None;
+                        }
+                    })
+                    .or_insert_with(|| keys.clone());
+            }
+        }
         let mut reads = HashMap::new();
         // The first bucket the program reads is left to the interpreter:
         // its thread would only wait for that read anyway, and what a
@@ -121,10 +150,18 @@ impl Prefetch {
             let (sender, receiver) = mpsc::channel();
             let period = *interval;
             let id = bucket.clone();
+            let keys = kept_of.get(&bucket).cloned().flatten();
             scope.spawn(move || {
+                let read = match keys {
+                    Some(keys) => source.query_bucket_kept(&id, &period, &keys),
+                    None => source.query_bucket(&id, &period).map(|events| KeptEvents {
+                        events,
+                        classes: Vec::new(),
+                    }),
+                };
                 // The receiver is gone when the program ended without
                 // taking this read; the result is then simply dropped.
-                let _ = sender.send(source.query_bucket(&id, &period));
+                let _ = sender.send(read);
             });
             reads.insert(bucket, receiver);
         }
@@ -144,12 +181,38 @@ impl Prefetch {
             reads,
             arrived: HashMap::new(),
             reads_of,
+            kept_of,
         }
     }
 
-    /// The read of `bucket` for `interval` started ahead, if there is one
-    /// (each is handed out once).
-    pub fn take(&mut self, bucket: &str, interval: &TimeInterval) -> Option<Read> {
+    /// The read of every key of `bucket` for `interval` started ahead, if
+    /// there is one (each is handed out once).
+    pub fn take(
+        &mut self,
+        bucket: &str,
+        interval: &TimeInterval,
+    ) -> Option<Result<Vec<SharedEvent>, SourceError>> {
+        if self.kept_of.get(bucket).is_some_and(Option::is_some) {
+            return None;
+        }
+        Some(self.take_read(bucket, interval)?.map(|read| read.events))
+    }
+
+    /// The read of `keys` of `bucket` for `interval` started ahead, if
+    /// there is one (each is handed out once).
+    pub fn take_kept(
+        &mut self,
+        bucket: &str,
+        interval: &TimeInterval,
+        keys: &[String],
+    ) -> Option<Read> {
+        match self.kept_of.get(bucket) {
+            Some(Some(kept)) if **kept == *keys => self.take_read(bucket, interval),
+            _ => None,
+        }
+    }
+
+    fn take_read(&mut self, bucket: &str, interval: &TimeInterval) -> Option<Read> {
         if self.interval.as_ref() != Some(interval) {
             return None;
         }

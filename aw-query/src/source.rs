@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use aw_datastore::{Datastore, DatastoreError, EventQuery};
-use aw_models::{Event, EventData, SharedEvent, TimeInterval};
+use aw_models::{Event, EventData, KeptEvents, Reducer, SharedEvent, TimeInterval};
 
 /// Why an [`EventSource`] call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,6 +40,35 @@ pub trait EventSource: Sync {
     fn buckets(&self) -> Result<Vec<(String, String)>, SourceError>;
     /// Number of events of `bucket_id` overlapping `interval` (inclusive).
     fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, SourceError>;
+
+    /// [`EventSource::query_bucket`] with each event's data reduced to
+    /// `keys` and the class of its whole data beside it (see
+    /// [`KeptEvents`]), for a program that can only observe those keys.
+    /// By default the whole read, reduced afterwards; the datastore
+    /// reduces each stored text as it decodes it, and answers a short
+    /// read whole, with no classes.
+    fn query_bucket_kept(
+        &self,
+        bucket_id: &str,
+        interval: &TimeInterval,
+        keys: &[String],
+    ) -> Result<KeptEvents, SourceError> {
+        let mut events = self.query_bucket(bucket_id, interval)?;
+        let mut reducer = Reducer::new(keys);
+        // Each distinct object is reduced once, found by address (the
+        // read holds every object, so addresses are unique).
+        let mut done: HashMap<usize, (Arc<EventData>, u32)> = HashMap::new();
+        let mut classes = Vec::with_capacity(events.len());
+        for event in &mut events {
+            let (data, class) = done
+                .entry(Arc::as_ptr(&event.data) as usize)
+                .or_insert_with(|| reducer.reduce(EventData::clone(&event.data)))
+                .clone();
+            event.data = data;
+            classes.push(class);
+        }
+        Ok(KeptEvents { events, classes })
+    }
 }
 
 fn source_error(error: DatastoreError) -> SourceError {
@@ -61,6 +90,21 @@ impl EventSource for Datastore {
             limit: None,
         };
         self.shared_events(bucket_id, query).map_err(source_error)
+    }
+
+    fn query_bucket_kept(
+        &self,
+        bucket_id: &str,
+        interval: &TimeInterval,
+        keys: &[String],
+    ) -> Result<KeptEvents, SourceError> {
+        let query = EventQuery {
+            start: Some(interval.start),
+            end: Some(interval.end),
+            limit: None,
+        };
+        self.kept_events(bucket_id, query, keys)
+            .map_err(source_error)
     }
 
     fn buckets(&self) -> Result<Vec<(String, String)>, SourceError> {

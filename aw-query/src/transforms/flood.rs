@@ -26,19 +26,68 @@ pub const FLOOD_PULSETIME: Duration = Duration::from_secs(5);
 /// assert_eq!(out[1].timestamp, Timestamp::from_nanos(6_500_000_000));
 /// ```
 pub fn flood(events: Vec<SharedEvent>, pulsetime: Duration) -> Vec<SharedEvent> {
+    let events = sort_by_timestamp(events);
+    flood_sorted(events, pulsetime, |current, _, next, _| {
+        next.same_data(current)
+    })
+}
+
+/// [`flood`] of events whose data was reduced to some keys, each compared
+/// by the class of its whole data (`classes`, one per event, see
+/// `aw_models::KeptEvents`): the events merge and split as the whole
+/// events would. Without a class per event (a source gives a short read
+/// whole, with no classes) the data are compared, as [`flood`] does.
+pub fn flood_classes(
+    events: Vec<SharedEvent>,
+    classes: Vec<u32>,
+    pulsetime: Duration,
+) -> Vec<SharedEvent> {
+    if classes.len() != events.len() {
+        return flood(events, pulsetime);
+    }
+    // Sorted as `flood` sorts (by timestamp, stably), the classes moved
+    // along. A read gives its events newest first: when no two start at
+    // the same time, turning both lists around is that sort.
+    let (events, classes) = if events
+        .windows(2)
+        .all(|pair| pair[0].timestamp > pair[1].timestamp)
+    {
+        let (mut events, mut classes) = (events, classes);
+        events.reverse();
+        classes.reverse();
+        (events, classes)
+    } else {
+        let mut paired: Vec<(SharedEvent, u32)> = events.into_iter().zip(classes).collect();
+        paired.sort_by_key(|(event, _)| event.timestamp);
+        paired.into_iter().unzip()
+    };
+    flood_sorted(events, pulsetime, |_, current, _, next| {
+        classes.get(current) == classes.get(next)
+    })
+}
+
+/// The walk of [`flood`] over events sorted by timestamp; `same` tells
+/// whether the current event (the first two arguments: the event and the
+/// index it had in `events`) and the next (the same) hold equal data.
+fn flood_sorted(
+    mut events: Vec<SharedEvent>,
+    pulsetime: Duration,
+    mut same: impl FnMut(&SharedEvent, usize, &SharedEvent, usize) -> bool,
+) -> Vec<SharedEvent> {
     // In place: the output is never longer than the input, so it is
     // written over the sorted events (the last kept event at `last`,
     // events merged into it left behind and dropped at the end). A new
     // vector for a year of events was another 12 MB of pages touched.
-    let mut events = sort_by_timestamp(events);
     let mut last = 0;
+    // Where the event at `last` was in `events` before it moved there.
+    let mut last_from = 0;
     for index in 1..events.len() {
         let (kept, rest) = events.split_at_mut(index);
         let (Some(current), Some(next)) = (kept.get_mut(last), rest.first_mut()) else {
             break;
         };
         let gap = next.timestamp.nanos().saturating_sub(current.end().nanos());
-        if gap < pulsetime.nanos() && next.same_data(current) {
+        if gap < pulsetime.nanos() && same(current, last_from, next, index) {
             let end = current.end().max(next.end());
             current.set_end(end);
             continue;
@@ -50,6 +99,7 @@ pub fn flood(events: Vec<SharedEvent>, pulsetime: Duration) -> Vec<SharedEvent> 
             next.duration = next.duration.saturating_add(half);
         }
         last += 1;
+        last_from = index;
         events.swap(last, index);
     }
     events.truncate(last + 1);

@@ -16,7 +16,7 @@ mod url;
 
 pub use chunk::chunk_events_by_key;
 pub use filter::{exclude_keyvals, filter_keyvals, has_keyval, json_matches};
-pub use flood::{flood, FLOOD_PULSETIME};
+pub use flood::{flood, flood_classes, FLOOD_PULSETIME};
 pub use intersect::filter_period_intersect;
 pub use merge::merge_events_by_keys;
 pub use simplify::simplify_window_titles;
