@@ -299,17 +299,20 @@ fn a_command_failing_after_some_writes_leaves_none_of_them() {
     assert_eq!(store.events("b", EventQuery::default()).unwrap().len(), 2);
 }
 
-/// A long read decodes its data texts on a second thread
-/// (`queries::pipelined_shared_events`); it must answer what a read on one
-/// thread answers, rows another program stored badly left out alike.
-#[test]
-fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
+/// A database file with bucket "b" holding 30,000 half-second events, one
+/// a second with the data `data` makes of its number, and rows another
+/// program stored as it liked (start second, SQL of the data), reopened
+/// with its bucket facts learnt.
+fn long_bucket(
+    data: impl Fn(i64) -> serde_json::Value,
+    stored: &[(i64, &str)],
+) -> (tempfile::TempDir, Datastore) {
     let (dir, store) = file_store();
     let path = dir.path().join("db.sqlite");
     store.create_bucket(bucket("b")).unwrap();
     let events: Vec<Event> = (0..30_000)
         .map(|i| {
-            let mut event = event(i, json!({"app": format!("app{}", i % 7), "title": format!("page {}", i % 3_001), "n": i % 5}));
+            let mut event = event(i, data(i));
             event.duration = Duration::from_nanos(500_000_000);
             event
         })
@@ -319,14 +322,7 @@ fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
     }
     store.close().unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
-    for (start, value) in [
-        (10, "'not json'"),
-        (20, "'[1, 2]'"),
-        (30, "CAST('{}' AS BLOB)"),
-        // Not UTF-8, twice: both rows are left out.
-        (40, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
-        (29_000, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
-    ] {
+    for (start, value) in stored {
         conn.execute(
             &format!(
                 "INSERT INTO events (bucketrow, starttime, endtime, data)
@@ -339,6 +335,26 @@ fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
     drop(conn);
     let store = Datastore::open(&path).unwrap();
     assert!(learns_stats(&store, "b"));
+    (dir, store)
+}
+
+/// A long read decodes its data texts on a second thread
+/// (`queries::pipelined_shared_events`); it must answer what a read on one
+/// thread answers, rows another program stored badly left out alike.
+#[test]
+fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
+    let data = |i: i64| json!({"app": format!("app{}", i % 7), "title": format!("page {}", i % 3_001), "n": i % 5});
+    let (_dir, store) = long_bucket(
+        data,
+        &[
+            (10, "'not json'"),
+            (20, "'[1, 2]'"),
+            (30, "CAST('{}' AS BLOB)"),
+            // Not UTF-8, twice: both rows are left out.
+            (40, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
+            (29_000, "CAST(x'7b2261223a22ff227d' AS TEXT)"),
+        ],
+    );
     let second = |secs: i64| Some(Timestamp::from_nanos(secs * 1_000_000_000));
     let before = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);
     for (start, end) in [
@@ -422,42 +438,18 @@ fn assert_kept(store: &Datastore, query: EventQuery, keys: &[String], reduced: b
 /// with texts of equal objects written differently and bad rows.
 #[test]
 fn a_kept_read_reduces_the_data_and_classes_the_whole_objects() {
-    let (dir, store) = file_store();
-    let path = dir.path().join("db.sqlite");
-    store.create_bucket(bucket("b")).unwrap();
-    let events: Vec<Event> = (0..30_000)
-        .map(|i| {
-            let data = json!({"url": format!("u{}", i % 11), "title": format!("t{}", i % 3), "tabs": i % 5});
-            let mut event = event(i, data);
-            event.duration = Duration::from_nanos(500_000_000);
-            event
-        })
-        .collect();
-    for chunk in events.chunks(10_000) {
-        store.insert_events("b", chunk.to_vec()).unwrap();
-    }
-    store.close().unwrap();
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    for (start, value) in [
-        (10, r#"'{"tabs":1,"title":"t1","url":"u10"}'"#),
-        (11, r#"'{"url":"u10","tabs":1,"title":"t1"}'"#),
-        (12, r#"'{"url":"u10","title":"t1","tabs":1.0}'"#),
-        (13, r#"'{"url":"u10","url":"u3","title":"t1"}'"#),
-        (14, "'not json'"),
-        (15, "'{}'"),
-    ] {
-        conn.execute(
-            &format!(
-                "INSERT INTO events (bucketrow, starttime, endtime, data)
-                 SELECT id, ?1, ?2, {value} FROM buckets WHERE name = 'b'"
-            ),
-            rusqlite::params![start * 1_000_000_000_i64, start * 1_000_000_000_i64 + 1],
-        )
-        .unwrap();
-    }
-    drop(conn);
-    let store = Datastore::open(&path).unwrap();
-    assert!(learns_stats(&store, "b"));
+    let data = |i: i64| json!({"url": format!("u{}", i % 11), "title": format!("t{}", i % 3), "tabs": i % 5});
+    let (_dir, store) = long_bucket(
+        data,
+        &[
+            (10, r#"'{"tabs":1,"title":"t1","url":"u10"}'"#),
+            (11, r#"'{"url":"u10","tabs":1,"title":"t1"}'"#),
+            (12, r#"'{"url":"u10","title":"t1","tabs":1.0}'"#),
+            (13, r#"'{"url":"u10","url":"u3","title":"t1"}'"#),
+            (14, "'not json'"),
+            (15, "'{}'"),
+        ],
+    );
     let second = |secs: i64| Some(Timestamp::from_nanos(secs * 1_000_000_000));
     let keys = ["url".to_string(), "title".to_string()];
     let before = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);

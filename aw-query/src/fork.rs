@@ -220,7 +220,7 @@ pub(crate) fn ahead(program: &[Stmt], at: usize) -> Vec<usize> {
 }
 
 /// Every name a statement of `program` assigns to.
-fn rebound(program: &[Stmt]) -> Vec<&str> {
+pub(crate) fn rebound(program: &[Stmt]) -> Vec<&str> {
     program
         .iter()
         .filter_map(|stmt| match stmt {

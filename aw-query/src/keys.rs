@@ -64,15 +64,9 @@ pub(crate) fn mark_kept_keys(program: &mut [Stmt]) {
     if program.iter().any(|stmt| matches!(stmt, Stmt::If { .. })) {
         return;
     }
-    let rebound: Vec<String> = program
-        .iter()
-        .filter_map(|stmt| match stmt {
-            Stmt::Simple {
-                target: Some(target),
-                ..
-            } => Some(target.clone()),
-            _ => None,
-        })
+    let rebound: Vec<String> = crate::fork::rebound(program)
+        .into_iter()
+        .map(str::to_string)
         .collect();
     let mut seen: HashMap<String, Seen> = HashMap::new();
     seen.insert("RETURN".to_string(), Seen::All);
