@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 
 use std::sync::Arc;
 
-use aw_models::{Duration, EventData, SharedEvent, Timestamp};
+use aw_models::{Duration, EventData, Reducer, SharedEvent, Timestamp};
 use aw_query::transforms::{
-    chunk_events_by_key, filter_period_intersect, flood, merge_events_by_keys, period_union,
-    union_no_overlap, FLOOD_PULSETIME,
+    chunk_events_by_key, filter_period_intersect, flood, flood_classes, merge_events_by_keys,
+    period_union, union_no_overlap, FLOOD_PULSETIME,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -161,6 +161,19 @@ fn intersect_model(events: Vec<SharedEvent>, filter: &[SharedEvent]) -> Vec<Shar
     out
 }
 
+/// `events` reduced to the key `n` (labels 0 and 2 become equal objects),
+/// with the classes of their whole objects.
+fn reduced(events: &[SharedEvent]) -> (Vec<SharedEvent>, Vec<u32>) {
+    let mut reducer = Reducer::new(&["n".to_string()]);
+    events
+        .iter()
+        .map(|e| {
+            let (data, class) = reducer.reduce((*e.data).clone());
+            (SharedEvent { data, ..e.clone() }, class)
+        })
+        .unzip()
+}
+
 /// What a comparison of event lists looks at.
 fn plain(events: &[SharedEvent]) -> Vec<(Option<i64>, i64, i64, EventData)> {
     events
@@ -187,6 +200,21 @@ proptest! {
     fn filter_period_intersect_equals_the_model(input in events(), filter in events()) {
         let output = filter_period_intersect(input.clone(), &filter);
         prop_assert_eq!(plain(&output), plain(&intersect_model(input, &filter)));
+    }
+
+    #[test]
+    fn flood_by_class_of_reduced_events_merges_as_flood_of_whole_ones(input in events()) {
+        // In any order, and newest first (as reads give them) with ties
+        // and without.
+        let mut newest_first = input.clone();
+        newest_first.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
+        let mut no_ties = newest_first.clone();
+        no_ties.dedup_by_key(|e| e.timestamp);
+        for input in [input, newest_first, no_ties] {
+            let (kept, classes) = reduced(&input);
+            let whole = reduced(&flood(input, FLOOD_PULSETIME)).0;
+            prop_assert_eq!(plain(&flood_classes(kept, classes, FLOOD_PULSETIME)), plain(&whole));
+        }
     }
 
     #[test]
