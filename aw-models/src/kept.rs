@@ -77,18 +77,22 @@ impl Reducer {
         counts.0.hash(&mut kept_hash);
         counts.1.hash(&mut rest_hash);
         let (kept_hash, rest_hash) = (kept_hash.finish(), rest_hash.finish());
-        let mut kept = self
-            .kept
-            .find(kept_hash, |known| same_part(known, &data, is_kept, true));
-        let mut rest = self
-            .rest
-            .find(rest_hash, |known| same_part(known, &data, is_kept, false));
-        if kept.is_none() || rest.is_none() {
-            let (kept_part, rest_part) = data.split_keys(&self.keys);
-            kept = kept.or_else(|| Some(self.kept.insert(kept_hash, kept_part)));
-            rest = rest.or_else(|| Some(self.rest.insert(rest_hash, rest_part)));
-        }
-        let (kept, rest) = (kept.unwrap_or(u32::MAX), rest.unwrap_or(u32::MAX));
+        let found = (
+            self.kept
+                .find(kept_hash, |known| same_part(known, &data, is_kept, true)),
+            self.rest
+                .find(rest_hash, |known| same_part(known, &data, is_kept, false)),
+        );
+        let (kept, rest) = match found {
+            (Some(kept), Some(rest)) => (kept, rest),
+            (kept, rest) => {
+                let (kept_part, rest_part) = data.split_keys(&self.keys);
+                (
+                    kept.unwrap_or_else(|| self.kept.insert(kept_hash, kept_part)),
+                    rest.unwrap_or_else(|| self.rest.insert(rest_hash, rest_part)),
+                )
+            }
+        };
         let next = u32::try_from(self.classes.len()).unwrap_or(u32::MAX);
         let class = *self.classes.entry((kept, rest)).or_insert(next);
         let object = self.kept.objects.get(kept as usize).cloned();

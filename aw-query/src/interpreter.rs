@@ -80,9 +80,9 @@ pub(crate) struct Interpreter<'a> {
     /// Whether the running period did, so that a failure is checked by
     /// running the period again in order.
     forked: bool,
-    /// Whether the running period is long enough for reads of the keys
-    /// it can observe only (`keys.rs`): a day's reads have few objects in
-    /// common, and reducing them costs more than it saves.
+    /// Whether the running period is two days or more (or forking is
+    /// forced): only such periods fork and read only the keys they can
+    /// observe (`keys.rs`); a day's reads have few objects in common.
     long_period: bool,
     /// While a read statement with kept keys runs: the keys.
     kept: Option<Arc<[String]>>,
@@ -169,7 +169,7 @@ impl<'a> Interpreter<'a> {
         env.insert("STARTTIME".into(), Value::string(start));
         env.insert("ENDTIME".into(), Value::string(end));
         env.insert("NAME".into(), Value::string(""));
-        self.top_level(program, period, &mut env)?;
+        self.top_level(program, &mut env)?;
         let result = env.remove("RETURN").ok_or_else(|| {
             QueryError::whole(
                 ErrorKind::NoReturn,
@@ -181,16 +181,9 @@ impl<'a> Interpreter<'a> {
 
     /// Runs the program's statements in order, except where `fork.rs`
     /// found groups that can run at once and they are worth a thread.
-    fn top_level(
-        &mut self,
-        program: &Program,
-        period: &TimeInterval,
-        env: &mut Env,
-    ) -> Result<(), QueryError> {
-        let length = period.end.nanos().saturating_sub(period.start.nanos());
-        let always = fork::always();
+    fn top_level(&mut self, program: &Program, env: &mut Env) -> Result<(), QueryError> {
         let (program, plans) = (&program.stmts[..], &program.plans);
-        if !self.may_fork || (length < crate::prefetch::SHORTEST_PERIOD_NANOS && !always) {
+        if !self.may_fork || !self.long_period {
             return self.block(program, env);
         }
         let plans = plans.of(program);
