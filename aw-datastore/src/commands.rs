@@ -7,7 +7,7 @@
 //! reply goes to a thread blocked in a call, or to an async task awaiting
 //! a `Pending` (`pending.rs`).
 
-use aw_models::{Bucket, Duration, Event, KeptEvents, SettingValue, Timestamp};
+use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, Timestamp};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
@@ -102,9 +102,9 @@ pub(crate) enum ReadCommand {
     SharedEvents {
         bucket_id: String,
         query: EventQuery,
-        /// Only these data keys, with each event's class (`kept_events`).
+        /// Only these data keys, with each event's class (`projected_events`).
         keys: Option<Vec<String>>,
-        reply: Reply<KeptEvents>,
+        reply: Reply<ProjectedEvents>,
     },
     EventsJson {
         bucket_id: String,

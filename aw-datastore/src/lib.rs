@@ -40,7 +40,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use aw_models::{Bucket, Duration, Event, KeptEvents, SettingValue, SharedEvent, Timestamp};
+use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 use rusqlite::{Connection, OpenFlags};
 
@@ -401,18 +401,18 @@ impl Datastore {
 
     /// [`Datastore::shared_events`] with each event's data reduced to
     /// `keys`, equal reduced objects shared, and the class of each event's
-    /// whole data beside it (see [`KeptEvents`]): the read of a query that
+    /// whole data beside it (see [`ProjectedEvents`]): the read of a query that
     /// can only observe those keys. Each distinct stored text is reduced as
     /// it is decoded, so a year of browser data is ~5k objects, not ~78k.
     /// A read expected to be short (under 20,000 rows, those not decoded on
     /// a second thread) gives its objects whole and no classes, which costs
     /// less than reducing them.
-    pub fn kept_events(
+    pub fn projected_events(
         &self,
         bucket_id: &str,
         query: EventQuery,
         keys: &[String],
-    ) -> Result<KeptEvents> {
+    ) -> Result<ProjectedEvents> {
         self.read(|reply| ReadCommand::SharedEvents {
             bucket_id: bucket_id.to_string(),
             query,

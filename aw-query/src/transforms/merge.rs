@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use aw_models::{hash_json, Duration, EventData, SharedEvent};
 
-use crate::transforms::{address, address_map, AddressHasher, AddressMap};
+use crate::address::{address, address_map, AddressHasher, AddressMap};
 use serde_json::Value as Json;
 
 /// One event per distinct combination of the values of `keys` (events
