@@ -5,8 +5,8 @@
 //! which waits for the worker, then wakes the task again. A [`Pending`]
 //! lets the task wait for the worker itself: the worker puts the answer in
 //! a shared slot and wakes the task. The hottest calls have this form: the
-//! heartbeat (`Datastore::heartbeat_async`) and event listings
-//! (`Datastore::events_json_async`).
+//! heartbeat (`Datastore::heartbeat_async`) and every read awaited by a handler
+//! (`route.rs`).
 //!
 //! A reply dropped unanswered (the worker stopped or died) answers
 //! `Closed`. A command that reached the queue after the stopping worker

@@ -86,11 +86,11 @@ fn full_disk_fails_commits_and_recovers() {
     store.health().unwrap();
     // Nothing refused is stored; everything acknowledged is.
     assert_eq!(
-        store.count_events("b", None, None).unwrap(),
+        store.count_events("b", None, None).wait().unwrap(),
         acknowledged.len() as u64
     );
     for event in &acknowledged {
-        assert_eq!(&store.event("b", event.id.unwrap()).unwrap(), event);
+        assert_eq!(&store.event("b", event.id.unwrap()).wait().unwrap(), event);
     }
     // Space comes back: writes work again and survive a reopen.
     std::fs::remove_file(filler).unwrap();
@@ -100,10 +100,10 @@ fn full_disk_fails_commits_and_recovers() {
     store.close().unwrap();
     let store = Datastore::open(dir.path().join("db.sqlite")).unwrap();
     assert_eq!(
-        store.count_events("b", None, None).unwrap(),
+        store.count_events("b", None, None).wait().unwrap(),
         acknowledged.len() as u64 + 1
     );
-    assert!(store.event("b", after[0].id.unwrap()).is_ok());
+    assert!(store.event("b", after[0].id.unwrap()).wait().is_ok());
     store.close().unwrap();
     let conn = rusqlite::Connection::open(dir.path().join("db.sqlite")).unwrap();
     let check: String = conn

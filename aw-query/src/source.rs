@@ -129,7 +129,9 @@ impl EventSource for Datastore {
             end: Some(interval.end),
             limit: None,
         };
-        self.shared_events(bucket_id, query).map_err(source_error)
+        self.shared_events(bucket_id, query)
+            .wait()
+            .map_err(source_error)
     }
 
     fn query_bucket_projected(
@@ -144,11 +146,13 @@ impl EventSource for Datastore {
             limit: None,
         };
         self.projected_events(bucket_id, query, keys)
+            .wait()
             .map_err(source_error)
     }
 
     fn buckets(&self) -> Result<Vec<(String, String)>, SourceError> {
         Ok(Datastore::buckets(self)
+            .wait()
             .map_err(source_error)?
             .into_iter()
             .map(|(id, bucket)| (id, bucket.hostname))
@@ -157,6 +161,7 @@ impl EventSource for Datastore {
 
     fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, SourceError> {
         Datastore::count_events(self, bucket_id, Some(interval.start), Some(interval.end))
+            .wait()
             .map_err(source_error)
     }
 }

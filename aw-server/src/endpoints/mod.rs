@@ -101,23 +101,6 @@ where
     }
 }
 
-/// The answer of a datastore read made on this async worker (one of the
-/// `Datastore::*_now` calls, which take only quick reads and only when a
-/// connection is free at once), or else of `read` on the blocking pool.
-pub async fn now_or_blocking<T, F>(
-    now: Option<aw_datastore::Result<T>>,
-    read: F,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
-{
-    match now {
-        Some(answer) => Ok(answer?),
-        None => blocking(read).await,
-    }
-}
-
 /// Parses an optional timestamp query parameter (`start`, `end`); bad
 /// values are 400.
 pub fn timestamp_param(name: &str, value: Option<&str>) -> Result<Option<Timestamp>, ApiError> {

@@ -957,6 +957,7 @@ mod tests {
         };
         datastore
             .events("b", query)
+            .wait()
             .unwrap()
             .into_iter()
             .map(|event| {
@@ -1047,6 +1048,6 @@ mod tests {
         let datastore = Datastore::open_in_memory().unwrap();
         let error = import_bytes(invalid.into_bytes(), &datastore).unwrap_err();
         assert_eq!(error.status().code, 422, "{error}");
-        assert!(datastore.buckets().unwrap().is_empty());
+        assert!(datastore.buckets().wait().unwrap().is_empty());
     }
 }

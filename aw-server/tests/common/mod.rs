@@ -15,15 +15,25 @@ use rocket::fairing::AdHoc;
 use rocket::{Build, Rocket};
 use serde_json::Value;
 
-/// A fresh in-memory store.
-pub fn datastore() -> Datastore {
-    Datastore::open_in_memory().expect("in-memory datastore")
+/// A fresh store in a file of a temporary folder, so tests read through
+/// the routes production uses (reader threads and pooled connections,
+/// which an in-memory store does not have). Keep the folder while the
+/// store is open.
+pub fn datastore() -> (tempfile::TempDir, Datastore) {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let store = Datastore::open(folder.path().join(DB_FILE)).expect("a file datastore");
+    (folder, store)
 }
+
+/// The name of the test server's database file.
+pub const DB_FILE: &str = "test.db";
 
 /// A server running in a background thread; stopped on drop.
 pub struct TestServer {
     pub port: u16,
     pub datastore: Datastore,
+    /// Holds the database file.
+    _folder: tempfile::TempDir,
     shutdown: rocket::Shutdown,
     thread: Option<JoinHandle<()>>,
 }
@@ -48,11 +58,12 @@ impl TestServer {
             port: 0,
             hostname: "testhost".to_string(),
             device_id: "test-device-id".to_string(),
-            db_path: "/tmp/test.db".into(),
+            db_path: DB_FILE.into(),
             ..ServerConfig::default()
         };
         configure(&mut config);
-        let datastore = datastore();
+        let (folder, datastore) = datastore();
+        config.db_path = folder.path().join(&config.db_path);
         let rocket = extend(build_rocket(datastore.clone(), config).expect("valid config"));
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -69,6 +80,7 @@ impl TestServer {
         TestServer {
             port,
             datastore,
+            _folder: folder,
             shutdown,
             thread: Some(thread),
         }
