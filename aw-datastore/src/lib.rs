@@ -58,33 +58,6 @@ pub use pending::Pending;
 pub use route::{Answer, Read};
 pub use writes::PreparedEvent;
 
-/// The machine's cores, asked once: on Linux the standard library reads
-/// the process's cgroup files each time, which cost a 1-day query ~1 %.
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
-/// Makes the calling thread `by` nicer (lower CPU priority): the
-/// datastore's readers, and the server's query threads, so that on a small
-/// machine heartbeats get the CPU first. Only on Linux, where the nice
-/// value belongs to a thread; elsewhere it would be the whole process's.
-/// A failure only costs latency, so it is logged.
-pub fn lower_thread_priority(by: i32) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        // `None` is the calling thread: Linux keeps nice values per thread.
-        let result = getpriority_process(None)
-            .and_then(|nice| setpriority_process(None, (nice + by).min(19)));
-        if let Err(err) = result {
-            log::debug!("Could not lower the priority of a thread: {err}");
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = by;
-}
-
 /// Result of every datastore call.
 pub type Result<T> = std::result::Result<T, DatastoreError>;
 

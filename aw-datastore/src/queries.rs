@@ -191,7 +191,7 @@ pub(crate) fn shared_events(
     };
     // A limit counts the events answered, so it needs each row's data
     // decoded before the next row is read.
-    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && crate::cores() > 1 {
+    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && aw_threads::cores() > 1 {
         return read.pipelined();
     }
     read.interned()

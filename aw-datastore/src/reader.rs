@@ -48,7 +48,7 @@ pub(crate) fn run(
     stop: Receiver<()>,
     closed: Arc<AtomicBool>,
 ) {
-    crate::lower_thread_priority(NICENESS);
+    aw_threads::lower_priority(NICENESS);
     loop {
         select! {
             recv(commands) -> command => match command {

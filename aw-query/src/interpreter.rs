@@ -100,7 +100,7 @@ impl<'a> Interpreter<'a> {
             budget: Budget::default(),
             prefetch: Prefetch::default(),
             urls: UrlSplitter::default(),
-            may_fork: aw_datastore::cores() > 1 || crate::forcing::always(),
+            may_fork: aw_threads::cores() > 1 || crate::forcing::always(),
             forked: false,
             long_period: false,
             projection: None,
@@ -111,7 +111,7 @@ impl<'a> Interpreter<'a> {
     /// Whether independent statements may run on a second thread: not
     /// when the request's periods already share the cores.
     pub fn allow_fork(&mut self, allow: bool) {
-        self.may_fork = allow && (aw_datastore::cores() > 1 || crate::forcing::always());
+        self.may_fork = allow && (aw_threads::cores() > 1 || crate::forcing::always());
     }
 
     /// Runs `program` for `period` and returns `RETURN` in its JSON form

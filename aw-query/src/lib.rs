@@ -135,7 +135,7 @@ fn run_periods<T: Send>(
 ) -> Result<Vec<T>, QueryError> {
     let parsed = parse_cached(program)?;
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
-    let threads = aw_datastore::cores()
+    let threads = aw_threads::cores()
         .clamp(1, MAX_THREADS)
         .min(timeperiods.len());
     if threads <= 1 {

@@ -113,7 +113,7 @@ fn start(job: Job) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("aw-background".to_string())
         .spawn(move || {
-            aw_datastore::lower_thread_priority(NICENESS);
+            aw_threads::lower_priority(NICENESS);
             job();
             let pool = &*POOL;
             let keep = pool
