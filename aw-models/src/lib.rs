@@ -1,10 +1,19 @@
-//! Wire types of the ActivityWatch API, shared by every other crate.
+//! Wire types of the ActivityWatch API, and the compact event data of the
+//! query path.
 //!
-//! This crate owns the JSON shapes of `../shared/spec/api.md` §2 and §5:
+//! The wire types are the JSON shapes of `docs/API.md` §2 and §5:
 //! [`Event`], [`Bucket`], the export document, the query request, server
-//! info. It also owns validation of what a client may send: timestamps and
-//! durations are kept as nanosecond integers ([`Timestamp`], [`Duration`]) so
-//! every value that passes deserialization fits the store's `i64` columns.
+//! info. This crate also owns validation of what a client may send:
+//! timestamps and durations are kept as nanosecond integers
+//! ([`Timestamp`], [`Duration`]) so every value that passes
+//! deserialization fits the store's `i64` columns.
+//!
+//! The compact event data ([`EventData`], [`SharedEvent`], and
+//! [`Projector`] for reads of only some keys) is not a wire type: it is how
+//! the query path holds events in memory. It lives here because
+//! `aw-datastore` produces it as it decodes stored rows and `aw-query`
+//! consumes it, and this is the one crate both depend on.
+//!
 //! It does no I/O and knows nothing of SQL, HTTP or the query language.
 
 mod bucket;
