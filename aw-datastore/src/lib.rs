@@ -61,7 +61,7 @@ pub use writes::PreparedEvent;
 /// Result of every datastore call.
 pub type Result<T> = std::result::Result<T, DatastoreError>;
 
-/// Which events `Datastore::events` returns (spec §3.3).
+/// Which events `Datastore::events` returns (`docs/API.md` §3.3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventQuery {
     /// Keep events ending at or after this (inclusive); clip starts to it.
@@ -294,7 +294,7 @@ impl Datastore {
         })
     }
 
-    /// Merges a heartbeat (spec §4); returns the stored event with its id.
+    /// Merges a heartbeat (`docs/API.md` §4); returns the stored event with its id.
     pub fn heartbeat(
         &self,
         bucket_id: &str,
@@ -493,7 +493,7 @@ impl Datastore {
         })
     }
 
-    /// Import merge (spec §5): creates the bucket if missing, then adds each
+    /// Import merge (`docs/API.md` §5): creates the bucket if missing, then adds each
     /// event unless an identical one (timestamp, duration, data) is stored.
     /// Imported ids are ignored: events get fresh ids.
     pub fn import_bucket(&self, bucket: Bucket) -> Result<ImportSummary> {

@@ -148,7 +148,7 @@ fn window(
     Some(Window { start, end, low })
 }
 
-/// Events per spec §3.3: overlapping `[start, end]` inclusively, clipped,
+/// Events per `docs/API.md` §3.3: overlapping `[start, end]` inclusively, clipped,
 /// newest first, the newest `limit`.
 pub(crate) fn events(
     conn: &Connection,
@@ -645,7 +645,7 @@ fn setting_value(text: Option<String>) -> SettingValue {
 }
 
 /// Whether an event equal to `(start, end, data)` is stored in the bucket
-/// (import identity, spec §5); `data` is the text as this crate stores it.
+/// (import identity, `docs/API.md` §5); `data` is the text as this crate stores it.
 pub(crate) fn contains_identical(
     conn: &Connection,
     row_id: i64,

@@ -1,4 +1,4 @@
-//! Heartbeat merging through the handle (spec §4, B-3, B-4).
+//! Heartbeat merging through the handle (`docs/API.md` §4, B-3, B-4).
 
 mod common;
 

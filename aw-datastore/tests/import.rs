@@ -1,4 +1,4 @@
-//! Import merge (spec §5, B-5).
+//! Import merge (`docs/API.md` §5, B-5).
 
 mod common;
 

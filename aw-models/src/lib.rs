@@ -41,5 +41,5 @@ pub use time::{Duration, Timestamp};
 /// The JSON object type used for event and bucket `data`.
 pub type Data = serde_json::Map<String, serde_json::Value>;
 
-/// A settings value: any JSON value (§3.7).
+/// A settings value: any JSON value (`docs/API.md` §3.7).
 pub type SettingValue = serde_json::Value;

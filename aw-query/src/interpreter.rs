@@ -1,4 +1,4 @@
-//! Runs a parsed program once per period (spec §6.5).
+//! Runs a parsed program once per period (`docs/API.md` §6.5).
 //!
 //! The environment is one flat map of names to values, fresh for each
 //! period, holding the built-ins and the period variables. Reads marked as

@@ -1,4 +1,4 @@
-//! Recursive-descent parser for the grammar of spec §6.3.
+//! Recursive-descent parser for the grammar of `docs/API.md` §6.3.
 //!
 //! Nesting (parentheses, lists, dicts, call arguments, `if` blocks) is
 //! bounded by [`MAX_DEPTH`] so no input can overflow the stack, here or in

@@ -1,4 +1,4 @@
-//! Categorization and tagging rules (spec §8) and their matching.
+//! Categorization and tagging rules (`docs/API.md` §8) and their matching.
 //!
 //! A rule dict is checked and its regex compiled once per call of
 //! `categorize` or `tag`; [`RuleSet`] then matches events, remembering the

@@ -1,4 +1,4 @@
-//! Run-time values of the language (spec §6.4) and their JSON form.
+//! Run-time values of the language (`docs/API.md` §6.4) and their JSON form.
 //!
 //! Lists, dicts and event lists are reference counted so that a variable
 //! read shares the value instead of copying it; a transform that owns the
@@ -228,7 +228,7 @@ impl Value {
         self.into_event_list().map(EventList::into_owned)
     }
 
-    /// The JSON text of a result (spec §6.4), written straight from the
+    /// The JSON text of a result (`docs/API.md` §6.4), written straight from the
     /// values: building it as a `serde_json::Value` first cost a 1-day
     /// dashboard query a map per event and per data object, and as many
     /// frees. The text is what [`Value::into_json`] serializes to.
@@ -252,7 +252,7 @@ impl Value {
         }
     }
 
-    /// The JSON form of a result (spec §6.4): none is `null`, numbers are
+    /// The JSON form of a result (`docs/API.md` §6.4): none is `null`, numbers are
     /// floats (NaN and infinities `null`), events are objects. Functions
     /// have no JSON form.
     pub(crate) fn into_json(self) -> Result<Json, Failure> {

@@ -97,7 +97,7 @@ fn disjoint(events: &[SharedEvent]) -> bool {
     })
 }
 
-/// Flood as a walk that builds a new list (spec §7.4), the model of the
+/// Flood as a walk that builds a new list (`docs/API.md` §7.4), the model of the
 /// in-place one.
 fn flood_model(events: Vec<SharedEvent>, pulsetime: i64) -> Vec<SharedEvent> {
     let mut events = events;
@@ -126,7 +126,7 @@ fn flood_model(events: Vec<SharedEvent>, pulsetime: i64) -> Vec<SharedEvent> {
 }
 
 /// filter_period_intersect as a walk that builds a new list of pieces
-/// (spec §7.10), the model of the in-place one.
+/// (`docs/API.md` §7.10), the model of the in-place one.
 fn intersect_model(events: Vec<SharedEvent>, filter: &[SharedEvent]) -> Vec<SharedEvent> {
     let mut events = events;
     events.sort_by_key(|e| e.timestamp);

@@ -1,4 +1,4 @@
-//! The `aw-server` command: parses flags (spec §10), sets up logging,
+//! The `aw-server` command: parses flags (`docs/API.md` §10), sets up logging,
 //! config, the datastore and the device id, runs the server until SIGINT
 //! or SIGTERM, then closes the datastore so every acknowledged write is on
 //! disk before exiting 0.

@@ -1,4 +1,4 @@
-//! The security gate (spec §9): Host-header check, CORS and the API key.
+//! The security gate (`docs/API.md` §9): Host-header check, CORS and the API key.
 //!
 //! One request fairing decides, before routing, whether a request may reach
 //! a handler at all. It also canonicalises the path the router will see:

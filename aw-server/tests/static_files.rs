@@ -1,4 +1,4 @@
-//! The web UI, custom static folders and traversal attempts (spec §3.8).
+//! The web UI, custom static folders and traversal attempts (`docs/API.md` §3.8).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! `flood`: fill small gaps between consecutive events (spec §7.4).
+//! `flood`: fill small gaps between consecutive events (`docs/API.md` §7.4).
 
 use aw_models::{Duration, SharedEvent};
 

@@ -1,5 +1,5 @@
-//! `merge_events_by_keys`: sum durations per distinct key values (spec
-//! §7.5, with the correction §12 B-10).
+//! `merge_events_by_keys`: sum durations per distinct key values
+//! (`docs/API.md` §7.5, with the correction §12 B-10).
 
 use foldhash::fast::RandomState;
 use std::collections::hash_map::Entry;

@@ -1,4 +1,4 @@
-//! `split_url_events`: URL parts as data keys (spec §7.13).
+//! `split_url_events`: URL parts as data keys (`docs/API.md` §7.13).
 
 use std::collections::HashMap;
 

@@ -1,4 +1,4 @@
-//! Bucket listing, lookup, creation and deletion (spec §3.2).
+//! Bucket listing, lookup, creation and deletion (`docs/API.md` §3.2).
 
 use std::collections::BTreeMap;
 

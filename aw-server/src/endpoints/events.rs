@@ -1,4 +1,4 @@
-//! Events of a bucket: listing, insertion, count, one event (spec §3.3).
+//! Events of a bucket: listing, insertion, count, one event (`docs/API.md` §3.3).
 
 use aw_datastore::EventQuery;
 use aw_models::Event;

@@ -1,4 +1,4 @@
-//! Export of one bucket or all of them (spec §3.5), streamed.
+//! Export of one bucket or all of them (`docs/API.md` §3.5), streamed.
 //!
 //! The document `{"buckets": {<id>: {...bucket, "events": [...]}}}` is
 //! written page by page from `Datastore::events_page`, so an export of any

@@ -1,4 +1,4 @@
-//! The `/api/0/` endpoints of spec §3, one file per resource, and the
+//! The `/api/0/` endpoints of `docs/API.md` §3, one file per resource, and the
 //! helpers they share: reading JSON bodies, parsing query parameters and
 //! running datastore calls off the async executor.
 //!

@@ -1,4 +1,4 @@
-//! The settings key/value store (spec §3.7).
+//! The settings key/value store (`docs/API.md` §3.7).
 
 use std::collections::BTreeMap;
 
