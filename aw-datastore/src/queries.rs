@@ -567,7 +567,7 @@ fn estimate(stats: &SharedStats, row_id: i64, query: EventQuery) -> Option<u64> 
             let covered = end.saturating_sub(start).max(0) as u128;
             // Rounded up, and at least one event: an empty share of a
             // non-empty bucket can still hold events that reach into it.
-            let share = (known.count as u128 * covered).div_ceil((last - first) as u128);
+            let share = (known.count as u128 * covered).div_ceil(u128::from(last.abs_diff(first)));
             u64::try_from(share).unwrap_or(u64::MAX).max(1)
         }
         _ => known.count,

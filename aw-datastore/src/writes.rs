@@ -106,6 +106,13 @@ enum IdRule {
     Fresh,
 }
 
+/// The largest id an insert may give a new event (2^53 - 1, the largest
+/// integer JavaScript clients read exactly). SQLite hands out the next
+/// fresh id above the largest stored one, and after 2^63 - 1 it has none
+/// left: one event stored with that id made every later insert of the
+/// database fail.
+pub(crate) const MAX_CHOSEN_ID: i64 = (1 << 53) - 1;
+
 /// Inserts events; returns them with their ids.
 pub(crate) fn insert_events(
     conn: &Connection,
@@ -167,6 +174,11 @@ fn insert_one(
                 .stats
                 .removed(conn, memory.bounds, row_id, old_start, old_end)?;
             stored(memory, row_id, start, end);
+        }
+        (Some(id), None) if !(1..=MAX_CHOSEN_ID).contains(&id) => {
+            return Err(DatastoreError::InvalidInput(format!(
+                "event id {id} is out of range: a new event's id must be from 1 to {MAX_CHOSEN_ID}"
+            )));
         }
         (Some(id), None) => {
             conn.prepare_cached(

@@ -671,3 +671,53 @@ fn many_threads_reading_at_once_share_the_connections() {
         }
     });
 }
+
+/// An id at the top of SQLite's range left no fresh id for any later
+/// insert of the database (found by fuzzing the API).
+#[test]
+fn an_event_id_past_the_chosen_range_is_refused_and_inserts_go_on() {
+    let (_db, store) = with_bucket();
+    for id in [i64::MAX, (1 << 53), 0, -5] {
+        let mut wanted = event(0, 1, app("a"));
+        wanted.id = Some(id);
+        assert!(
+            matches!(
+                store.insert_events("b", vec![wanted]),
+                Err(DatastoreError::InvalidInput(_))
+            ),
+            "{id}"
+        );
+    }
+    let mut highest = event(0, 1, app("a"));
+    highest.id = Some((1 << 53) - 1);
+    store.insert_events("b", vec![highest]).unwrap();
+    let fresh = store
+        .insert_events("b", vec![event(5, 1, app("b"))])
+        .unwrap();
+    assert_eq!(fresh[0].id, Some(1 << 53));
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
+}
+
+/// A bucket whose events span the whole range of timestamps: the listing
+/// estimate must not overflow (found by fuzzing the API).
+#[test]
+fn a_bucket_spanning_every_representable_year_lists_its_events() {
+    let (_db, store) = with_bucket();
+    let first = Event {
+        timestamp: aw_models::Timestamp::parse("1678-01-01T00:00:00Z").unwrap(),
+        ..event(0, 0, app("early"))
+    };
+    let last = Event {
+        timestamp: aw_models::Timestamp::parse("2261-12-31T00:00:00Z").unwrap(),
+        ..event(0, 0, app("late"))
+    };
+    store.insert_events("b", vec![first, last]).unwrap();
+    let listed = block_on(
+        store
+            .events_json("b", query(None, None, Some(10)))
+            .into_future(),
+    )
+    .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+}
