@@ -74,12 +74,37 @@ impl Event {
 /// What a client may send; turned into an [`Event`] after validation.
 #[derive(Deserialize)]
 struct EventWire {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole_number")]
     id: Option<i64>,
     timestamp: Timestamp,
     #[serde(default)]
     duration: Duration,
     data: Data,
+}
+
+/// An id: an integer, also written with a fraction of zero (`7.0`, as
+/// JSON Schema counts integers), or null.
+fn whole_number<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i64>, D::Error> {
+    use serde::de::Error;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Number {
+        Integer(i64),
+        Float(f64),
+    }
+    match Option::<Number>::deserialize(deserializer)? {
+        None => Ok(None),
+        Some(Number::Integer(id)) => Ok(Some(id)),
+        // Exactly representable and in range: below 2^63 in magnitude.
+        Some(Number::Float(id)) if id.fract() == 0.0 && id.abs() < 9.223_372_036_854_775e18 => {
+            Ok(Some(id as i64))
+        }
+        Some(Number::Float(id)) => Err(D::Error::custom(format!(
+            "invalid id {id}: expected a whole number"
+        ))),
+    }
 }
 
 impl TryFrom<EventWire> for Event {
@@ -116,6 +141,9 @@ mod tests {
         assert_eq!(event.id, None);
         let event =
             parse(json!({"id": 7, "timestamp": "2021-06-01T10:00:00Z", "data": {}})).unwrap();
+        assert_eq!(event.id, Some(7));
+        let event =
+            parse(json!({"id": 7.0, "timestamp": "2021-06-01T10:00:00Z", "data": {}})).unwrap();
         assert_eq!(event.id, Some(7));
     }
 

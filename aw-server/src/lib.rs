@@ -157,12 +157,67 @@ pub fn build_rocket(
 /// Every error Rocket produces itself (no route, a panicking handler, an
 /// unparsable request) answers `{"message": ...}` like our own errors.
 fn json_catcher<'r>(status: Status, request: &'r Request<'_>) -> BoxFuture<'r> {
+    if status == Status::NotFound {
+        let allowed = allowed_methods(request);
+        if !allowed.is_empty() {
+            let allow = allowed.join(", ");
+            let message = format!(
+                "Method {} is not allowed on {}; allowed: {allow}",
+                request.method(),
+                request.uri().path()
+            );
+            return Box::pin(async move {
+                let mut response = error::json_message(Status::MethodNotAllowed, &message);
+                response.set_raw_header("Allow", allow);
+                Ok(response)
+            });
+        }
+    }
     let message = match status.code {
         404 => format!("Not found: {} {}", request.method(), request.uri().path()),
         500 => "Internal server error".to_string(),
         _ => status.reason_lossy().to_string(),
     };
     Box::pin(async move { Ok(error::json_message(status, &message)) })
+}
+
+/// The methods of the `/api/` routes whose path matches the request's,
+/// when none of them takes its method: the request gets 405 instead of
+/// 404 (Rocket itself only knows "no route").
+fn allowed_methods(request: &Request<'_>) -> Vec<&'static str> {
+    let path: Vec<&str> = request
+        .uri()
+        .path()
+        .segments()
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    if path.first() != Some(&"api") {
+        return Vec::new();
+    }
+    let mut allowed: Vec<&'static str> = request
+        .rocket()
+        .routes()
+        .filter(|route| {
+            let pattern: Vec<&str> = route
+                .uri
+                .path()
+                .split('/')
+                .filter(|segment| !segment.is_empty())
+                .collect();
+            pattern.len() == path.len()
+                && pattern
+                    .iter()
+                    .zip(&path)
+                    .all(|(want, got)| want.starts_with('<') || want == got)
+        })
+        .map(|route| route.method.as_str())
+        .collect();
+    allowed.sort_unstable();
+    allowed.dedup();
+    if allowed.contains(&request.method().as_str()) {
+        return Vec::new();
+    }
+    allowed
 }
 
 /// Largest piece of a response body Rocket hands to hyper at a time.

@@ -173,6 +173,9 @@ impl Gate {
             return Err(Rejection::new(Status::BadRequest, "Host header is invalid"));
         }
         let segments = canonical_segments(request)?;
+        if is_api(&segments) {
+            no_repeated_parameters(request)?;
+        }
 
         let origin = single_header(request, "Origin")?;
         if let Some(origin) = origin {
@@ -346,6 +349,25 @@ fn canonical_segments(request: &Request<'_>) -> Result<Vec<String>, Rejection> {
         segments.push(decoded.into_owned());
     }
     Ok(segments)
+}
+
+/// Refuses a query string that names a parameter twice: Rocket would read
+/// such a parameter as absent, so `?start=x&start=y` would silently mean
+/// no `start` at all.
+fn no_repeated_parameters(request: &Request<'_>) -> Result<(), Rejection> {
+    let Some(query) = request.uri().query() else {
+        return Ok(());
+    };
+    let mut seen = HashSet::new();
+    for (name, _) in query.segments() {
+        if !seen.insert(name) {
+            return Err(Rejection::new(
+                Status::BadRequest,
+                format!("Query parameter '{name}' is given more than once"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `/seg/seg?query` with every segment percent-encoded.

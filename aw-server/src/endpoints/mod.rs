@@ -12,6 +12,7 @@ pub mod export;
 pub mod heartbeat;
 pub mod import;
 pub mod info;
+pub mod openapi;
 pub mod query;
 pub mod settings;
 
@@ -36,6 +37,7 @@ pub const JSON_LIMIT: ByteUnit = ByteUnit::Mebibyte(64);
 pub fn routes() -> Vec<Route> {
     rocket::routes![
         info::info,
+        openapi::openapi,
         buckets::list,
         buckets::get,
         buckets::create,
