@@ -167,7 +167,14 @@ impl Asset {
                 if body.len() < MIN_GZIP_SIZE || !self.compressible() {
                     return None;
                 }
-                let mut encoder = GzEncoder::new(Vec::new(), Compression::best());
+                // An embedded file is compressed once per process: take the
+                // smallest output. A folder's file is read and compressed
+                // per request: take the quick level.
+                let level = match self.body {
+                    Body::Static(_) => Compression::best(),
+                    Body::Shared(_) => Compression::fast(),
+                };
+                let mut encoder = GzEncoder::new(Vec::new(), level);
                 // Writing to a Vec cannot fail.
                 encoder.write_all(body).ok()?;
                 let compressed = encoder.finish().ok()?;

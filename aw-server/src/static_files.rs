@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rocket::http::uri::{fmt::Path as UriPath, Origin, Segments};
-use rocket::response::Redirect;
+use rocket::request::Request;
+use rocket::response::{self, Redirect, Responder};
 use rocket::{get, State};
 
 use crate::assets::{self, Asset, AssetReply, AssetSet, Body};
@@ -103,11 +104,39 @@ impl Ui {
     }
 }
 
+/// What the built-in dashboard may load: only this server's files and API
+/// (and `blob:` for exports it saves), never a script, style, font or
+/// frame from elsewhere.
+const BUILTIN_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
+     object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+
 /// `GET /`: the web UI's `index.html`.
 #[get("/")]
-pub async fn index(state: &State<ServerState>) -> Result<AssetReply, ApiError> {
+pub async fn index(state: &State<ServerState>) -> Result<Index, ApiError> {
     let asset = state.ui.file(&["index.html"]).await.ok_or_else(not_found)?;
-    Ok(AssetReply(asset))
+    let policy = matches!(state.ui, Ui::Builtin).then_some(BUILTIN_POLICY);
+    Ok(Index {
+        reply: AssetReply(asset),
+        policy,
+    })
+}
+
+/// The answer of `/`: the UI's `index.html`, with a content security
+/// policy for the built-in dashboard (aw-webui sets its own in a meta tag).
+#[derive(Debug)]
+pub struct Index {
+    reply: AssetReply,
+    policy: Option<&'static str>,
+}
+
+impl<'r> Responder<'r, 'static> for Index {
+    fn respond_to(self, request: &'r Request<'_>) -> response::Result<'static> {
+        let mut response = self.reply.respond_to(request)?;
+        if let Some(policy) = self.policy {
+            response.set_raw_header("Content-Security-Policy", policy);
+        }
+        Ok(response)
+    }
 }
 
 /// What a static path answers.

@@ -155,6 +155,9 @@ fn without_web_ui_the_root_is_the_builtin_dashboard() {
     assert!(page.contains("js/app.js"), "{page}");
     assert!(page.contains("css/app.css"), "{page}");
     assert_eq!(reply.header("Cache-Control"), Some("no-cache"));
+    // Nothing but this server's own files and API.
+    let policy = reply.header("Content-Security-Policy").unwrap();
+    assert!(policy.starts_with("default-src 'self';"), "{policy}");
     assert!(client
         .get("/js/app.js")
         .header("Content-Type")
@@ -230,6 +233,11 @@ fn embedded_webui_is_served_without_a_flag() {
     let index = client.get("/");
     assert_eq!(index.status, 200);
     assert!(index.text().starts_with("<html>stand-in webui"));
+    assert_eq!(
+        index.header("Content-Security-Policy"),
+        None,
+        "aw-webui sets its own"
+    );
     assert!(index
         .header("Content-Type")
         .unwrap()

@@ -112,14 +112,7 @@ export async function render(main, params, isCurrent) {
     h(
       'div',
       { class: 'cards' },
-      card(
-        'Active time',
-        [
-          h('p', { class: 'total' }, duration(summary.duration)),
-          h('p', { class: 'muted' }, `on ${host}`, sources.afk ? '' : ' (no AFK data: all window time counted)'),
-        ],
-        'summary',
-      ),
+      card('Active time', summaryFacts(summary, perDay, host, sources, isDay), 'wide summary'),
       chart,
       isDay ? card('Timeline', timeline(summary.events, range, colorOf), 'wide') : null,
       card(
@@ -160,6 +153,27 @@ export async function render(main, params, isCurrent) {
     ),
   );
   return true;
+}
+
+/** The total and a few facts beside it. */
+function summaryFacts(summary, perDay, host, sources, isDay) {
+  const facts = [h('p', { class: 'total' }, duration(summary.duration))];
+  const fact = (label, value) => h('p', { class: 'fact' }, h('span', { class: 'muted' }, label), ' ', value);
+  if (isDay && summary.events.length > 0) {
+    const first = new Date(summary.events[0].timestamp);
+    const last = new Date(
+      Math.max(...summary.events.map(e => new Date(e.timestamp).getTime() + e.duration * 1000)),
+    );
+    facts.push(fact('Active from', `${time.formatTime(first)} to ${time.formatTime(last)}`));
+  }
+  if (!isDay) {
+    const activeDays = perDay.filter(seconds => seconds > 0).length;
+    facts.push(fact('Active days', `${activeDays} of ${perDay.length}`));
+    if (activeDays > 0) facts.push(fact('Per active day', duration(summary.duration / activeDays)));
+  }
+  facts.push(fact('Host', host));
+  if (!sources.afk) facts.push(h('p', { class: 'fact muted' }, 'No AFK data: all window time is counted.'));
+  return h('div', { class: 'facts-row' }, facts);
 }
 
 function card(title, content, extra = '') {
