@@ -12,8 +12,11 @@ export const TZ = 'Asia/Kolkata';
 const OFFSET = '+05:30';
 export const HOST = 'testhost';
 
-/** A running server: `url`, `request()`, `stop()`. */
-export async function startServer({ apiKey = null } = {}) {
+/**
+ * A running server: `url`, `request()`, `stop()`. `dbPath`: an existing
+ * database to serve (kept), instead of a new one (removed on stop).
+ */
+export async function startServer({ apiKey = null, dbPath = null } = {}) {
   const binary = process.env.AW_SERVER_BIN;
   if (!binary) throw new Error('AW_SERVER_BIN is not set: run this through scripts/test-dashboard');
   const home = mkdtempSync(join(tmpdir(), 'aw-dashboard-'));
@@ -21,7 +24,7 @@ export async function startServer({ apiKey = null } = {}) {
   writeFileSync(config, apiKey ? `[auth]\napi_key = "${apiKey}"\n` : '');
   const child = spawn(
     binary,
-    ['--port', '0', '--dbpath', join(home, 'test.db'), '--config', config],
+    ['--port', '0', '--dbpath', dbPath || join(home, 'test.db'), '--config', config],
     {
       env: {
         ...process.env,

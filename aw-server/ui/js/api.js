@@ -53,8 +53,32 @@ async function send(path, options = {}) {
   return response;
 }
 
+/** Answers of requests started early (`prefetch`), by path, used once. */
+const early = new Map();
+let started = false;
+
+/**
+ * Starts GET requests before the page's modules have all loaded (boot.js),
+ * for the first view to pick up; ignored once the first view asked for
+ * anything itself, so an answer is never older than the view.
+ */
+export function prefetch(paths) {
+  if (started) return;
+  for (const path of paths) {
+    const answer = send(path).then(response => response.json());
+    answer.catch(() => {}); // the view that takes it reports the error
+    early.set(path, answer);
+  }
+}
+
 /** GET a JSON resource. */
 export async function get(path) {
+  started = true;
+  const answer = early.get(path);
+  if (answer) {
+    early.delete(path);
+    return answer;
+  }
   return (await send(path)).json();
 }
 

@@ -111,8 +111,8 @@ async function footer() {
   }
 }
 
-api.loadToken();
+api.loadToken(); // again: boot.js may run after this module
 window.addEventListener('hashchange', show);
 document.addEventListener('keydown', onKey);
-show();
-footer();
+// The footer waits for the first view, whose requests matter more.
+show().finally(footer);
