@@ -71,6 +71,8 @@ export async function render(main, params, isCurrent) {
     isDay ? Promise.resolve([]) : api.query(dayRanges, durationQuery(sources, rules)),
   ]);
   if (!isCurrent()) return false;
+  // With app.js's "aw-drawn": how long building the view took.
+  performance.mark('aw-data');
 
   const header = toolbar(hosts, host, kind, periodDate, weekStart, offset);
   let chart;
