@@ -11,8 +11,11 @@ use std::fs;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
+
+use crate::assets::AssetSet;
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -170,9 +173,13 @@ pub struct ServerConfig {
     pub custom_static: BTreeMap<String, PathBuf>,
     /// The API key; `None` disables authentication.
     pub api_key: Option<String>,
-    /// A built aw-webui to serve at `/`.
+    /// A built aw-webui folder to serve at `/` (`--webpath`).
     pub webpath: Option<PathBuf>,
-    /// The database file, shown on the status page.
+    /// aw-webui embedded at build time (the folder it came from, its
+    /// files), served at `/` unless `webpath` is set; without either, the
+    /// built-in dashboard is.
+    pub embedded_webui: Option<(&'static str, Arc<AssetSet>)>,
+    /// The database file.
     pub db_path: PathBuf,
     /// Host name reported by `/api/0/info` and used for `!local`.
     pub hostname: String,
@@ -194,6 +201,7 @@ impl Default for ServerConfig {
             custom_static: BTreeMap::new(),
             api_key: None,
             webpath: None,
+            embedded_webui: None,
             db_path: PathBuf::new(),
             hostname: "localhost".to_string(),
             device_id: "00000000-0000-0000-0000-000000000000".to_string(),

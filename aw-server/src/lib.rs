@@ -4,7 +4,9 @@
 //! This crate is the only one that knows Rocket, HTTP status codes, the
 //! config file and the command line. It owns routing ([`endpoints`]), the
 //! security gate (`security`), static files (`static_files`), error
-//! responses ([`error`]) and where files live ([`dirs`]). Storage and
+//! responses ([`error`]) and where files live ([`dirs`]), and serves the
+//! web UI (`static_files`, `assets`): the built-in dashboard of `ui/` or
+//! an aw-webui embedded at build time or given at run time. Storage and
 //! heartbeat merging are `aw-datastore`'s, the query language `aw-query`'s,
 //! the wire types `aw-models`'.
 //!
@@ -28,6 +30,8 @@
 //!   with an empty body and an `X-Import-Summary` header (JSON counts);
 //! - exempts `/api/0/info/` (with the slash) from the API key too.
 
+mod asset_files;
+mod assets;
 pub mod cli;
 pub mod config;
 pub mod dirs;
@@ -40,6 +44,7 @@ pub mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use aw_datastore::Datastore;
 use aw_models::ServerInfo;
@@ -51,7 +56,15 @@ use rocket::http::Status;
 use rocket::request::Request;
 use rocket::{Build, Rocket};
 
+pub use assets::AssetSet;
 pub use config::{ConfigError, ServerConfig};
+pub use static_files::Ui;
+
+/// aw-webui as embedded at build time (`AW_WEBUI_DIR`): the folder it came
+/// from and its files; `None` in a build without it.
+pub fn embedded_webui() -> Option<(&'static str, Arc<AssetSet>)> {
+    assets::embedded_webui().map(|(dir, files)| (dir, files.clone()))
+}
 pub use error::ApiError;
 
 /// The version string of `/api/0/info`, e.g. `v0.1.0 (rust)`: clients and
@@ -67,10 +80,8 @@ pub struct ServerState {
     pub datastore: Datastore,
     /// The answer of `/api/0/info`.
     pub info: ServerInfo,
-    /// Shown on the status page.
-    pub db_path: String,
-    /// The web UI folder, if any.
-    pub webpath: Option<PathBuf>,
+    /// The web UI served at `/`.
+    pub ui: Ui,
     /// `/pages/<name>/` folders.
     pub custom_static: BTreeMap<String, PathBuf>,
 }
@@ -121,8 +132,7 @@ pub fn build_rocket(
             testing: config.testing,
             device_id: config.device_id.clone(),
         },
-        db_path: config.db_path.display().to_string(),
-        webpath: config.webpath.clone(),
+        ui: Ui::choose(config.webpath.as_deref(), config.embedded_webui.clone()),
         custom_static: config.custom_static.clone(),
     };
     Ok(rocket::custom(rocket_config)
@@ -134,6 +144,9 @@ pub fn build_rocket(
         .attach(AdHoc::on_liftoff("announce", |rocket| {
             Box::pin(async move {
                 let config = rocket.config();
+                if let Some(state) = rocket.state::<ServerState>() {
+                    log::info!("Serving {} at /", state.ui.describe());
+                }
                 log::info!(
                     "aw-server listening on http://{}:{}",
                     config.address,

@@ -141,6 +141,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             .extend(config::parse_custom_static(spec)?);
     }
     config.webpath = args.webpath.clone();
+    config.embedded_webui = aw_server::embedded_webui();
     config.db_path = match &args.dbpath {
         Some(path) => path.clone(),
         None => dirs::db_path(args.testing)?,

@@ -1,48 +1,169 @@
 //! The web UI and custom static folders (`docs/API.md` §3.8).
 //!
-//! A built aw-webui (`--webpath DIR`) is served at `/` (its `index.html`)
-//! and from its `css/`, `js/`, `fonts/`, `static/` folders and the files
-//! `favicon.ico`, `logo.png`, `manifest.json`, `dark.css`; custom folders
-//! at `/pages/<name>/`. Nothing outside those is served: a requested file
-//! is resolved to its canonical path (symlinks followed by the OS) and must
-//! still lie inside the canonical folder it was asked from, so `..`,
-//! encoded separators and symlinks leading out are all refused with 404.
-//! Without a web UI, `/` is a small status page.
+//! `/` serves one web UI, the first of: a built aw-webui folder given at
+//! run time (`--webpath DIR`), aw-webui embedded at build time
+//! (`AW_WEBUI_DIR`), the built-in dashboard (`aw-server/ui/`). Its
+//! `index.html` answers `/`, and its `css/`, `js/`, `fonts/`, `static/`,
+//! `assets/` folders and the files `favicon.ico`, `logo.png`,
+//! `manifest.json`, `dark.css` are served; custom folders at
+//! `/pages/<name>/`. Nothing else is: an embedded UI is a fixed map of
+//! paths, and a folder's file is resolved to its canonical path (symlinks
+//! followed by the OS) and must still lie inside the canonical folder it
+//! was asked from, so `..`, encoded separators and symlinks leading out
+//! are all refused with 404.
 //!
-//! The security gate (`security.rs`) has already refused dot segments and
-//! decoded the path; this module does not trust that and checks again.
+//! Every file is answered through `assets.rs` (content type, ETag and
+//! 304, caching, gzip). The security gate (`security.rs`) has already
+//! refused dot segments and decoded the path; this module does not trust
+//! that and checks again.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use rocket::fs::NamedFile;
 use rocket::http::uri::{fmt::Path as UriPath, Origin, Segments};
-use rocket::response::content::RawHtml;
-use rocket::response::Redirect;
+use rocket::request::Request;
+use rocket::response::{self, Redirect, Responder};
 use rocket::{get, State};
 
+use crate::assets::{self, Asset, AssetReply, AssetSet, Body};
 use crate::error::ApiError;
 use crate::ServerState;
 
-/// Folders of aw-webui served with their contents.
-const WEBUI_FOLDERS: [&str; 4] = ["css", "js", "fonts", "static"];
+/// Folders of a web UI served with their contents (`assets/` is where a
+/// Vite build of aw-webui puts them).
+const WEBUI_FOLDERS: [&str; 5] = ["css", "js", "fonts", "static", "assets"];
 /// Single files at the root of aw-webui.
 const WEBUI_FILES: [&str; 4] = ["favicon.ico", "logo.png", "manifest.json", "dark.css"];
+/// Longest static path served, in bytes: no UI file comes close, and
+/// longer ones are refused before touching the disk.
+const MAX_PATH: usize = 1024;
 
-/// What `/` answers.
-#[derive(Debug, rocket::Responder)]
-pub enum Index {
-    /// The web UI's `index.html`.
-    File(NamedFile),
-    /// The status page shown without a web UI.
-    Status(RawHtml<String>),
+/// Which web UI `/` serves.
+#[derive(Debug, Clone)]
+pub enum Ui {
+    /// A built aw-webui read from this folder on each request
+    /// (`--webpath`).
+    Folder(PathBuf),
+    /// aw-webui embedded at build time from the folder named.
+    Embedded {
+        /// `AW_WEBUI_DIR` at build time.
+        dir: String,
+        /// Its files.
+        files: Arc<AssetSet>,
+    },
+    /// The built-in dashboard.
+    Builtin,
 }
 
-/// `GET /`: the web UI, or a page saying the server runs.
+impl Ui {
+    /// The UI for a configuration: `--webpath`, else the embedded
+    /// aw-webui, else the built-in dashboard.
+    pub fn choose(webpath: Option<&Path>, embedded: Option<(&str, Arc<AssetSet>)>) -> Ui {
+        match (webpath, embedded) {
+            (Some(folder), _) => Ui::Folder(folder.to_path_buf()),
+            (None, Some((dir, files))) => Ui::Embedded {
+                dir: dir.to_string(),
+                files,
+            },
+            (None, None) => Ui::Builtin,
+        }
+    }
+
+    /// Its name in `/api/0/info` (`webui`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Ui::Folder(_) => "aw-webui-folder",
+            Ui::Embedded { .. } => "aw-webui-embedded",
+            Ui::Builtin => "builtin",
+        }
+    }
+
+    /// A sentence for the startup log.
+    pub fn describe(&self) -> String {
+        match self {
+            Ui::Folder(folder) => format!("the web UI in {} (--webpath)", folder.display()),
+            Ui::Embedded { dir, .. } => {
+                format!("aw-webui embedded at build time (AW_WEBUI_DIR={dir})")
+            }
+            Ui::Builtin => "the built-in dashboard".to_string(),
+        }
+    }
+
+    /// The file at `relative` (`/`-separated, plain names), if it exists.
+    async fn file(&self, relative: &[&str]) -> Option<Arc<Asset>> {
+        match self {
+            // A file of a folder must stay inside that folder (`css/`,
+            // `js/`...), not merely inside the UI.
+            Ui::Folder(folder) => match relative {
+                [sub, rest @ ..] if !rest.is_empty() => read(&folder.join(sub), sub, rest).await,
+                _ => read(folder, "", relative).await,
+            },
+            Ui::Embedded { files, .. } => files.get(&relative.join("/")),
+            Ui::Builtin => assets::builtin().get(&relative.join("/")),
+        }
+    }
+}
+
+/// What the built-in dashboard may load: only this server's files and API
+/// (and `blob:` for exports it saves), never a script, style, font or
+/// frame from elsewhere.
+const BUILTIN_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
+     object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
+
+/// `GET /`: the web UI's `index.html`.
 #[get("/")]
 pub async fn index(state: &State<ServerState>) -> Result<Index, ApiError> {
-    match &state.webpath {
-        Some(webpath) => Ok(Index::File(open(webpath, &["index.html"]).await?)),
-        None => Ok(Index::Status(RawHtml(status_page(state)))),
+    let asset = state.ui.file(&["index.html"]).await.ok_or_else(not_found)?;
+    let policy = matches!(state.ui, Ui::Builtin).then_some(BUILTIN_POLICY);
+    Ok(Index {
+        reply: AssetReply(asset),
+        policy,
+    })
+}
+
+/// A request guard that passes requests outside `/api/` on and forwards
+/// the rest, so that a `GET` of an API path no route takes reaches the
+/// catcher (404, or 405 when the path takes other methods) instead of
+/// being looked up as a file.
+#[derive(Debug)]
+pub struct NotApi;
+
+#[rocket::async_trait]
+impl<'r> rocket::request::FromRequest<'r> for NotApi {
+    type Error = ();
+
+    async fn from_request(
+        request: &'r rocket::Request<'_>,
+    ) -> rocket::request::Outcome<NotApi, ()> {
+        let api = request
+            .uri()
+            .path()
+            .segments()
+            .find(|segment| !segment.is_empty())
+            .is_some_and(|first| first.eq_ignore_ascii_case("api"));
+        if api {
+            rocket::request::Outcome::Forward(rocket::http::Status::NotFound)
+        } else {
+            rocket::request::Outcome::Success(NotApi)
+        }
+    }
+}
+
+/// The answer of `/`: the UI's `index.html`, with a content security
+/// policy for the built-in dashboard (aw-webui sets its own in a meta tag).
+#[derive(Debug)]
+pub struct Index {
+    reply: AssetReply,
+    policy: Option<&'static str>,
+}
+
+impl<'r> Responder<'r, 'static> for Index {
+    fn respond_to(self, request: &'r Request<'_>) -> response::Result<'static> {
+        let mut response = self.reply.respond_to(request)?;
+        if let Some(policy) = self.policy {
+            response.set_raw_header("Content-Security-Policy", policy);
+        }
+        Ok(response)
     }
 }
 
@@ -50,26 +171,38 @@ pub async fn index(state: &State<ServerState>) -> Result<Index, ApiError> {
 #[derive(Debug, rocket::Responder)]
 pub enum StaticFile {
     /// The file.
-    File(NamedFile),
+    File(AssetReply),
     /// A folder asked for without its trailing slash: redirected, so the
     /// relative links of its `index.html` resolve inside it.
-    Folder(Redirect),
+    Folder(Box<Redirect>),
 }
 
 /// Every other `GET` path that no API route took: web UI files and custom
 /// static folders, else 404.
 #[get("/<path..>", rank = 20)]
 pub async fn file(
+    _not_api: NotApi,
     path: Segments<'_, UriPath>,
     uri: &Origin<'_>,
     state: &State<ServerState>,
 ) -> Result<StaticFile, ApiError> {
+    if uri.path().len() > MAX_PATH {
+        return Err(ApiError::NotFound("Not found: path too long".to_string()));
+    }
     let segments: Vec<&str> = path.collect();
+    if !segments.iter().all(|segment| is_plain_name(segment)) {
+        return Err(not_found());
+    }
     if !uri.path().ends_with('/') && is_custom_folder(&segments, state) {
         let target = format!("{}/", uri.path());
-        return Ok(StaticFile::Folder(Redirect::to(target)));
+        return Ok(StaticFile::Folder(Box::new(Redirect::to(target))));
     }
-    serve(&segments, state).await.map(StaticFile::File)
+    let asset = serve(&segments, state).await.ok_or_else(not_found)?;
+    Ok(StaticFile::File(AssetReply(asset)))
+}
+
+fn not_found() -> ApiError {
+    ApiError::NotFound("Not found".to_string())
 }
 
 /// Whether a `/pages/<name>/...` path names a folder.
@@ -80,42 +213,42 @@ fn is_custom_folder(segments: &[&str], state: &ServerState) -> bool {
     let Some(root) = state.custom_static.get(*name) else {
         return false;
     };
-    if !rest.iter().all(|segment| is_plain_name(segment)) {
-        return false;
-    }
     let mut path = root.clone();
     path.extend(rest);
     path.is_dir()
 }
 
 /// The file a static path names, if it may be served.
-async fn serve(segments: &[&str], state: &ServerState) -> Result<NamedFile, ApiError> {
-    let not_found = || ApiError::NotFound("Not found".to_string());
+async fn serve(segments: &[&str], state: &ServerState) -> Option<Arc<Asset>> {
     match segments {
-        ["pages", name, rest @ ..] => {
-            let root = state.custom_static.get(*name).ok_or_else(not_found)?;
-            open(root, rest).await
-        }
+        ["pages", name, rest @ ..] => read(state.custom_static.get(*name)?, "", rest).await,
         [folder, rest @ ..] if WEBUI_FOLDERS.contains(folder) && !rest.is_empty() => {
-            let webpath = state.webpath.as_ref().ok_or_else(not_found)?;
-            open(&webpath.join(folder), rest).await
+            state.ui.file(segments).await
         }
-        [name] if WEBUI_FILES.contains(name) => {
-            let webpath = state.webpath.as_ref().ok_or_else(not_found)?;
-            open(webpath, &[name]).await
-        }
-        _ => Err(not_found()),
+        [name] if WEBUI_FILES.contains(name) => state.ui.file(segments).await,
+        _ => None,
     }
 }
 
-/// Opens `root/segments...`, refusing anything that resolves outside
-/// `root`; a folder means its `index.html`.
-async fn open(root: &Path, segments: &[&str]) -> Result<NamedFile, ApiError> {
-    let path =
-        resolve(root, segments).ok_or_else(|| ApiError::NotFound("Not found".to_string()))?;
-    NamedFile::open(&path)
-        .await
-        .map_err(|_| ApiError::NotFound("Not found".to_string()))
+/// Reads `root/segments...`, refusing anything that resolves outside
+/// `root`; a folder means its `index.html`. `prefix` is the folder `root`
+/// was asked as (`js`), for the caching policy.
+async fn read(root: &Path, prefix: &str, segments: &[&str]) -> Option<Arc<Asset>> {
+    let path = resolve(root, segments)?;
+    let bytes = rocket::tokio::fs::read(&path).await.ok()?;
+    let name = path.file_name()?.to_str()?;
+    // The caching policy looks at the path as asked (`js/app.<hash>.js`),
+    // with the file's real name for a folder's `index.html`.
+    let mut relative = String::new();
+    for part in std::iter::once(prefix)
+        .chain(segments[..segments.len().saturating_sub(1)].iter().copied())
+        .filter(|part| !part.is_empty())
+    {
+        relative.push_str(part);
+        relative.push('/');
+    }
+    relative.push_str(name);
+    Some(Arc::new(Asset::new(&relative, Body::Shared(bytes.into()))))
 }
 
 /// The canonical file for `segments` under `root`, if it is a regular file
@@ -138,31 +271,6 @@ pub fn resolve(root: &Path, segments: &[&str]) -> Option<PathBuf> {
 /// separator or drive on any platform.
 fn is_plain_name(segment: &str) -> bool {
     !segment.is_empty() && !segment.starts_with('.') && !segment.contains(['/', '\\', '\0', ':'])
-}
-
-fn status_page(state: &ServerState) -> String {
-    let escape = |text: &str| {
-        text.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
-    format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>aw-server</title></head>\n\
-         <body><h1>aw-server is running</h1>\n\
-         <p>Version {version}{testing}. Database: <code>{db}</code>.</p>\n\
-         <p>No web UI is configured (start with <code>--webpath DIR</code> to serve one).</p>\n\
-         <ul><li><a href=\"/api/0/info\">/api/0/info</a></li>\n\
-         <li><a href=\"/api/0/buckets/\">/api/0/buckets/</a></li></ul>\n\
-         </body></html>\n",
-        version = escape(&state.info.version),
-        testing = if state.info.testing {
-            " (testing mode)"
-        } else {
-            ""
-        },
-        db = escape(&state.db_path),
-    )
 }
 
 #[cfg(test)]

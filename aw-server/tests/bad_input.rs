@@ -328,7 +328,7 @@ fn cases() -> Vec<Case> {
             status: 400,
         },
         // Routing.
-        case("PUT", "/api/0/buckets/fixture", bucket, 404),
+        case("PUT", "/api/0/buckets/fixture", bucket, 405),
         get("/api/0/buckets/fixture/nothing", 404),
         Case {
             method: "POST",

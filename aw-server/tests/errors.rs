@@ -87,6 +87,8 @@ fn a_known_path_with_another_method_is_405_with_allow() {
         ("PATCH", "/api/0/buckets/b/events/7", "DELETE, GET"),
         ("DELETE", "/api/0/info", "GET"),
         ("PUT", "/api/0/query", "POST"),
+        ("GET", "/api/0/query", "POST"),
+        ("GET", "/api/0/import", "POST"),
     ] {
         let reply = client.request(method, path, &[], None);
         assert_eq!(reply.status, 405, "{method} {path}");

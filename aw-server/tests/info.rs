@@ -20,6 +20,7 @@ fn info_reports_host_version_testing_and_device() {
             "version": aw_server::version(),
             "testing": true,
             "device_id": "test-device-id",
+            "webui": "builtin",
         })
     );
     assert!(aw_server::version().ends_with(" (rust)"));

@@ -1,0 +1,326 @@
+// The built-in dashboard, driven in Debian's Chromium like a user would:
+// against a server seeded with known data (server.mjs), the time zone
+// pinned for both, asserting on what a person reads. Any console error,
+// page error or failed request fails the test. Screenshots of each view
+// go to target/dashboard-screenshots/.
+//
+// Run through scripts/test-dashboard, which installs Chromium and builds
+// the server.
+
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+import { HOST, TZ, seed, startServer } from './server.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const SHOTS = join(ROOT, 'target', 'dashboard-screenshots');
+const DAY = '2026-03-10';
+const API_KEY = 'dashboard-test-key';
+
+/** Seeded figures (see server.mjs). */
+const TUESDAY = {
+  total: '2h 17m 3s',
+  apps: [
+    ['Code', '1h 2m 3s'],
+    ['Terminal', '45m'],
+    ['Firefox', '30m'],
+  ],
+  titles: [
+    ['main.rs - Code', '1h 2m 3s'],
+    ['bash', '45m'],
+    ['YouTube - Mozilla Firefox', '30m'],
+  ],
+  categories: [
+    ['Work > Programming', '1h 2m 3s'],
+    ['Shell', '45m'],
+    ['Media > Video', '30m'],
+  ],
+  domains: [
+    ['youtube.com', '20m'],
+    ['docs.rs', '10m'],
+  ],
+};
+
+let browser;
+
+before(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test-dashboard installs it`);
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    env: { ...process.env, TZ },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  console.log(`# Chromium ${browser.version()}`);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/**
+ * A page in a fresh context that records every console error, page error,
+ * failed request and error response in `problems`.
+ */
+async function openPage({ width = 1280, dark = false } = {}) {
+  const context = await browser.newContext({
+    viewport: { width, height: 900 },
+    colorScheme: dark ? 'dark' : 'light',
+    timezoneId: TZ,
+    locale: 'en-GB',
+    acceptDownloads: true,
+  });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', message => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', error => problems.push(`page error: ${error.message}`));
+  page.on('requestfailed', request =>
+    problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`),
+  );
+  page.on('response', response => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
+  });
+  return { page, context, problems };
+}
+
+/** Runs `action` and waits until the dashboard has drawn a new view. */
+async function drawn(page, action) {
+  const before = await page.evaluate(() => document.body?.dataset.drawn ?? '');
+  await action();
+  await page.waitForFunction(
+    previous => {
+      const now = document.body?.dataset.drawn ?? '';
+      return now !== previous && now !== '';
+    },
+    before,
+    { timeout: 30_000 },
+  );
+  const state = await page.evaluate(() => document.body.dataset.drawn);
+  if (state.startsWith('error')) {
+    const text = await page.locator('main').innerText();
+    throw new Error(`the dashboard drew an error: ${text}`);
+  }
+}
+
+/** What a card shows: its rows as [label, duration] pairs. */
+async function cardRows(page, title) {
+  const card = page.locator('section.card', { has: page.locator('h2', { hasText: title }) });
+  return card.locator('.top-list li').evaluateAll(items =>
+    items.map(item => [item.querySelector('.label').textContent, item.querySelector('time').textContent]),
+  );
+}
+
+async function total(page) {
+  return page.locator('.card.summary .total').innerText();
+}
+
+async function shoot(page, name) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+function assertClean(problems) {
+  assert.deepEqual(problems, [], 'console errors or failed requests');
+}
+
+const dayUrl = (server, date = DAY, kind = 'day') => `${server.url}/#/activity/${HOST}/${kind}/${date}`;
+
+describe('without an API key', () => {
+  let server;
+  before(async () => {
+    server = await startServer();
+    await seed(server);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('the day view shows the seeded durations to the second', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(dayUrl(server)));
+    assert.equal(await total(page), TUESDAY.total);
+    assert.deepEqual(await cardRows(page, 'Top applications'), TUESDAY.apps);
+    assert.deepEqual(await cardRows(page, 'Top window titles'), TUESDAY.titles);
+    assert.deepEqual(await cardRows(page, 'Top categories'), TUESDAY.categories);
+    assert.deepEqual(await cardRows(page, 'Top browser domains'), TUESDAY.domains);
+    assert.match(await page.locator('#period-title').innerText(), /10 Mar 2026/);
+    // The hour chart: days start at 04:00, so 09:00 is the sixth column.
+    const hours = await page.locator('.columns .column').evaluateAll(columns =>
+      columns.map(column => column.getAttribute('aria-label')),
+    );
+    assert.equal(hours.length, 24);
+    assert.equal(hours[0], '04:00: 0s');
+    assert.deepEqual(hours.slice(5, 9), ['09:00: 1h', '10:00: 32m 3s', '11:00: 30m', '12:00: 15m']);
+    // The timeline: one block per stretch of a category.
+    assert.equal(await page.locator('.timeline-strip .block').count(), 4);
+    await shoot(page, 'day-1280-light');
+    assertClean(problems);
+    await context.close();
+  });
+
+  test('day navigation by keyboard and links honours startOfDay', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(dayUrl(server)));
+    // Monday: 1000 s in the afternoon and 600 s at 03:00 on Tuesday.
+    await drawn(page, () => page.keyboard.press('ArrowLeft'));
+    assert.match(page.url(), /\/day\/2026-03-09$/);
+    assert.equal(await total(page), '26m 40s');
+    assert.deepEqual(await cardRows(page, 'Top applications'), [['Code', '26m 40s']]);
+    await drawn(page, () => page.getByRole('link', { name: 'Next day' }).click());
+    assert.equal(await total(page), TUESDAY.total);
+    // Tab reaches the period links; Enter follows them.
+    await page.locator('.kinds a', { hasText: 'Week' }).focus();
+    await drawn(page, () => page.keyboard.press('Enter'));
+    assert.match(page.url(), /\/week\/2026-03-10$/);
+    assertClean(problems);
+    await context.close();
+  });
+
+  test('week and month views add up the days, week navigation works', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(dayUrl(server, DAY, 'week')));
+    assert.match(await page.locator('#period-title').innerText(), /Week of Mon, 9 Mar 2026/);
+    assert.equal(await total(page), '2h 43m 43s');
+    assert.deepEqual((await cardRows(page, 'Top applications'))[0], ['Code', '1h 28m 43s']);
+    const days = await page.locator('.columns .column').evaluateAll(columns =>
+      columns.map(column => column.getAttribute('aria-label')),
+    );
+    assert.equal(days.length, 7);
+    assert.equal(days[0], 'Mon, 9 Mar 2026: 26m 40s');
+    assert.equal(days[1], 'Tue, 10 Mar 2026: 2h 17m 3s');
+    await shoot(page, 'week-1280-light');
+    await drawn(page, () => page.getByRole('link', { name: 'Previous week' }).click());
+    assert.equal(await total(page), '1h 5m');
+    await drawn(page, () => page.keyboard.press('ArrowRight'));
+    assert.equal(await total(page), '2h 43m 43s');
+    await drawn(page, () => page.keyboard.press('m'));
+    assert.match(await page.locator('#period-title').innerText(), /March 2026/);
+    assert.equal(await total(page), '3h 48m 43s');
+    assert.equal(await page.locator('.columns .column').count(), 31);
+    await shoot(page, 'month-1280-light');
+    assertClean(problems);
+    await context.close();
+  });
+
+  test('the buckets page lists counts and the age of the last data, and exports', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(`${server.url}/#/buckets`));
+    const rows = await page.locator('table.buckets tbody tr').evaluateAll(trs =>
+      trs.map(tr => Object.fromEntries([...tr.children].map(cell => [cell.dataset.label, cell.textContent]))),
+    );
+    assert.deepEqual(
+      rows.map(row => [row.Bucket, row.Type, row.Host, row.Events]),
+      [
+        [`aw-watcher-afk_${HOST}`, 'afkstatus', HOST, '8'],
+        ['aw-watcher-web-firefox', 'web.tab.current', HOST, '2'],
+        [`aw-watcher-window_${HOST}`, 'currentwindow', HOST, '7'],
+      ],
+    );
+    for (const row of rows) assert.match(row['Last data'], /^last data \d+ days ago$/);
+    assert.match(rows[2]['First event'], /6 Mar 2026/);
+    assert.equal(await page.locator('tr.stale').count(), 3, 'stopped watchers stand out');
+    await shoot(page, 'buckets-1280-light');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: `Export aw-watcher-window_${HOST}` }).click(),
+    ]);
+    const exported = JSON.parse(readFileSync(await download.path(), 'utf8'));
+    assert.equal(exported.buckets[`aw-watcher-window_${HOST}`].events.length, 7);
+    const [all] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export all buckets' }).click(),
+    ]);
+    assert.equal(Object.keys(JSON.parse(readFileSync(await all.path(), 'utf8')).buckets).length, 3);
+    assertClean(problems);
+    await context.close();
+  });
+
+  test('phone width and dark mode: every view draws and is screenshotted', async () => {
+    for (const [width, dark] of [
+      [390, false],
+      [390, true],
+      [1280, true],
+    ]) {
+      const { page, context, problems } = await openPage({ width, dark });
+      const suffix = `${width}-${dark ? 'dark' : 'light'}`;
+      await drawn(page, () => page.goto(dayUrl(server)));
+      assert.equal(await total(page), TUESDAY.total);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window at ${width}px`);
+      await shoot(page, `day-${suffix}`);
+      await drawn(page, () => page.goto(dayUrl(server, DAY, 'week')));
+      await shoot(page, `week-${suffix}`);
+      await drawn(page, () => page.goto(`${server.url}/#/buckets`));
+      await shoot(page, `buckets-${suffix}`);
+      await drawn(page, () => page.goto(`${server.url}/#/about`));
+      assert.match(await page.locator('main').innerText(), /built-in dashboard/);
+      await shoot(page, `about-${suffix}`);
+      assertClean(problems);
+      await context.close();
+    }
+  });
+});
+
+describe('with an API key', () => {
+  let server;
+  before(async () => {
+    server = await startServer({ apiKey: API_KEY });
+    await seed(server);
+    await server.request('POST', '/api/0/settings/startOfWeek', 'Sunday');
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('the key from ?token= is sent as a Bearer token and kept for the session', async () => {
+    const { page, context, problems } = await openPage();
+    const authorizations = new Set();
+    page.on('request', request => {
+      if (new URL(request.url()).pathname.startsWith('/api/0/') && !request.url().endsWith('/api/0/info')) {
+        authorizations.add(request.headers().authorization ?? 'none');
+      }
+    });
+    await drawn(page, () => page.goto(`${server.url}/?token=${API_KEY}#/activity/${HOST}/day/${DAY}`));
+    assert.equal(await total(page), TUESDAY.total);
+    assert.ok(!page.url().includes('token='), `the key stays in the address: ${page.url()}`);
+    // startOfWeek is Sunday on this server: the week holds Sunday's 300 s.
+    await drawn(page, () => page.keyboard.press('w'));
+    assert.match(await page.locator('#period-title').innerText(), /Week of Sun, 8 Mar 2026/);
+    assert.equal(await total(page), '2h 48m 43s');
+    await drawn(page, () => page.reload());
+    assert.equal(await total(page), '2h 48m 43s');
+    assert.deepEqual([...authorizations], [`Bearer ${API_KEY}`]);
+    await shoot(page, 'week-with-api-key-1280-light');
+    assertClean(problems);
+    await context.close();
+  });
+
+  test('without the key the page says how to give it', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(dayUrl(server))).catch(() => {});
+    await page.locator('[role=alert]').waitFor({ timeout: 30_000 });
+    assert.match(await page.locator('main').innerText(), /needs an API key[\s\S]*\?token=KEY/);
+    await shoot(page, 'missing-api-key-1280-light');
+    // The refused API calls are the only problems.
+    assert.ok(problems.length > 0);
+    for (const problem of problems) assert.match(problem, /401|Unauthorized/);
+    await context.close();
+  });
+});

@@ -1,0 +1,136 @@
+// Starts the aw-server binary on a free port with its own database, config
+// and home folder, and seeds it through the HTTP API, as a watcher would.
+
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The time zone of the server, of Chromium and of the seeded data. */
+export const TZ = 'Asia/Kolkata';
+/** Local times of the seed are written with this offset (Kolkata has no DST). */
+const OFFSET = '+05:30';
+export const HOST = 'testhost';
+
+/**
+ * A running server: `url`, `request()`, `stop()`. `dbPath`: an existing
+ * database to serve (kept), instead of a new one (removed on stop).
+ */
+export async function startServer({ apiKey = null, dbPath = null } = {}) {
+  const binary = process.env.AW_SERVER_BIN;
+  if (!binary) throw new Error('AW_SERVER_BIN is not set: run this through scripts/test-dashboard');
+  const home = mkdtempSync(join(tmpdir(), 'aw-dashboard-'));
+  const config = join(home, 'config.toml');
+  writeFileSync(config, apiKey ? `[auth]\napi_key = "${apiKey}"\n` : '');
+  const child = spawn(
+    binary,
+    ['--port', '0', '--dbpath', dbPath || join(home, 'test.db'), '--config', config],
+    {
+      env: {
+        ...process.env,
+        TZ,
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, 'config'),
+        XDG_DATA_HOME: join(home, 'data'),
+        XDG_CACHE_HOME: join(home, 'cache'),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let log = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${log}`)), 60_000);
+    child.stderr.on('data', chunk => {
+      log += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(log);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.on('exit', code => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${log}`));
+    });
+  });
+  child.removeAllListeners('exit');
+  const headers = apiKey ? { Authorization: `Bearer ${apiKey}` } : {};
+  async function request(method, path, body) {
+    const response = await fetch(url + path, {
+      method,
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    const text = await response.text();
+    return text ? JSON.parse(text) : null;
+  }
+  async function stop() {
+    const exited = new Promise(resolve => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(home, { recursive: true, force: true });
+  }
+  return { url, request, stop, log: () => log };
+}
+
+const at = (date, time) => `${date}T${time}${OFFSET}`;
+const event = (date, time, duration, data) => ({ timestamp: at(date, time), duration, data });
+
+/**
+ * Seeds a host's window, AFK and Firefox buckets; the expected figures of
+ * the tests follow from these events (see dashboard.test.mjs).
+ */
+export async function seed(server) {
+  const bucket = (id, type, hostname) =>
+    server.request('POST', `/api/0/buckets/${id}`, { client: 'test', type, hostname });
+  const events = (id, list) => server.request('POST', `/api/0/buckets/${id}/events`, list);
+  const windowId = `aw-watcher-window_${HOST}`;
+  const afkId = `aw-watcher-afk_${HOST}`;
+  const webId = 'aw-watcher-web-firefox';
+  await bucket(windowId, 'currentwindow', HOST);
+  await bucket(afkId, 'afkstatus', HOST);
+  await bucket(webId, 'web.tab.current', HOST);
+  const code = title => ({ app: 'Code', title });
+  await events(windowId, [
+    // Friday of the week before.
+    event('2026-03-06', '14:00:00', 3600, code('notes.md - Code')),
+    // Sunday.
+    event('2026-03-08', '10:00:00', 300, code('notes.md - Code')),
+    // Monday: 1000 s, and 600 s after midnight that still belong to Monday
+    // (days start at 04:00).
+    event('2026-03-09', '15:00:00', 1000, code('main.rs - Code')),
+    event('2026-03-10', '03:00:00', 600, code('main.rs - Code')),
+    // Tuesday, the day of the tests.
+    event('2026-03-10', '09:00:00', 3723, code('main.rs - Code')),
+    event('2026-03-10', '10:30:00', 1800, { app: 'Firefox', title: 'YouTube - Mozilla Firefox' }),
+    // Half of it away from the keyboard (12:00-12:30 and after 12:45).
+    event('2026-03-10', '11:30:00', 4500, { app: 'Terminal', title: 'bash' }),
+  ]);
+  await events(afkId, [
+    event('2026-03-06', '13:00:00', 4 * 3600, { status: 'not-afk' }),
+    event('2026-03-08', '09:00:00', 3 * 3600, { status: 'not-afk' }),
+    event('2026-03-09', '14:00:00', 3 * 3600, { status: 'not-afk' }),
+    event('2026-03-10', '02:00:00', 2 * 3600, { status: 'not-afk' }),
+    event('2026-03-10', '08:00:00', 4 * 3600, { status: 'not-afk' }),
+    event('2026-03-10', '12:00:00', 1800, { status: 'afk' }),
+    event('2026-03-10', '12:30:00', 900, { status: 'not-afk' }),
+    event('2026-03-10', '12:45:00', 3600, { status: 'afk' }),
+  ]);
+  await events(webId, [
+    event('2026-03-10', '10:30:00', 1200, { url: 'https://www.youtube.com/watch?v=1', title: 'YouTube', audible: true }),
+    event('2026-03-10', '10:50:00', 600, { url: 'https://docs.rs/rocket', title: 'rocket - Rust', audible: false }),
+  ]);
+  // Category sets as aw-webui writes them: "base" and "extra" are active
+  // and merged in the order of category_sets (base wins for a name both
+  // define); "unused" is not active; the legacy `classes` is ignored.
+  const category = (name, regex) => ({ name, rule: { type: 'regex', regex } });
+  await server.request('POST', '/api/0/settings/category_sets', [
+    { id: 'base', categories: [category(['Work', 'Programming'], 'Code'), category(['Media', 'Video'], 'YouTube')] },
+    { id: 'unused', categories: [category(['Ignored'], 'Code|Firefox|Terminal')] },
+    { id: 'extra', categories: [category(['Work', 'Programming'], 'NOTHING'), category(['Shell'], 'Terminal')] },
+  ]);
+  await server.request('POST', '/api/0/settings/active_set_ids', ['extra', 'base']);
+  await server.request('POST', '/api/0/settings/classes', [category(['Legacy'], 'Code')]);
+  await server.request('POST', '/api/0/settings/startOfDay', '04:00');
+}
