@@ -19,12 +19,15 @@
 //! client input belongs to aw-models (checked again here where cheap).
 
 mod bounds;
+mod cleanup;
 mod commands;
 mod error;
 mod heartbeat;
 mod local;
 mod lock;
+mod maintenance;
 mod pending;
+mod privacy;
 mod queries;
 mod reader;
 mod rows;
@@ -51,8 +54,13 @@ use crate::stats::{SharedStats, StatsWriter};
 use crate::syncer::Syncer;
 use crate::worker::{FileParts, Worker};
 
+pub use cleanup::{RangeDeletion, RulesOutcome};
 pub use error::DatastoreError;
+pub use maintenance::{Expired, RulesReport};
 pub use pending::Pending;
+pub use privacy::{
+    PrivacyRules, RuleError, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY,
+};
 pub use writes::PreparedEvent;
 
 /// The machine's cores, asked once: on Linux the standard library reads
@@ -105,6 +113,8 @@ pub struct ImportSummary {
     pub inserted: u64,
     /// Events skipped because an identical one was already in the bucket.
     pub skipped: u64,
+    /// Events the privacy rules dropped (`privacy.rs`).
+    pub dropped: u64,
 }
 
 /// Cheap, cloneable handle to the storage worker.
@@ -660,7 +670,7 @@ impl Datastore {
         result
     }
 
-    fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
+    pub(crate) fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
         self.call(|reply| WorkerMessage::Write(command(reply)))
     }
 
@@ -708,7 +718,7 @@ impl Datastore {
         }
     }
 
-    fn call<T>(&self, message: impl FnOnce(Reply<T>) -> WorkerMessage) -> Result<T> {
+    pub(crate) fn call<T>(&self, message: impl FnOnce(Reply<T>) -> WorkerMessage) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(DatastoreError::Closed);
         }

@@ -1,0 +1,285 @@
+//! Removing history: deleting a time range, expiring old events, and
+//! applying the privacy rules to stored events, one chunk at a time.
+//!
+//! Each function here is one chunk of such an operation, run by the writer
+//! as one command (`worker.rs`), so inside one transaction: a kill leaves
+//! each event either untouched or fully processed, and heartbeats queued
+//! behind a chunk wait for at most that chunk. The loops that send chunk
+//! after chunk are `Datastore`'s (`maintenance.rs`). Every chunk selects
+//! what is still left to do, so running an operation again after a crash
+//! completes it.
+//!
+//! The writer's memory is kept true: the remembered last heartbeat of a
+//! bucket that changed is forgotten, the bucket facts follow every delete,
+//! trim and insert (`stats.rs`), and the duration bounds need nothing, as
+//! events only get shorter and a bound is an upper bound (`bounds.rs`).
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection};
+
+use crate::queries::bucket_row;
+use crate::writes::{filter_text, Filtered, WriterMemory};
+use crate::Result;
+
+/// Events one chunk processes at most: about a millisecond or two of the
+/// writer's time for deletes and trims.
+pub(crate) const CHUNK: usize = 1000;
+
+/// What a range deletion did, or would do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RangeDeletion {
+    /// Events entirely inside the range, deleted.
+    pub deleted: u64,
+    /// Events crossing an edge of the range, cut to their part outside it
+    /// (an event spanning the whole range is split in two and counts once).
+    pub trimmed: u64,
+}
+
+/// What applying the privacy rules to a bucket's history did, or would do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RulesOutcome {
+    /// Events looked at.
+    pub examined: u64,
+    /// Events a `drop` rule matched: deleted.
+    pub dropped: u64,
+    /// Events whose data a `redact` rule changed.
+    pub redacted: u64,
+}
+
+/// One chunk's result and whether the operation has more to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chunk<T> {
+    pub(crate) done: T,
+    /// Whether the chunk was full, so another may find more.
+    pub(crate) more: bool,
+    /// Where the next chunk starts (the last event id looked at), for
+    /// operations that walk by id.
+    pub(crate) after: i64,
+}
+
+/// The events of the bucket (row) that overlap `[start, end)`: ending
+/// after `start`, or starting in the range (so an event of no duration at
+/// `start` is inside, one at `end` is not), oldest first.
+fn overlapping(
+    conn: &Connection,
+    memory: &WriterMemory<'_>,
+    row_id: i64,
+    start: i64,
+    end: i64,
+    limit: usize,
+) -> Result<Vec<(i64, i64, i64)>> {
+    // No event that overlaps starts before `start - longest`.
+    let low = memory
+        .bounds
+        .get(row_id)
+        .map_or(i64::MIN, |longest| start.saturating_sub(longest));
+    let rows = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime FROM events
+                 INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime < ?3
+                 AND (endtime > ?4 OR starttime >= ?4)
+             ORDER BY starttime ASC LIMIT ?5",
+        )?
+        .query_map(params![row_id, low, end, start, limit as i64], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Counts what deleting `[start, end)` from the bucket would do.
+pub(crate) fn preview_range(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    start: i64,
+    end: i64,
+) -> Result<RangeDeletion> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let mut preview = RangeDeletion::default();
+    for (_, event_start, event_end) in overlapping(conn, memory, row_id, start, end, usize::MAX)? {
+        if event_start >= start && event_end <= end {
+            preview.deleted += 1;
+        } else {
+            preview.trimmed += 1;
+        }
+    }
+    Ok(preview)
+}
+
+/// Deletes up to [`CHUNK`] events' worth of `[start, end)` from the bucket.
+pub(crate) fn delete_range_chunk(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    start: i64,
+    end: i64,
+) -> Result<Chunk<RangeDeletion>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let events = overlapping(conn, memory, row_id, start, end, CHUNK)?;
+    let mut done = RangeDeletion::default();
+    if !events.is_empty() {
+        memory.last_events.forget(row_id);
+    }
+    for &(id, event_start, event_end) in &events {
+        if event_start >= start && event_end <= end {
+            conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
+                .execute([id])?;
+            done.deleted += 1;
+        } else {
+            if event_start < start && event_end > end {
+                // The part after the range becomes an event of its own.
+                conn.prepare_cached(
+                    "INSERT INTO events (bucketrow, starttime, endtime, data)
+                     SELECT bucketrow, ?2, endtime, data FROM events WHERE id = ?1",
+                )?
+                .execute(params![id, end])?;
+                memory.stats.added(row_id, end, event_end);
+            }
+            if event_start < start {
+                conn.prepare_cached("UPDATE events SET endtime = ?2 WHERE id = ?1")?
+                    .execute(params![id, start])?;
+                memory.stats.added(row_id, event_start, start);
+            } else {
+                conn.prepare_cached("UPDATE events SET starttime = ?2 WHERE id = ?1")?
+                    .execute(params![id, end])?;
+                memory.stats.added(row_id, end, event_end);
+            }
+            done.trimmed += 1;
+        }
+        memory
+            .stats
+            .removed(conn, memory.bounds, row_id, event_start, event_end)?;
+    }
+    Ok(Chunk {
+        done,
+        more: events.len() == CHUNK,
+        after: 0,
+    })
+}
+
+/// Deletes up to [`CHUNK`] events of the bucket that ended before
+/// `cutoff`; returns how many.
+pub(crate) fn expire_chunk(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    cutoff: i64,
+) -> Result<Chunk<u64>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let events = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime FROM events
+                 INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime < ?2 AND endtime < ?2
+             LIMIT ?3",
+        )?
+        .query_map(params![row_id, cutoff, CHUNK as i64], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get(1)?, row.get(2)?))
+        })?
+        .collect::<rusqlite::Result<Vec<(i64, i64, i64)>>>()?;
+    if !events.is_empty() {
+        memory.last_events.forget(row_id);
+    }
+    for &(id, start, end) in &events {
+        conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
+            .execute([id])?;
+        memory
+            .stats
+            .removed(conn, memory.bounds, row_id, start, end)?;
+    }
+    Ok(Chunk {
+        done: events.len() as u64,
+        more: events.len() == CHUNK,
+        after: 0,
+    })
+}
+
+/// Whether a rules chunk changes the events or only counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RulesMode {
+    /// Count what the rules would do (a dry run).
+    Count,
+    /// Delete dropped events and store redacted data.
+    Apply,
+}
+
+/// Applies the privacy rules to up to [`CHUNK`] events of the bucket
+/// with ids above `after`, in id order.
+pub(crate) fn rules_chunk(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    after: i64,
+    mode: RulesMode,
+) -> Result<Chunk<RulesOutcome>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    if !memory.privacy.applies_to(bucket_id) {
+        return Ok(Chunk {
+            done: RulesOutcome::default(),
+            more: false,
+            after,
+        });
+    }
+    let events = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime, data FROM events
+             WHERE bucketrow = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        )?
+        .query_map(params![row_id, after, CHUNK as i64], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, String>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut done = RulesOutcome::default();
+    // Histories repeat their data texts: decide each distinct one once.
+    let mut verdicts: HashMap<&str, Filtered> = HashMap::new();
+    for (id, start, end, text) in &events {
+        done.examined += 1;
+        let verdict = verdicts
+            .entry(text.as_str())
+            .or_insert_with(|| filter_text(memory.privacy, bucket_id, text));
+        match verdict {
+            Filtered::Kept => {}
+            Filtered::Dropped => {
+                done.dropped += 1;
+                if mode == RulesMode::Apply {
+                    conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
+                        .execute([id])?;
+                    memory
+                        .stats
+                        .removed(conn, memory.bounds, row_id, *start, *end)?;
+                }
+            }
+            Filtered::Redacted(redacted) => {
+                done.redacted += 1;
+                if mode == RulesMode::Apply {
+                    conn.prepare_cached("UPDATE events SET data = ?2 WHERE id = ?1")?
+                        .execute(params![id, redacted.as_str()])?;
+                }
+            }
+        }
+    }
+    if mode == RulesMode::Apply && done.dropped + done.redacted > 0 {
+        memory.last_events.forget(row_id);
+    }
+    Ok(Chunk {
+        done,
+        more: events.len() == CHUNK,
+        after: events.last().map_or(after, |event| event.0),
+    })
+}
+
+/// Gives up to `pages` free pages of the file back to the file system
+/// (a database created with `auto_vacuum=INCREMENTAL`; elsewhere SQLite
+/// does nothing); returns the free pages left.
+pub(crate) fn release_pages(conn: &Connection, pages: i64) -> Result<i64> {
+    conn.execute_batch(&format!("PRAGMA incremental_vacuum({pages})"))?;
+    Ok(conn.query_row("PRAGMA freelist_count", [], |row| row.get(0))?)
+}
