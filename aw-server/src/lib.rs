@@ -25,7 +25,12 @@
 //! - treats `POST /api/0/settings/<key>` with `null` as deleting the key;
 //! - validates a whole import before storing any of it, and answers it
 //!   with an empty body and an `X-Import-Summary` header (JSON counts);
-//! - exempts `/api/0/info/` (with the slash) from the API key too.
+//! - exempts `/api/0/info/` (with the slash) from the API key too;
+//! - refuses a `privacy_filters` setting that is not a valid rule set
+//!   (400 naming the rule), where the reference stores any JSON.
+//!
+//! With `[retention]` configured, [`build_rocket`] starts the retention
+//! schedule (`retention`) when the server lifts off.
 
 pub mod cli;
 pub mod config;
@@ -33,6 +38,7 @@ pub mod dirs;
 pub mod endpoints;
 pub mod error;
 pub mod logging;
+pub mod retention;
 mod security;
 mod static_files;
 pub mod transfer;
@@ -112,6 +118,9 @@ pub fn build_rocket(
         },
         ..rocket::Config::default()
     };
+    let retention = config
+        .keep_days
+        .map(|keep_days| (datastore.clone(), keep_days));
     let state = ServerState {
         datastore,
         info: ServerInfo {
@@ -124,7 +133,14 @@ pub fn build_rocket(
         webpath: config.webpath.clone(),
         custom_static: config.custom_static.clone(),
     };
-    Ok(rocket::custom(rocket_config)
+    let rocket = rocket::custom(rocket_config);
+    let rocket = match retention {
+        Some((datastore, keep_days)) => rocket.attach(AdHoc::on_liftoff("retention", move |_| {
+            Box::pin(async move { retention::start(datastore, keep_days) })
+        })),
+        None => rocket,
+    };
+    Ok(rocket
         .manage(state)
         .attach(gate)
         .attach(AdHoc::on_response("whole chunks", |_, response| {

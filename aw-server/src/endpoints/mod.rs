@@ -12,6 +12,7 @@ pub mod export;
 pub mod heartbeat;
 pub mod import;
 pub mod info;
+pub mod privacy;
 pub mod query;
 pub mod settings;
 
@@ -45,6 +46,7 @@ pub fn routes() -> Vec<Route> {
         events::count,
         events::get,
         events::delete,
+        events::delete_range,
         heartbeat::heartbeat,
         export::export_all,
         export::export_bucket,
@@ -54,6 +56,8 @@ pub fn routes() -> Vec<Route> {
         settings::get,
         settings::set,
         settings::delete,
+        privacy::apply,
+        privacy::vacuum,
     ]
 }
 
@@ -145,6 +149,21 @@ pub fn limit_param(value: Option<&str>) -> Result<Option<usize>, ApiError> {
                 "Invalid 'limit' parameter '{text}': expected a non-negative integer or -1"
             ))
         }),
+    }
+}
+
+/// Parses a yes/no query parameter: absent is no; `true`/`1` and
+/// `false`/`0` (any case); anything else is 400.
+pub fn flag_param(name: &str, value: Option<&str>) -> Result<bool, ApiError> {
+    match value
+        .map(|text| text.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("false") | Some("0") => Ok(false),
+        Some("true") | Some("1") | Some("") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "Invalid '{name}' parameter '{other}': expected true or false"
+        ))),
     }
 }
 
