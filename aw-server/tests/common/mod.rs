@@ -44,6 +44,15 @@ impl TestServer {
         configure: impl FnOnce(&mut ServerConfig),
         extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
     ) -> TestServer {
+        TestServer::start_on(datastore(), configure, extend)
+    }
+
+    /// Over a given store (a file-backed one).
+    pub fn start_on(
+        datastore: Datastore,
+        configure: impl FnOnce(&mut ServerConfig),
+        extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
+    ) -> TestServer {
         let mut config = ServerConfig {
             port: 0,
             hostname: "testhost".to_string(),
@@ -52,7 +61,6 @@ impl TestServer {
             ..ServerConfig::default()
         };
         configure(&mut config);
-        let datastore = datastore();
         let rocket = extend(build_rocket(datastore.clone(), config).expect("valid config"));
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::spawn(move || {
