@@ -248,7 +248,7 @@ pub(crate) fn heartbeat(
     heartbeat.id = None;
     let row_id = bucket_row(conn, bucket_id)?;
     if memory.privacy.apply_to_event(bucket_id, &mut heartbeat) == Verdict::Dropped {
-        return Ok(dropped_heartbeat(conn, memory, row_id, &heartbeat)?);
+        return dropped_heartbeat(conn, memory, row_id, &heartbeat);
     }
     // After a dropped heartbeat the chain starts again (`heartbeat.rs`).
     let last = if memory.last_events.take_broken(row_id) {
