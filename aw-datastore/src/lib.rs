@@ -15,6 +15,11 @@
 //! writer keeps them, and a clean close stores them for the next open
 //! (`stats.rs`).
 //!
+//! The writer applies the privacy rules of the `privacy_filters` setting
+//! (`privacy.rs`) in every write path, and runs the long operations on
+//! stored history (range deletes, retention, the rules over history) one
+//! chunk per transaction (`cleanup.rs`, sent by `maintenance.rs`).
+//!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).
 
