@@ -16,15 +16,16 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::privacy::PrivacyRules;
 use crate::queries::bucket_row;
 use crate::writes::{filter_text, Filtered, WriterMemory};
 use crate::Result;
 
-/// Events one chunk processes at most: about a millisecond or two of the
+/// Events one chunk processes at most: about a millisecond of the
 /// writer's time for deletes and trims.
-pub(crate) const CHUNK: usize = 1000;
+pub(crate) const CHUNK: usize = 500;
 
 /// What a range deletion did, or would do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -206,8 +207,129 @@ pub(crate) enum RulesMode {
     Apply,
 }
 
-/// Applies the privacy rules to up to [`CHUNK`] events of the bucket
-/// with ids above `after`, in id order.
+/// A stored event as the rules see it: id, start, end, data text.
+pub(crate) type StoredRow = (i64, i64, i64, String);
+
+/// What the rules do to one stored event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// Delete the event (`id`, its data text as read).
+    Drop { id: i64, text: String },
+    /// Store `redacted` in place of `text`.
+    Redact {
+        id: i64,
+        text: String,
+        redacted: String,
+    },
+}
+
+/// Up to [`CHUNK`] events of the bucket with ids above `after`, in id
+/// order. Runs on any connection: a reader's, so the writer only stores
+/// the changes.
+pub(crate) fn rows_after(conn: &Connection, bucket_id: &str, after: i64) -> Result<Vec<StoredRow>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    // A walk of the table in id order from the last chunk's end. Through
+    // the bucket's time index each chunk would sort all of the bucket's
+    // later events by id: quadratic in its history.
+    let rows = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime, data FROM events NOT INDEXED
+             WHERE bucketrow = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+        )?
+        .query_map(params![row_id, after, CHUNK as i64], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// What the rules do to `rows`: the counts and the changes.
+pub(crate) fn judge(
+    rules: &PrivacyRules,
+    bucket_id: &str,
+    rows: &[StoredRow],
+) -> (RulesOutcome, Vec<Change>) {
+    let mut outcome = RulesOutcome::default();
+    let mut changes = Vec::new();
+    // Histories repeat their data texts: decide each distinct one once.
+    let mut verdicts: HashMap<&str, Filtered> = HashMap::new();
+    for (id, _, _, text) in rows {
+        outcome.examined += 1;
+        let verdict = verdicts
+            .entry(text.as_str())
+            .or_insert_with(|| filter_text(rules, bucket_id, text));
+        match verdict {
+            Filtered::Kept => {}
+            Filtered::Dropped => {
+                outcome.dropped += 1;
+                changes.push(Change::Drop {
+                    id: *id,
+                    text: text.clone(),
+                });
+            }
+            Filtered::Redacted(redacted) => {
+                outcome.redacted += 1;
+                changes.push(Change::Redact {
+                    id: *id,
+                    text: text.clone(),
+                    redacted: redacted.clone(),
+                });
+            }
+        }
+    }
+    (outcome, changes)
+}
+
+/// Stores changes the rules decided on events of the bucket, each only if
+/// the event still has the data it was judged on (a write in between
+/// leaves it to the next run); returns what was stored.
+pub(crate) fn store_changes(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    changes: &[Change],
+) -> Result<RulesOutcome> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let mut done = RulesOutcome::default();
+    for change in changes {
+        match change {
+            Change::Drop { id, text } => {
+                let deleted: Option<(i64, i64)> = conn
+                    .prepare_cached(
+                        "DELETE FROM events WHERE id = ?1 AND bucketrow = ?2 AND data = ?3
+                         RETURNING starttime, endtime",
+                    )?
+                    .query_row(params![id, row_id, text], |row| {
+                        Ok((row.get(0)?, row.get(1)?))
+                    })
+                    .optional()?;
+                if let Some((start, end)) = deleted {
+                    memory
+                        .stats
+                        .removed(conn, memory.bounds, row_id, start, end)?;
+                    done.dropped += 1;
+                }
+            }
+            Change::Redact { id, text, redacted } => {
+                let changed = conn
+                    .prepare_cached(
+                        "UPDATE events SET data = ?4 WHERE id = ?1 AND bucketrow = ?2 AND data = ?3",
+                    )?
+                    .execute(params![id, row_id, text, redacted])?;
+                done.redacted += changed as u64;
+            }
+        }
+    }
+    done.examined = changes.len() as u64;
+    if done.dropped + done.redacted > 0 {
+        memory.last_events.forget(row_id);
+    }
+    Ok(done)
+}
+
+/// Applies the privacy rules in force to up to [`CHUNK`] events of the
+/// bucket with ids above `after`, all on the writer: for in-memory
+/// databases, which have no other connection.
 pub(crate) fn rules_chunk(
     conn: &Connection,
     memory: &mut WriterMemory<'_>,
@@ -215,64 +337,23 @@ pub(crate) fn rules_chunk(
     after: i64,
     mode: RulesMode,
 ) -> Result<Chunk<RulesOutcome>> {
-    let row_id = bucket_row(conn, bucket_id)?;
     if !memory.privacy.applies_to(bucket_id) {
+        bucket_row(conn, bucket_id)?;
         return Ok(Chunk {
             done: RulesOutcome::default(),
             more: false,
             after,
         });
     }
-    let events = conn
-        .prepare_cached(
-            "SELECT id, starttime, endtime, data FROM events
-             WHERE bucketrow = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
-        )?
-        .query_map(params![row_id, after, CHUNK as i64], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, i64>(1)?,
-                row.get::<_, i64>(2)?,
-                row.get::<_, String>(3)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut done = RulesOutcome::default();
-    // Histories repeat their data texts: decide each distinct one once.
-    let mut verdicts: HashMap<&str, Filtered> = HashMap::new();
-    for (id, start, end, text) in &events {
-        done.examined += 1;
-        let verdict = verdicts
-            .entry(text.as_str())
-            .or_insert_with(|| filter_text(memory.privacy, bucket_id, text));
-        match verdict {
-            Filtered::Kept => {}
-            Filtered::Dropped => {
-                done.dropped += 1;
-                if mode == RulesMode::Apply {
-                    conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
-                        .execute([id])?;
-                    memory
-                        .stats
-                        .removed(conn, memory.bounds, row_id, *start, *end)?;
-                }
-            }
-            Filtered::Redacted(redacted) => {
-                done.redacted += 1;
-                if mode == RulesMode::Apply {
-                    conn.prepare_cached("UPDATE events SET data = ?2 WHERE id = ?1")?
-                        .execute(params![id, redacted.as_str()])?;
-                }
-            }
-        }
-    }
-    if mode == RulesMode::Apply && done.dropped + done.redacted > 0 {
-        memory.last_events.forget(row_id);
+    let rows = rows_after(conn, bucket_id, after)?;
+    let (outcome, changes) = judge(memory.privacy, bucket_id, &rows);
+    if mode == RulesMode::Apply {
+        store_changes(conn, memory, bucket_id, &changes)?;
     }
     Ok(Chunk {
-        done,
-        more: events.len() == CHUNK,
-        after: events.last().map_or(after, |event| event.0),
+        done: outcome,
+        more: rows.len() == CHUNK,
+        after: rows.last().map_or(after, |row| row.0),
     })
 }
 

@@ -11,7 +11,7 @@ use aw_models::{Bucket, Duration, Event, KeptEvents, SettingValue, Timestamp};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
-use crate::cleanup::{Chunk, RangeDeletion, RulesMode, RulesOutcome};
+use crate::cleanup::{Change, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::pending::SlotReply;
 use crate::writes::PreparedEvent;
 use crate::{EventQuery, ImportSummary, Result};
@@ -109,6 +109,13 @@ pub(crate) enum WriteCommand {
         after: i64,
         mode: RulesMode,
         reply: Reply<Chunk<RulesOutcome>>,
+    },
+    /// Stores what the rules decided for some events (judged on a
+    /// reader's connection by the caller).
+    StoreChanges {
+        bucket_id: String,
+        changes: Vec<Change>,
+        reply: Reply<RulesOutcome>,
     },
     /// Gives up to `pages` free pages back to the file system.
     ReleasePages {

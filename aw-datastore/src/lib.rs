@@ -137,8 +137,8 @@ pub struct Datastore {
     readers: Option<Sender<ReadCommand>>,
     /// Connections for reads on the calling thread (`local.rs`); `None`
     /// for in-memory databases.
-    local: Option<Arc<LocalReads>>,
-    closed: Arc<AtomicBool>,
+    pub(crate) local: Option<Arc<LocalReads>>,
+    pub(crate) closed: Arc<AtomicBool>,
     /// Set while the writer sleeps on its queue.
     writer_asleep: Arc<AtomicBool>,
 }

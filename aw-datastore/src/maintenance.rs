@@ -8,10 +8,15 @@
 //! leaves each event untouched or fully processed, and the same call made
 //! again finishes the work.
 
-use aw_models::Timestamp;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::cleanup::{Chunk, RangeDeletion, RulesMode, RulesOutcome};
+use aw_models::Timestamp;
+use rusqlite::Connection;
+
+use crate::cleanup::{self, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::commands::{WorkerMessage, WriteCommand};
+use crate::local::LocalReads;
+use crate::privacy::{PrivacyRules, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
 use crate::{Datastore, DatastoreError, Result};
 
 /// Events a retention run deleted from one bucket.
@@ -34,7 +39,7 @@ pub struct RulesReport {
 }
 
 /// Free pages given back to the file system per command.
-const RELEASE_PAGES: i64 = 512;
+const RELEASE_PAGES: i64 = 128;
 
 impl Datastore {
     /// What [`Datastore::delete_range`] would do; changes nothing.
@@ -155,6 +160,73 @@ impl Datastore {
         mode: RulesMode,
         progress: &mut dyn FnMut(&RulesReport),
     ) -> Result<Vec<RulesReport>> {
+        let Some(local) = &self.local else {
+            return self.rules_on_writer(mode, progress);
+        };
+        // The rules in force, as the writer compiled them from the same
+        // setting (`worker.rs`): stored rules that do not compile are none.
+        let rules = match self.setting(PRIVACY_FILTERS_KEY)? {
+            None => PrivacyRules::default(),
+            Some(value) => {
+                PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT).unwrap_or_default()
+            }
+        };
+        let mut reports = Vec::new();
+        for bucket_id in self.buckets()?.into_keys() {
+            if !rules.applies_to(&bucket_id) {
+                continue;
+            }
+            let mut report = RulesReport {
+                bucket_id,
+                outcome: RulesOutcome::default(),
+            };
+            let mut after = i64::MIN;
+            loop {
+                // The events are read and judged on this thread, so the
+                // writer, which heartbeats wait for, only stores changes.
+                let rows = match read_here(local, &self.closed, |conn| {
+                    cleanup::rows_after(conn, &report.bucket_id, after)
+                }) {
+                    Ok(rows) => rows,
+                    Err(DatastoreError::NoSuchBucket(_)) => break,
+                    Err(err) => return Err(err),
+                };
+                let (judged, changes) = cleanup::judge(&rules, &report.bucket_id, &rows);
+                let done = if mode == RulesMode::Apply && !changes.is_empty() {
+                    let mut stored = self.write(|reply| WriteCommand::StoreChanges {
+                        bucket_id: report.bucket_id.clone(),
+                        changes,
+                        reply,
+                    })?;
+                    stored.examined = judged.examined;
+                    stored
+                } else {
+                    judged
+                };
+                report.outcome.examined += done.examined;
+                report.outcome.dropped += done.dropped;
+                report.outcome.redacted += done.redacted;
+                progress(&report);
+                after = rows.last().map_or(after, |row| row.0);
+                if rows.len() < cleanup::CHUNK {
+                    break;
+                }
+            }
+            reports.push(report);
+        }
+        if mode == RulesMode::Apply {
+            self.release_free_pages()?;
+        }
+        Ok(reports)
+    }
+
+    /// [`Datastore::apply_privacy_rules`] with the writer doing all the
+    /// work: in-memory databases have no other connection.
+    fn rules_on_writer(
+        &self,
+        mode: RulesMode,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
         let mut reports = Vec::new();
         for bucket_id in self.buckets()?.into_keys() {
             let mut report = RulesReport {
@@ -186,9 +258,6 @@ impl Datastore {
                 reports.push(report);
             }
         }
-        if mode == RulesMode::Apply {
-            self.release_free_pages()?;
-        }
         Ok(reports)
     }
 
@@ -217,6 +286,26 @@ impl Datastore {
     /// space about the size of the file, and writes wait while it runs.
     pub fn vacuum(&self) -> Result<()> {
         self.call(|reply| WorkerMessage::Vacuum { reply })
+    }
+}
+
+/// Runs `read` on a pooled read connection on this thread, waiting for
+/// one when all are lent.
+fn read_here<T>(
+    local: &LocalReads,
+    closed: &AtomicBool,
+    read: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    loop {
+        if closed.load(Ordering::SeqCst) {
+            return Err(DatastoreError::Closed);
+        }
+        if let Some(lent) = local.lend() {
+            return lent
+                .read(|conn, _, _| read(conn))
+                .unwrap_or(Err(DatastoreError::Closed));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 

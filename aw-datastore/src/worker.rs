@@ -542,6 +542,16 @@ impl Worker {
                 });
                 self.hold(reply, result);
             }
+            WriteCommand::StoreChanges {
+                bucket_id,
+                changes,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    cleanup::store_changes(conn, memory, &bucket_id, &changes)
+                });
+                self.hold(reply, result);
+            }
             WriteCommand::ReleasePages { pages, reply } => {
                 let result = self.in_savepoint(|conn, _| cleanup::release_pages(conn, pages));
                 self.hold(reply, result);
@@ -693,7 +703,20 @@ impl Worker {
         // Forget what the remembered events may say about rows' pages;
         // ids and contents are unchanged, so nothing else is stale.
         self.last_events.clear();
-        self.sync_now()
+        self.sync_now()?;
+        // In WAL mode the rebuilt pages are in the WAL, as large as the
+        // file was: copy them into the file and empty the WAL, so the
+        // space is back now, not at the next quiet checkpoint. A reader
+        // in the way only delays that.
+        if self.file.is_some() {
+            let busy: i64 = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))?;
+            if busy != 0 {
+                log::info!("A reader kept the WAL from being emptied after VACUUM");
+            }
+        }
+        Ok(())
     }
 
     /// Gets every committed write onto the disk now.

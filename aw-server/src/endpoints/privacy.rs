@@ -12,7 +12,7 @@ use rocket::serde::json::Json;
 use rocket::{post, State};
 use serde::Serialize;
 
-use super::{blocking, flag_param};
+use super::{background, blocking, flag_param};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -55,7 +55,9 @@ pub async fn apply(
 ) -> Result<Json<Applied>, ApiError> {
     let dry_run = flag_param("dry_run", dry_run)?;
     let datastore = state.datastore.clone();
-    let applied = blocking(move || {
+    // The events are read and judged on this thread (`maintenance.rs` in
+    // aw-datastore): a low-priority one, so heartbeats get the CPU first.
+    let applied = background(move || {
         let reports = if dry_run {
             datastore.preview_privacy_rules(&mut |_| {})?
         } else {
