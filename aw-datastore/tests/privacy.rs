@@ -466,3 +466,30 @@ fn vacuum_shrinks_a_file_without_incremental_vacuum_and_turns_it_on() {
         .unwrap();
     assert_eq!(store.count_events("b", None, None).unwrap(), 1001);
 }
+
+#[test]
+fn an_in_memory_store_applies_rules_to_history_on_its_writer() {
+    let store = Datastore::open_in_memory().unwrap();
+    store.create_bucket(bucket(WINDOW)).unwrap();
+    let events: Vec<Event> = (0..1200)
+        .map(|i| {
+            event(
+                i * 10,
+                5,
+                title(["incognito", "banking", "page"][i as usize % 3]),
+            )
+        })
+        .collect();
+    store.insert_events(WINDOW, events).unwrap();
+    store
+        .set_setting(PRIVACY_FILTERS_KEY, webui_defaults())
+        .unwrap();
+    let preview = store.preview_privacy_rules(&mut |_| {}).unwrap();
+    assert_eq!(
+        (preview[0].outcome.dropped, preview[0].outcome.redacted),
+        (400, 400)
+    );
+    let applied = store.apply_privacy_rules(&mut |_| {}).unwrap();
+    assert_eq!(applied, preview);
+    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 800);
+}

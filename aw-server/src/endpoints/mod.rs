@@ -204,6 +204,18 @@ mod tests {
     }
 
     #[test]
+    fn flags_are_true_false_or_refused() {
+        assert!(!flag_param("dry_run", None).unwrap());
+        for yes in ["true", "1", "TRUE", ""] {
+            assert!(flag_param("dry_run", Some(yes)).unwrap(), "{yes}");
+        }
+        for no in ["false", "0"] {
+            assert!(!flag_param("dry_run", Some(no)).unwrap(), "{no}");
+        }
+        assert!(flag_param("dry_run", Some("maybe")).is_err());
+    }
+
+    #[test]
     fn odd_bucket_ids_are_refused() {
         assert!(check_bucket_id("aw-watcher-window_host").is_ok());
         assert!(check_bucket_id("ünï côdé / ☃ \"'#?&").is_ok());
