@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::bounds::DurationBounds;
 use crate::privacy::PrivacyRules;
 use crate::queries::bucket_row;
 use crate::writes::{filter_text, Filtered, WriterMemory};
@@ -64,15 +65,14 @@ pub(crate) struct Chunk<T> {
 /// `start` is inside, one at `end` is not), oldest first.
 fn overlapping(
     conn: &Connection,
-    memory: &WriterMemory<'_>,
+    bounds: &DurationBounds,
     row_id: i64,
     start: i64,
     end: i64,
     limit: usize,
 ) -> Result<Vec<(i64, i64, i64)>> {
     // No event that overlaps starts before `start - longest`.
-    let low = memory
-        .bounds
+    let low = bounds
         .get(row_id)
         .map_or(i64::MIN, |longest| start.saturating_sub(longest));
     let rows = conn
@@ -90,17 +90,18 @@ fn overlapping(
     Ok(rows)
 }
 
-/// Counts what deleting `[start, end)` from the bucket would do.
+/// Counts what deleting `[start, end)` from the bucket would do. Runs on
+/// any connection: a reader's, so a long range does not hold the writer.
 pub(crate) fn preview_range(
     conn: &Connection,
-    memory: &mut WriterMemory<'_>,
+    bounds: &DurationBounds,
     bucket_id: &str,
     start: i64,
     end: i64,
 ) -> Result<RangeDeletion> {
     let row_id = bucket_row(conn, bucket_id)?;
     let mut preview = RangeDeletion::default();
-    for (_, event_start, event_end) in overlapping(conn, memory, row_id, start, end, usize::MAX)? {
+    for (_, event_start, event_end) in overlapping(conn, bounds, row_id, start, end, usize::MAX)? {
         if event_start >= start && event_end <= end {
             preview.deleted += 1;
         } else {
@@ -119,7 +120,7 @@ pub(crate) fn delete_range_chunk(
     end: i64,
 ) -> Result<Chunk<RangeDeletion>> {
     let row_id = bucket_row(conn, bucket_id)?;
-    let events = overlapping(conn, memory, row_id, start, end, CHUNK)?;
+    let events = overlapping(conn, memory.bounds, row_id, start, end, CHUNK)?;
     let mut done = RangeDeletion::default();
     if !events.is_empty() {
         memory.last_events.forget(row_id);

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use aw_models::Timestamp;
 use rusqlite::Connection;
 
+use crate::bounds::DurationBounds;
 use crate::cleanup::{self, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::commands::{WorkerMessage, WriteCommand};
 use crate::local::LocalReads;
@@ -54,6 +55,11 @@ impl Datastore {
             // An empty range holds no activity; the bucket must exist.
             self.bucket(bucket_id)?;
             return Ok(RangeDeletion::default());
+        }
+        if let Some(local) = &self.local {
+            return read_here(local, &self.closed, |conn, bounds| {
+                cleanup::preview_range(conn, bounds, bucket_id, start.nanos(), end.nanos())
+            });
         }
         self.write(|reply| WriteCommand::PreviewRange {
             bucket_id: bucket_id.to_string(),
@@ -184,7 +190,7 @@ impl Datastore {
             loop {
                 // The events are read and judged on this thread, so the
                 // writer, which heartbeats wait for, only stores changes.
-                let rows = match read_here(local, &self.closed, |conn| {
+                let rows = match read_here(local, &self.closed, |conn, _| {
                     cleanup::rows_after(conn, &report.bucket_id, after)
                 }) {
                     Ok(rows) => rows,
@@ -289,12 +295,12 @@ impl Datastore {
     }
 }
 
-/// Runs `read` on a pooled read connection on this thread, waiting for
-/// one when all are lent.
+/// Runs `read` on a pooled read connection on this thread (with the
+/// range bounds), waiting for one when all are lent.
 fn read_here<T>(
     local: &LocalReads,
     closed: &AtomicBool,
-    read: impl FnOnce(&Connection) -> Result<T>,
+    read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
 ) -> Result<T> {
     loop {
         if closed.load(Ordering::SeqCst) {
@@ -302,7 +308,7 @@ fn read_here<T>(
         }
         if let Some(lent) = local.lend() {
             return lent
-                .read(|conn, _, _| read(conn))
+                .read(|conn, bounds, _| read(conn, bounds))
                 .unwrap_or(Err(DatastoreError::Closed));
         }
         std::thread::sleep(std::time::Duration::from_millis(1));

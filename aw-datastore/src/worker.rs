@@ -506,7 +506,7 @@ impl Worker {
                 reply,
             } => {
                 let result = self.in_savepoint(|conn, memory| {
-                    cleanup::preview_range(conn, memory, &bucket_id, start, end)
+                    cleanup::preview_range(conn, memory.bounds, &bucket_id, start, end)
                 });
                 self.hold(reply, result);
             }
