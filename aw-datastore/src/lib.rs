@@ -137,8 +137,8 @@ pub struct Datastore {
     readers: Option<Sender<ReadCommand>>,
     /// Connections for reads on the calling thread (`local.rs`); `None`
     /// for in-memory databases.
-    pub(crate) local: Option<Arc<LocalReads>>,
-    pub(crate) closed: Arc<AtomicBool>,
+    local: Option<Arc<LocalReads>>,
+    closed: Arc<AtomicBool>,
     /// Set while the writer sleeps on its queue.
     writer_asleep: Arc<AtomicBool>,
 }
@@ -675,7 +675,7 @@ impl Datastore {
         result
     }
 
-    pub(crate) fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
+    fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
         self.call(|reply| WorkerMessage::Write(command(reply)))
     }
 
@@ -723,7 +723,7 @@ impl Datastore {
         }
     }
 
-    pub(crate) fn call<T>(&self, message: impl FnOnce(Reply<T>) -> WorkerMessage) -> Result<T> {
+    fn call<T>(&self, message: impl FnOnce(Reply<T>) -> WorkerMessage) -> Result<T> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(DatastoreError::Closed);
         }
