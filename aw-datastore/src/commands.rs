@@ -7,7 +7,7 @@
 //! reply goes to a thread blocked in a call, or to an async task awaiting
 //! a `Pending` (`pending.rs`).
 
-use aw_models::{Bucket, Duration, Event, KeptEvents, SettingValue, Timestamp};
+use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
@@ -142,9 +142,14 @@ pub(crate) enum ReadCommand {
     SharedEvents {
         bucket_id: String,
         query: EventQuery,
-        /// Only these data keys, with each event's class (`kept_events`).
-        keys: Option<Vec<String>>,
-        reply: Reply<KeptEvents>,
+        reply: Reply<Vec<SharedEvent>>,
+    },
+    ProjectedEvents {
+        bucket_id: String,
+        query: EventQuery,
+        /// Only these data keys, with each event's class.
+        keys: Vec<String>,
+        reply: Reply<ProjectedEvents>,
     },
     EventsJson {
         bucket_id: String,

@@ -1,4 +1,4 @@
-//! The heartbeat merge rule (spec §4) and the per-bucket last event.
+//! The heartbeat merge rule (`docs/API.md` §4) and the per-bucket last event.
 //!
 //! The rule is a pure function; the writer applies it against the bucket's
 //! remembered last heartbeat result, or the newest stored event when none is

@@ -35,6 +35,7 @@ mod pending;
 mod privacy;
 mod queries;
 mod reader;
+mod route;
 mod rows;
 mod schema;
 mod stats;
@@ -48,13 +49,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use aw_models::{Bucket, Duration, Event, KeptEvents, SettingValue, SharedEvent, Timestamp};
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
+use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
 use crate::local::LocalReads;
+use crate::route::OnCaller;
 use crate::stats::{SharedStats, StatsWriter};
 use crate::syncer::Syncer;
 use crate::worker::{FileParts, Worker};
@@ -66,39 +68,13 @@ pub use pending::Pending;
 pub use privacy::{
     PrivacyRules, RuleError, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY,
 };
+pub use route::{Answer, Read};
 pub use writes::PreparedEvent;
-
-/// The machine's cores, asked once: on Linux the standard library reads
-/// the process's cgroup files each time, which cost a 1-day query ~1 %.
-pub fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
-
-/// Makes the calling thread `by` nicer (lower CPU priority): the
-/// datastore's readers, and the server's query threads, so that on a small
-/// machine heartbeats get the CPU first. Only on Linux, where the nice
-/// value belongs to a thread; elsewhere it would be the whole process's.
-/// A failure only costs latency, so it is logged.
-pub fn lower_thread_priority(by: i32) {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::process::{getpriority_process, setpriority_process};
-        // `None` is the calling thread: Linux keeps nice values per thread.
-        let result = getpriority_process(None)
-            .and_then(|nice| setpriority_process(None, (nice + by).min(19)));
-        if let Err(err) = result {
-            log::debug!("Could not lower the priority of a thread: {err}");
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = by;
-}
 
 /// Result of every datastore call.
 pub type Result<T> = std::result::Result<T, DatastoreError>;
 
-/// Which events `Datastore::events` returns (spec §3.3).
+/// Which events `Datastore::events` returns (`docs/API.md` §3.3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EventQuery {
     /// Keep events ending at or after this (inclusive); clip starts to it.
@@ -124,9 +100,10 @@ pub struct ImportSummary {
 
 /// Cheap, cloneable handle to the storage worker.
 ///
-/// Every write sends a command to the writer and waits for its own reply;
-/// reads run on the calling thread when a pooled connection is free, else
-/// on a reader thread the same way (`local.rs`). When the worker
+/// Every write sends a command to the writer and waits for its own reply.
+/// Every read method returns a [`Read`], which the caller waits for
+/// (`.wait()`) or awaits; where it runs (the calling thread, a reader
+/// thread, the writer) is chosen then (`route.rs`). When the worker
 /// has stopped (closed, or died) calls return [`DatastoreError::Closed`]
 /// instead of hanging. Dropping the last handle commits, syncs and stops
 /// the worker.
@@ -144,7 +121,7 @@ pub struct Datastore {
 }
 
 /// Most events a read may return to run on an async caller's thread
-/// ([`Datastore::events_json_now`]): about a millisecond of work.
+/// when awaited ([`Datastore::events_json`]): about a millisecond of work.
 pub const SMALL_READ: u64 = 2_000;
 
 /// Commands waiting for the writer before senders block (back-pressure).
@@ -289,33 +266,21 @@ impl Datastore {
     }
 
     /// Every bucket by id, with `metadata` filled in and `events: None`.
-    pub fn buckets(&self) -> Result<BTreeMap<String, Bucket>> {
-        self.read(|reply| ReadCommand::Buckets { reply })
+    pub fn buckets(&self) -> Read<'_, BTreeMap<String, Bucket>> {
+        Read::new(self, OnCaller::Always, None, |reply| ReadCommand::Buckets {
+            reply,
+        })
     }
 
     /// One bucket, with `metadata`.
-    pub fn bucket(&self, bucket_id: &str) -> Result<Bucket> {
-        self.read(|reply| ReadCommand::Bucket {
-            bucket_id: bucket_id.to_string(),
-            reply,
+    pub fn bucket(&self, bucket_id: &str) -> Read<'_, Bucket> {
+        let id = bucket_id.to_string();
+        Read::new(self, OnCaller::Always, None, move |reply| {
+            ReadCommand::Bucket {
+                bucket_id: id,
+                reply,
+            }
         })
-    }
-
-    /// [`Datastore::buckets`] on the calling thread, for async callers:
-    /// `None` when no connection is free at once (see
-    /// [`Datastore::events_json_now`]).
-    pub fn buckets_now(&self) -> Option<Result<BTreeMap<String, Bucket>>> {
-        self.read_here(|reply| ReadCommand::Buckets { reply }).ok()
-    }
-
-    /// [`Datastore::bucket`] on the calling thread, like
-    /// [`Datastore::buckets_now`].
-    pub fn bucket_now(&self, bucket_id: &str) -> Option<Result<Bucket>> {
-        self.read_here(|reply| ReadCommand::Bucket {
-            bucket_id: bucket_id.to_string(),
-            reply,
-        })
-        .ok()
     }
 
     /// Creates a bucket (`created` defaults to now); inserts `bucket.events` if any.
@@ -344,7 +309,7 @@ impl Datastore {
         })
     }
 
-    /// Merges a heartbeat (spec §4); returns the stored event with its id.
+    /// Merges a heartbeat (`docs/API.md` §4); returns the stored event with its id.
     pub fn heartbeat(
         &self,
         bucket_id: &str,
@@ -391,12 +356,16 @@ impl Datastore {
         }
     }
 
-    /// Events newest first, selected and clipped per spec §3.3.
-    pub fn events(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<Event>> {
-        self.read(|reply| ReadCommand::Events {
-            bucket_id: bucket_id.to_string(),
-            query,
-            reply,
+    /// Events newest first, selected and clipped (`docs/API.md`,
+    /// "Events").
+    pub fn events(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<Event>> {
+        let id = bucket_id.to_string();
+        Read::new(self, OnCaller::Never, None, move |reply| {
+            ReadCommand::Events {
+                bucket_id: id,
+                query,
+                reply,
+            }
         })
     }
 
@@ -404,102 +373,61 @@ impl Datastore {
     /// text is the same share one decoded object, so a long read costs
     /// one parse and one allocation per distinct data, not per event. For
     /// the query language, which reads whole years at a time.
-    pub fn shared_events(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<SharedEvent>> {
-        self.read(|reply| ReadCommand::SharedEvents {
-            bucket_id: bucket_id.to_string(),
-            query,
-            keys: None,
-            reply,
+    pub fn shared_events(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<SharedEvent>> {
+        let id = bucket_id.to_string();
+        Read::new(self, OnCaller::Never, None, move |reply| {
+            ReadCommand::SharedEvents {
+                bucket_id: id,
+                query,
+                reply,
+            }
         })
-        .map(|read| read.events)
     }
 
     /// [`Datastore::shared_events`] with each event's data reduced to
     /// `keys`, equal reduced objects shared, and the class of each event's
-    /// whole data beside it (see [`KeptEvents`]): the read of a query that
-    /// can only observe those keys. Each distinct stored text is reduced as
-    /// it is decoded, so a year of browser data is ~5k objects, not ~78k.
-    /// A read expected to be short (under 20,000 rows, those not decoded on
-    /// a second thread) gives its objects whole and no classes, which costs
-    /// less than reducing them.
-    pub fn kept_events(
+    /// whole data beside it (see [`ProjectedEvents`]): the read of a query
+    /// that can only observe those keys. Each distinct stored text is
+    /// reduced as it is decoded, so a year of browser data is ~5k objects,
+    /// not ~78k. A read expected to be short (under 20,000 rows, those not
+    /// decoded on a second thread) gives its objects whole and no classes,
+    /// which costs less than reducing them.
+    pub fn projected_events(
         &self,
         bucket_id: &str,
         query: EventQuery,
         keys: &[String],
-    ) -> Result<KeptEvents> {
-        self.read(|reply| ReadCommand::SharedEvents {
-            bucket_id: bucket_id.to_string(),
-            query,
-            keys: Some(keys.to_vec()),
-            reply,
+    ) -> Read<'_, ProjectedEvents> {
+        let id = bucket_id.to_string();
+        let keys = keys.to_vec();
+        Read::new(self, OnCaller::Never, None, move |reply| {
+            ReadCommand::ProjectedEvents {
+                bucket_id: id,
+                query,
+                keys,
+                reply,
+            }
         })
     }
 
     /// [`Datastore::events`] as the JSON array the API answers with, built
-    /// on the reader thread with each event's stored data text copied in
-    /// after validation, not decoded and encoded again: for listings of
-    /// thousands of events that is most of their cost. Rows whose data is
-    /// not a JSON object are left out, as `events` leaves them out.
-    pub fn events_json(&self, bucket_id: &str, query: EventQuery) -> Result<Vec<u8>> {
-        self.read(|reply| ReadCommand::EventsJson {
-            bucket_id: bucket_id.to_string(),
-            query,
-            reply,
-        })
-    }
-
-    /// [`Datastore::events_json`] for an async caller: like
-    /// [`Datastore::heartbeat_async`], the reader answers the returned
-    /// future instead of a blocked thread. `None` when the answer cannot
-    /// come that way without blocking the caller (the readers' queue is
-    /// full, or an in-memory database, whose writer serves reads); make
-    /// the blocking call then.
-    pub fn events_json_async(
-        &self,
-        bucket_id: &str,
-        query: EventQuery,
-    ) -> Option<Pending<Vec<u8>>> {
-        let readers = self.readers.as_ref()?;
-        let (reply, pending) = pending::reply_slot(Arc::clone(&self.closed));
-        if self.closed.load(Ordering::SeqCst) {
-            // The dropped reply answers `Closed`.
-            return Some(pending);
-        }
-        match readers.try_send(ReadCommand::EventsJson {
-            bucket_id: bucket_id.to_string(),
-            query,
-            reply: Reply::Task(reply),
-        }) {
-            Ok(()) | Err(TrySendError::Disconnected(_)) => Some(pending),
-            Err(TrySendError::Full(_)) => None,
-        }
-    }
-
-    /// [`Datastore::events_json`] on the calling thread when that is quick:
-    /// for async callers, which must not wait for a reader thread but
-    /// would pay two thread hand-offs for awaiting one. `None` when the
-    /// read may be long (more than [`SMALL_READ`] events by `limit` or by
-    /// the bucket's known density over the range), when no connection is
-    /// free at once, or for in-memory databases.
-    pub fn events_json_now(&self, bucket_id: &str, query: EventQuery) -> Option<Result<Vec<u8>>> {
-        let local = self.local.as_ref()?;
-        if self.closed.load(Ordering::SeqCst) {
-            return Some(Err(DatastoreError::Closed));
-        }
-        local
-            .lend()?
-            .read(|conn, bounds, stats| {
-                reader::in_read_transaction(conn, || {
-                    if queries::estimated_rows(conn, stats, bucket_id, query)?
-                        .is_none_or(|rows| rows > SMALL_READ)
-                    {
-                        return Ok(None);
-                    }
-                    queries::events_json(conn, bounds, stats, bucket_id, query).map(Some)
-                })
-            })?
-            .transpose()
+    /// with each event's stored data text copied in after validation, not
+    /// decoded and encoded again: for listings of thousands of events that
+    /// is most of their cost. Rows whose data is not a JSON object are left
+    /// out, as `events` leaves them out. Awaited, a listing estimated at
+    /// under [`SMALL_READ`] events runs on the awaiting thread.
+    pub fn events_json(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<u8>> {
+        let id = bucket_id.to_string();
+        Read::new(
+            self,
+            OnCaller::IfShort(query),
+            Some(bucket_id),
+            move |reply| ReadCommand::EventsJson {
+                bucket_id: id,
+                query,
+                reply,
+            },
+        )
     }
 
     /// Events of a bucket, unclipped, newest first (starttime, then id,
@@ -510,43 +438,43 @@ impl Datastore {
         bucket_id: &str,
         after: Option<&Event>,
         limit: usize,
-    ) -> Result<Vec<Event>> {
+    ) -> Read<'_, Vec<Event>> {
         let after = match after {
             None => None,
-            Some(event) => Some((
-                event.timestamp,
-                event.id.ok_or_else(|| {
+            Some(Event {
+                timestamp,
+                id: Some(id),
+                ..
+            }) => Some((*timestamp, *id)),
+            Some(_) => {
+                return Read::failed(
+                    self,
                     DatastoreError::InvalidInput(
                         "events_page: `after` must be a stored event with an id".to_string(),
-                    )
-                })?,
-            )),
+                    ),
+                )
+            }
         };
-        self.read(|reply| ReadCommand::EventsPage {
-            bucket_id: bucket_id.to_string(),
-            after,
-            limit,
-            reply,
+        let id = bucket_id.to_string();
+        Read::new(self, OnCaller::Never, None, move |reply| {
+            ReadCommand::EventsPage {
+                bucket_id: id,
+                after,
+                limit,
+                reply,
+            }
         })
-    }
-
-    /// [`Datastore::event`] on the calling thread, like
-    /// [`Datastore::buckets_now`].
-    pub fn event_now(&self, bucket_id: &str, event_id: i64) -> Option<Result<Event>> {
-        self.read_here(|reply| ReadCommand::Event {
-            bucket_id: bucket_id.to_string(),
-            event_id,
-            reply,
-        })
-        .ok()
     }
 
     /// One event of the bucket; `NoSuchEvent` if missing or in another bucket.
-    pub fn event(&self, bucket_id: &str, event_id: i64) -> Result<Event> {
-        self.read(|reply| ReadCommand::Event {
-            bucket_id: bucket_id.to_string(),
-            event_id,
-            reply,
+    pub fn event(&self, bucket_id: &str, event_id: i64) -> Read<'_, Event> {
+        let id = bucket_id.to_string();
+        Read::new(self, OnCaller::Always, None, move |reply| {
+            ReadCommand::Event {
+                bucket_id: id,
+                event_id,
+                reply,
+            }
         })
     }
 
@@ -560,40 +488,27 @@ impl Datastore {
         })
     }
 
-    /// Number of events overlapping `[start, end]` (inclusive, as `events`).
+    /// Number of events overlapping `[start, end]` (inclusive, as
+    /// `events`). Counting walks only the time index, and a whole bucket's
+    /// count is known without SQL.
     pub fn count_events(
         &self,
         bucket_id: &str,
         start: Option<Timestamp>,
         end: Option<Timestamp>,
-    ) -> Result<u64> {
-        self.read(|reply| ReadCommand::Count {
-            bucket_id: bucket_id.to_string(),
-            start,
-            end,
-            reply,
+    ) -> Read<'_, u64> {
+        let id = bucket_id.to_string();
+        Read::new(self, OnCaller::Always, None, move |reply| {
+            ReadCommand::Count {
+                bucket_id: id,
+                start,
+                end,
+                reply,
+            }
         })
     }
 
-    /// [`Datastore::count_events`] on the calling thread, like
-    /// [`Datastore::buckets_now`]: counting walks only the time index, and
-    /// a whole bucket's count is known without SQL.
-    pub fn count_events_now(
-        &self,
-        bucket_id: &str,
-        start: Option<Timestamp>,
-        end: Option<Timestamp>,
-    ) -> Option<Result<u64>> {
-        self.read_here(|reply| ReadCommand::Count {
-            bucket_id: bucket_id.to_string(),
-            start,
-            end,
-            reply,
-        })
-        .ok()
-    }
-
-    /// Import merge (spec §5): creates the bucket if missing, then adds each
+    /// Import merge (`docs/API.md` §5): creates the bucket if missing, then adds each
     /// event unless an identical one (timestamp, duration, data) is stored.
     /// Imported ids are ignored: events get fresh ids.
     pub fn import_bucket(&self, bucket: Bucket) -> Result<ImportSummary> {
@@ -632,15 +547,17 @@ impl Datastore {
     }
 
     /// Every setting.
-    pub fn settings(&self) -> Result<BTreeMap<String, SettingValue>> {
-        self.read(|reply| ReadCommand::Settings { reply })
+    pub fn settings(&self) -> Read<'_, BTreeMap<String, SettingValue>> {
+        Read::new(self, OnCaller::Always, None, |reply| {
+            ReadCommand::Settings { reply }
+        })
     }
 
     /// One setting, `None` if unset.
-    pub fn setting(&self, key: &str) -> Result<Option<SettingValue>> {
-        self.read(|reply| ReadCommand::Setting {
-            key: key.to_string(),
-            reply,
+    pub fn setting(&self, key: &str) -> Read<'_, Option<SettingValue>> {
+        let key = key.to_string();
+        Read::new(self, OnCaller::Always, None, move |reply| {
+            ReadCommand::Setting { key, reply }
         })
     }
 
@@ -681,7 +598,7 @@ impl Datastore {
 
     /// Runs a read command on this thread when a pooled connection is free
     /// (`local.rs`), else gives the command back.
-    fn read_here<T, C>(&self, command: C) -> std::result::Result<Result<T>, C>
+    pub(crate) fn read_here<T, C>(&self, command: C) -> std::result::Result<Result<T>, C>
     where
         C: FnOnce(Reply<T>) -> ReadCommand,
     {
@@ -701,6 +618,25 @@ impl Datastore {
             reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
         });
         Ok(answer.try_recv().unwrap_or(Err(DatastoreError::Closed)))
+    }
+
+    /// Whether a listing of `query` in `bucket_id` is estimated at no more
+    /// than [`SMALL_READ`] events (by `limit` or by the bucket's known
+    /// density over the range), so an async caller may run it itself.
+    pub(crate) fn is_short(&self, bucket_id: &str, query: EventQuery) -> bool {
+        let Some(local) = &self.local else {
+            return false;
+        };
+        let Some(lent) = local.lend() else {
+            return false;
+        };
+        lent.read(|conn, _, stats| {
+            queries::estimated_rows(conn, stats, bucket_id, query)
+                .ok()
+                .flatten()
+                .is_some_and(|rows| rows <= SMALL_READ)
+        })
+        .unwrap_or(false)
     }
 
     fn read<T>(&self, command: impl FnOnce(Reply<T>) -> ReadCommand) -> Result<T> {

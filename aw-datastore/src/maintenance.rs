@@ -53,7 +53,7 @@ impl Datastore {
         check_range(start, end)?;
         if start == end {
             // An empty range holds no activity; the bucket must exist.
-            self.bucket(bucket_id)?;
+            self.bucket(bucket_id).wait()?;
             return Ok(RangeDeletion::default());
         }
         if let Some(local) = &self.local {
@@ -84,7 +84,7 @@ impl Datastore {
         check_range(start, end)?;
         let mut total = RangeDeletion::default();
         if start == end {
-            self.bucket(bucket_id)?;
+            self.bucket(bucket_id).wait()?;
             return Ok(total);
         }
         loop {
@@ -111,7 +111,7 @@ impl Datastore {
     pub fn expire(&self, cutoff: Timestamp, progress: &mut dyn FnMut(u64)) -> Result<Vec<Expired>> {
         let mut report = Vec::new();
         let mut total = 0;
-        for bucket_id in self.buckets()?.into_keys() {
+        for bucket_id in self.buckets().wait()?.into_keys() {
             let mut deleted = 0;
             loop {
                 let chunk = match self.write(|reply| WriteCommand::ExpireChunk {
@@ -171,14 +171,14 @@ impl Datastore {
         };
         // The rules in force, as the writer compiled them from the same
         // setting (`worker.rs`): stored rules that do not compile are none.
-        let rules = match self.setting(PRIVACY_FILTERS_KEY)? {
+        let rules = match self.setting(PRIVACY_FILTERS_KEY).wait()? {
             None => PrivacyRules::default(),
             Some(value) => {
                 PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT).unwrap_or_default()
             }
         };
         let mut reports = Vec::new();
-        for bucket_id in self.buckets()?.into_keys() {
+        for bucket_id in self.buckets().wait()?.into_keys() {
             if !rules.applies_to(&bucket_id) {
                 continue;
             }
@@ -234,7 +234,7 @@ impl Datastore {
         progress: &mut dyn FnMut(&RulesReport),
     ) -> Result<Vec<RulesReport>> {
         let mut reports = Vec::new();
-        for bucket_id in self.buckets()?.into_keys() {
+        for bucket_id in self.buckets().wait()?.into_keys() {
             let mut report = RulesReport {
                 bucket_id,
                 outcome: RulesOutcome::default(),

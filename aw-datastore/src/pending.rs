@@ -1,12 +1,16 @@
 //! Replies awaited by async tasks instead of blocked threads.
 //!
+//! The reply itself is tokio's one-shot channel; this module adds what a
+//! bare one-shot lacks here: the closed flag, for commands the stopped
+//! worker will never see, and the watched first poll (`watch.rs`).
+//!
 //! A blocking call costs an async server two thread hand-offs per request
 //! on top of the worker's: the task moves the call to a blocking thread,
 //! which waits for the worker, then wakes the task again. A [`Pending`]
 //! lets the task wait for the worker itself: the worker puts the answer in
 //! a shared slot and wakes the task. The hottest calls have this form: the
-//! heartbeat (`Datastore::heartbeat_async`) and event listings
-//! (`Datastore::events_json_async`).
+//! heartbeat (`Datastore::heartbeat_async`) and every read awaited by a handler
+//! (`route.rs`).
 //!
 //! A reply dropped unanswered (the worker stopped or died) answers
 //! `Closed`. A command that reached the queue after the stopping worker
@@ -17,9 +21,11 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use tokio::sync::oneshot::{self, error::TryRecvError};
 
 use crate::{watch, DatastoreError, Result};
 
@@ -27,86 +33,39 @@ use crate::{watch, DatastoreError, Result};
 #[derive(Debug)]
 #[must_use = "a Pending does nothing unless awaited"]
 pub struct Pending<T> {
-    slot: Arc<Slot<T>>,
+    answer: oneshot::Receiver<Result<T>>,
     closed: Arc<AtomicBool>,
     /// How long the first poll watches for the answer.
     watch: Duration,
 }
 
-/// The worker's end of a [`Pending`]; answers `Closed` if dropped unused.
+/// The worker's end of a [`Pending`]; answers `Closed` if dropped unused
+/// (the receiver then sees its sender gone).
 #[derive(Debug)]
 pub(crate) struct SlotReply<T> {
-    slot: Option<Arc<Slot<T>>>,
-}
-
-#[derive(Debug)]
-struct Slot<T> {
-    state: Mutex<State<T>>,
-    /// Set with the answer, for a watching poll to look at without the lock.
-    answered: AtomicBool,
-}
-
-#[derive(Debug)]
-struct State<T> {
-    answer: Option<Result<T>>,
-    waker: Option<Waker>,
+    sender: oneshot::Sender<Result<T>>,
 }
 
 /// A reply for the worker and the future its caller awaits; `closed` is
-/// the datastore's closed flag.
+/// the datastore's closed flag. The reply travels through tokio's
+/// one-shot channel, which wakes the task when the answer is sent.
 pub(crate) fn reply_slot<T>(closed: Arc<AtomicBool>) -> (SlotReply<T>, Pending<T>) {
-    let slot = Arc::new(Slot {
-        state: Mutex::new(State {
-            answer: None,
-            waker: None,
-        }),
-        answered: AtomicBool::new(false),
-    });
+    let (sender, answer) = oneshot::channel();
     (
-        SlotReply {
-            slot: Some(Arc::clone(&slot)),
-        },
+        SlotReply { sender },
         Pending {
-            slot,
+            answer,
             closed,
             watch: Duration::ZERO,
         },
     )
 }
 
-impl<T> Slot<T> {
-    fn state(&self) -> MutexGuard<'_, State<T>> {
-        // Nothing panics while holding the lock; a poisoned one is intact.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn answer(&self, answer: Result<T>) {
-        let waker = {
-            let mut state = self.state();
-            state.answer = Some(answer);
-            self.answered.store(true, Ordering::Release);
-            state.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-    }
-}
-
 impl<T> SlotReply<T> {
     /// Hands the answer to the waiting task.
-    pub(crate) fn send(mut self, answer: Result<T>) {
-        if let Some(slot) = self.slot.take() {
-            slot.answer(answer);
-        }
-    }
-}
-
-impl<T> Drop for SlotReply<T> {
-    fn drop(&mut self) {
-        if let Some(slot) = self.slot.take() {
-            slot.answer(Err(DatastoreError::Closed));
-        }
+    pub(crate) fn send(self, answer: Result<T>) {
+        // A caller that stopped waiting drops the answer.
+        let _ = self.sender.send(answer);
     }
 }
 
@@ -117,29 +76,44 @@ impl<T> Pending<T> {
         self.watch = budget;
         self
     }
+
+    /// The answer if it is there: `None` while it is not.
+    fn try_take(&mut self) -> Option<Result<T>> {
+        match self.answer.try_recv() {
+            Ok(answer) => Some(answer),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Closed) => Some(Err(DatastoreError::Closed)),
+        }
+    }
 }
 
 impl<T> Future for Pending<T> {
     type Output = Result<T>;
 
-    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Result<T>> {
+    fn poll(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Result<T>> {
+        let this = self.get_mut();
         // Only a watched Pending's first poll watches; others look once below.
-        let budget = std::mem::take(&mut self.watch);
+        let budget = std::mem::take(&mut this.watch);
         if !budget.is_zero() {
+            let mut taken = None;
+            let closed = Arc::clone(&this.closed);
             watch::until(budget, || {
-                self.slot.answered.load(Ordering::Acquire) || self.closed.load(Ordering::Relaxed)
+                taken = this.try_take();
+                taken.is_some() || closed.load(Ordering::Relaxed)
             });
+            if let Some(answer) = taken {
+                return Poll::Ready(answer);
+            }
         }
-        let mut state = self.slot.state();
-        if let Some(answer) = state.answer.take() {
-            return Poll::Ready(answer);
+        if let Poll::Ready(answer) = Pin::new(&mut this.answer).poll(context) {
+            return Poll::Ready(answer.unwrap_or(Err(DatastoreError::Closed)));
         }
         // The worker answers every command it took before it sets the
-        // flag; what it did not take it will never answer.
-        if self.closed.load(Ordering::SeqCst) {
-            return Poll::Ready(Err(DatastoreError::Closed));
+        // flag; what it did not take it will never answer. An answer sent
+        // just before the flag was set is taken first.
+        if this.closed.load(Ordering::SeqCst) {
+            return Poll::Ready(this.try_take().unwrap_or(Err(DatastoreError::Closed)));
         }
-        state.waker = Some(context.waker().clone());
         Poll::Pending
     }
 }
@@ -147,7 +121,7 @@ impl<T> Future for Pending<T> {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicUsize;
-    use std::task::Wake;
+    use std::task::{Wake, Waker};
     use std::time::Instant;
 
     use super::*;

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use aw_models::{Bucket, BucketMetadata, Data, Event, KeptEvents, SettingValue, Timestamp};
+use aw_models::{Bucket, BucketMetadata, Data, Event, ProjectedEvents, SettingValue, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
@@ -148,7 +148,7 @@ fn window(
     Some(Window { start, end, low })
 }
 
-/// Events per spec §3.3: overlapping `[start, end]` inclusively, clipped,
+/// Events per `docs/API.md` §3.3: overlapping `[start, end]` inclusively, clipped,
 /// newest first, the newest `limit`.
 pub(crate) fn events(
     conn: &Connection,
@@ -162,7 +162,7 @@ pub(crate) fn events(
 
 /// [`events`] with the data of equal stored texts decoded once and shared;
 /// with `keys`, reduced to them, each event with its class (see
-/// `Datastore::kept_events`). Without `keys`, or for a read expected to
+/// `Datastore::projected_events`). Without `keys`, or for a read expected to
 /// give fewer than [`KEPT_READ_ROWS`] rows, the objects are whole and the
 /// classes left empty.
 pub(crate) fn shared_events(
@@ -172,7 +172,7 @@ pub(crate) fn shared_events(
     bucket_id: &str,
     query: EventQuery,
     keys: Option<&[String]>,
-) -> Result<KeptEvents> {
+) -> Result<ProjectedEvents> {
     let row_id = bucket_row(conn, bucket_id)?;
     // Sized up front: a vector doubling its way to a year of window
     // events held up to twice their size, and three times while it moved.
@@ -191,7 +191,7 @@ pub(crate) fn shared_events(
     };
     // A limit counts the events answered, so it needs each row's data
     // decoded before the next row is read.
-    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && crate::cores() > 1 {
+    if capacity >= PIPELINED_READ_ROWS && query.limit.is_none() && aw_threads::cores() > 1 {
         return read.pipelined();
     }
     read.interned()
@@ -249,19 +249,19 @@ impl SharedRead<'_> {
     }
 
     /// The events, their data decoded on this thread.
-    fn interned(&self) -> Result<KeptEvents> {
+    fn interned(&self) -> Result<ProjectedEvents> {
         let mut interner = Interner::for_rows(self.capacity, self.keys);
         let mut read =
             |row: &rusqlite::Row<'_>, clip| shared_event_from_row(row, clip, &mut interner);
         if self.keys.is_none() {
             let events = self.rows(|row, clip| read(row, clip).map(|(event, _)| event))?;
-            return Ok(KeptEvents {
+            return Ok(ProjectedEvents {
                 events,
                 classes: Vec::new(),
             });
         }
         let (events, classes) = self.rows(read)?.into_iter().unzip();
-        Ok(KeptEvents { events, classes })
+        Ok(ProjectedEvents { events, classes })
     }
 
     /// The events, their data texts decoded on a thread of their own, in
@@ -269,7 +269,7 @@ impl SharedRead<'_> {
     /// from this thread, the decoded objects from the other, and they are
     /// put together at the end. Without a thread, the read is made on
     /// this one.
-    fn pipelined(&self) -> Result<KeptEvents> {
+    fn pipelined(&self) -> Result<ProjectedEvents> {
         let (sender, batches) = crossbeam_channel::unbounded();
         let (capacity, keys) = (self.capacity, self.keys);
         std::thread::scope(|scope| {
@@ -298,7 +298,7 @@ impl SharedRead<'_> {
             }
             let wanted = keys.is_some().then_some(&mut classes);
             let events = rows::with_decoded_data(numbered, &decoded, self.bucket_id, wanted);
-            Ok(KeptEvents { events, classes })
+            Ok(ProjectedEvents { events, classes })
         })
     }
 }
@@ -645,7 +645,7 @@ fn setting_value(text: Option<String>) -> SettingValue {
 }
 
 /// Whether an event equal to `(start, end, data)` is stored in the bucket
-/// (import identity, spec §5); `data` is the text as this crate stores it.
+/// (import identity, `docs/API.md` §5); `data` is the text as this crate stores it.
 pub(crate) fn contains_identical(
     conn: &Connection,
     row_id: i64,

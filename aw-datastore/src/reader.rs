@@ -48,7 +48,7 @@ pub(crate) fn run(
     stop: Receiver<()>,
     closed: Arc<AtomicBool>,
 ) {
-    crate::lower_thread_priority(NICENESS);
+    aw_threads::lower_priority(NICENESS);
     loop {
         select! {
             recv(commands) -> command => match command {
@@ -91,10 +91,18 @@ pub(crate) fn serve(
         ReadCommand::SharedEvents {
             bucket_id,
             query,
+            reply,
+        } => answer(conn, snapshot, reply, || {
+            queries::shared_events(conn, bounds, stats, &bucket_id, query, None)
+                .map(|read| read.events)
+        }),
+        ReadCommand::ProjectedEvents {
+            bucket_id,
+            query,
             keys,
             reply,
         } => answer(conn, snapshot, reply, || {
-            queries::shared_events(conn, bounds, stats, &bucket_id, query, keys.as_deref())
+            queries::shared_events(conn, bounds, stats, &bucket_id, query, Some(&keys))
         }),
         ReadCommand::EventsJson {
             bucket_id,
@@ -168,6 +176,7 @@ fn refuse(command: ReadCommand) {
         ReadCommand::Bucket { reply, .. } => closed(reply),
         ReadCommand::Events { reply, .. } | ReadCommand::EventsPage { reply, .. } => closed(reply),
         ReadCommand::SharedEvents { reply, .. } => closed(reply),
+        ReadCommand::ProjectedEvents { reply, .. } => closed(reply),
         ReadCommand::EventsJson { reply, .. } => closed(reply),
         ReadCommand::Event { reply, .. } => closed(reply),
         ReadCommand::Count { reply, .. } => closed(reply),

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use aw_models::{Data, Duration, Event, EventData, Reducer, SharedEvent, StringPool, Timestamp};
+use aw_models::{Data, Duration, Event, EventData, Projector, SharedEvent, StringPool, Timestamp};
 use chrono::{NaiveDateTime, SecondsFormat};
 
 /// Columns an event query must select, in this order.
@@ -44,7 +44,7 @@ pub(crate) struct Interner {
     strings: Option<StringPool>,
     /// For a read of some keys only: each text's object reduced to them,
     /// and its class.
-    reducer: Option<Reducer>,
+    reducer: Option<Projector>,
 }
 
 /// Most distinct texts an [`Interner`] makes room for up front.
@@ -64,7 +64,7 @@ impl Interner {
         Interner {
             seen: HashMap::with_capacity_and_hasher(rows.min(PRESIZED_TEXTS), Default::default()),
             strings: (rows > POOLED_READ_ROWS).then(StringPool::new),
-            reducer: keys.map(Reducer::new),
+            reducer: keys.map(Projector::new),
         }
     }
 
@@ -83,7 +83,7 @@ impl Interner {
 
 /// A decoded object shared, reduced by `reducer` if there is one, with its
 /// class (0 when not reduced).
-fn shared(data: EventData, reducer: &mut Option<Reducer>) -> (Arc<EventData>, u32) {
+fn shared(data: EventData, reducer: &mut Option<Projector>) -> (Arc<EventData>, u32) {
     match reducer {
         Some(reducer) => reducer.reduce(data),
         None => (Arc::new(data), 0),
@@ -190,7 +190,7 @@ pub(crate) fn decode_texts(
     keys: Option<&[String]>,
 ) -> Decoded {
     let mut strings = (rows > POOLED_READ_ROWS).then(StringPool::new);
-    let mut reducer = keys.map(Reducer::new);
+    let mut reducer = keys.map(Projector::new);
     let mut decoded = Decoded::new();
     for batch in batches {
         for bytes in batch.texts() {

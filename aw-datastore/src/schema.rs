@@ -181,8 +181,12 @@ pub(crate) fn configure_writer(conn: &Connection, file_backed: bool) -> Result<(
 }
 
 /// Settings of the syncer's connection, which only checkpoints.
+/// How long the syncer's connection waits for a lock before it reports
+/// busy.
+pub(crate) const SYNCER_BUSY_TIMEOUT: StdDuration = StdDuration::from_secs(5);
+
 pub(crate) fn configure_syncer(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(StdDuration::from_secs(5))?;
+    conn.busy_timeout(SYNCER_BUSY_TIMEOUT)?;
     // A first read makes the connection open the WAL and its index, so
     // its checkpoints find them.
     conn.query_row("PRAGMA user_version", [], |_| Ok(()))?;

@@ -29,6 +29,24 @@
 //! a busy disk). Checkpointing when idle puts that `fsync` on the first
 //! write after a pause, and under load it happens once a minute instead
 //! of every 15 s.
+//!
+//! The WAL is bounded all the same. A checkpoint copies the WAL into the
+//! main file, which needs free space about the size of what it copies, so
+//! a WAL that takes most of what is left of the disk could never be
+//! folded in again. Every [`SIZE_CHECK`] while commits come, the syncer
+//! looks at the WAL's size and the disk's free space, and checkpoints
+//! early when the WAL is over [`WAL_LIMIT`] or over a quarter of the free
+//! space ([`wal_too_large`]); a checkpoint that a reader kept from
+//! finishing is tried again every [`CHECKPOINT_RETRY`] while the WAL is
+//! that large, so a long read delays the WAL's reset by about that much
+//! after it ends.
+//!
+//! When a commit fails because the disk is full, the writer calls
+//! [`Syncer::disk_full`]: until the WAL has been emptied, the syncer tries
+//! every [`RECOVERY_RETRY`] to fold it into the main file and truncate it
+//! (`wal_checkpoint(TRUNCATE)`), so once space is freed the WAL gives its
+//! space back before new writes take it, and writes work again without a
+//! restart.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -45,25 +63,95 @@ pub(crate) const IDLE_SYNC: StdDuration = StdDuration::from_secs(1);
 pub(crate) const MAX_UNSYNCED: StdDuration = StdDuration::from_secs(15);
 /// Longest time between checkpoints under constant writes.
 pub(crate) const CHECKPOINT_INTERVAL: StdDuration = StdDuration::from_secs(60);
+/// How often the WAL's size is looked at while commits come.
+pub(crate) const SIZE_CHECK: StdDuration = StdDuration::from_secs(1);
+/// A WAL larger than this is checkpointed without waiting for the
+/// interval.
+pub(crate) const WAL_LIMIT: u64 = 64 << 20;
+/// A WAL over [`WAL_LIMIT`] or too large for the free space that a
+/// checkpoint could not finish is tried again after this long.
+pub(crate) const CHECKPOINT_RETRY: StdDuration = StdDuration::from_secs(1);
+/// While the disk is full: how often emptying the WAL is tried.
+pub(crate) const RECOVERY_RETRY: StdDuration = StdDuration::from_millis(250);
+
+/// How much of the WAL a sync folds into the main file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checkpoint {
+    /// None: only the `fsync` of the WAL.
+    Skip,
+    /// What no reader still needs, without waiting for anyone.
+    Passive,
+    /// Everything, then the WAL truncated to nothing: waits briefly for
+    /// readers and the writer (a full disk's recovery).
+    Truncate,
+}
 
 /// Gets every write committed on `conn`'s database onto the disk; `wal` is
-/// the database's WAL file. With `checkpoint`, first copies what it can of
-/// the WAL into the main file.
-pub(crate) fn sync(conn: &Connection, wal: &Path, checkpoint: bool) -> Result<()> {
-    if checkpoint {
-        // Busy (another connection is checkpointing) is an answer row,
-        // not an error; the fsync below makes the commits durable either
-        // way.
-        conn.prepare_cached("PRAGMA wal_checkpoint(PASSIVE)")?
-            .query_row([], |_| Ok(()))?;
+/// the database's WAL file. First copies what `checkpoint` says of the WAL
+/// into the main file; answers whether that emptied it (every frame
+/// copied, so the next write starts the WAL again). A checkpoint that
+/// fails (no room to grow the main file) is logged and left for later:
+/// the `fsync` still makes the commits durable.
+pub(crate) fn sync(conn: &Connection, wal: &Path, checkpoint: Checkpoint) -> Result<bool> {
+    let mut emptied = false;
+    let sql = match checkpoint {
+        Checkpoint::Skip => None,
+        Checkpoint::Passive => Some("PRAGMA wal_checkpoint(PASSIVE)"),
+        Checkpoint::Truncate => Some("PRAGMA wal_checkpoint(TRUNCATE)"),
+    };
+    if let Some(sql) = sql {
+        // Busy (a reader or another checkpoint in the way) is an answer
+        // row, not an error: (busy, frames in the WAL, frames copied).
+        let answer = conn.prepare_cached(sql).and_then(|mut statement| {
+            statement.query_row([], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, i64>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            })
+        });
+        match answer {
+            Ok((busy, frames, copied)) => emptied = busy == 0 && frames == copied,
+            Err(err) => log::warn!("Could not fold the WAL into the database yet: {err}"),
+        }
     }
     match std::fs::File::open(wal).and_then(|file| file.sync_data()) {
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(emptied),
         // No WAL: the last connection of another handle checkpointed it
         // into the file and removed it.
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(true),
         Err(err) => Err(DatastoreError::Io(err)),
     }
+}
+
+/// Whether a WAL of `wal` bytes should be checkpointed now, with `free`
+/// bytes left on its disk (`None`: unknown): over [`WAL_LIMIT`], or over
+/// a quarter of the free space (a checkpoint needs about the WAL's size
+/// free), ignoring WALs under a megabyte.
+pub(crate) fn wal_too_large(wal: u64, free: Option<u64>) -> bool {
+    wal > WAL_LIMIT || (wal > 1 << 20 && free.is_some_and(|free| wal > free / 4))
+}
+
+/// The WAL's size and the free space of its disk.
+fn measure(wal: &Path) -> (u64, Option<u64>) {
+    let size = std::fs::metadata(wal).map_or(0, |meta| meta.len());
+    (size, free_space(wal))
+}
+
+/// Bytes an unprivileged writer may still use on the disk holding `path`.
+#[cfg(unix)]
+fn free_space(path: &Path) -> Option<u64> {
+    let folder = path
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())?;
+    let stats = rustix::fs::statvfs(folder).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+}
+
+#[cfg(not(unix))]
+fn free_space(_path: &Path) -> Option<u64> {
+    None
 }
 
 /// What the writer tells the syncer.
@@ -76,6 +164,14 @@ struct Schedule {
     retry_at: Option<Instant>,
     /// When the last checkpoint was made (or the syncer started).
     last_checkpoint: Option<Instant>,
+    /// When the WAL's size was last looked at.
+    last_size_check: Option<Instant>,
+    /// A checkpoint wanted then, commits or not: the WAL is too large, or
+    /// the disk is full.
+    checkpoint_at: Option<Instant>,
+    /// A commit failed for lack of space and the WAL has not been emptied
+    /// since.
+    disk_full: bool,
     stop: bool,
 }
 
@@ -88,14 +184,35 @@ impl Schedule {
         Some(self.retry_at.map_or(due, |retry| due.max(retry)))
     }
 
-    /// Whether a sync at `now` should checkpoint: the writer is idle, or
-    /// the last checkpoint is long ago.
-    fn checkpoint_at(&self, now: Instant) -> bool {
+    /// When the syncer must wake next: a sync, a wanted checkpoint, or a
+    /// look at the WAL's size while commits are unsynced.
+    fn wake_at(&self) -> Option<Instant> {
+        let size_check = self
+            .first_unsynced
+            .map(|first| self.last_size_check.unwrap_or(first) + SIZE_CHECK);
+        [self.due(), self.checkpoint_at, size_check]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// How much a sync at `now` should checkpoint: everything while the
+    /// disk is full; what it can when a checkpoint is wanted, the writer
+    /// is idle, or the last checkpoint is long ago; else nothing.
+    fn checkpoint(&self, now: Instant) -> Checkpoint {
+        if self.disk_full {
+            return Checkpoint::Truncate;
+        }
+        let wanted = self.checkpoint_at.is_some_and(|at| now >= at);
         let idle = self.last_commit.is_none_or(|last| now >= last + IDLE_SYNC);
         let overdue = self
             .last_checkpoint
             .is_none_or(|last| now >= last + CHECKPOINT_INTERVAL);
-        idle || overdue
+        if wanted || idle || overdue {
+            Checkpoint::Passive
+        } else {
+            Checkpoint::Skip
+        }
     }
 }
 
@@ -152,6 +269,18 @@ impl Syncer {
         }
     }
 
+    /// A commit failed because the disk is full: empty the WAL as soon as
+    /// space allows (see the module doc).
+    pub(crate) fn disk_full(&self) {
+        let mut schedule = self.shared.schedule();
+        if !schedule.disk_full {
+            log::warn!("The disk is full: writes fail until space is freed");
+            schedule.disk_full = true;
+        }
+        schedule.checkpoint_at.get_or_insert_with(Instant::now);
+        self.shared.wake.notify_one();
+    }
+
     /// The writer synced every commit itself (`force_commit`).
     pub(crate) fn synced(&self) {
         let mut schedule = self.shared.schedule();
@@ -182,7 +311,7 @@ fn run(conn: &Connection, wal: &Path, shared: &Shared) {
         if schedule.stop {
             return;
         }
-        let Some(due) = schedule.due() else {
+        let Some(wake) = schedule.wake_at() else {
             schedule = shared
                 .wake
                 .wait(schedule)
@@ -190,29 +319,73 @@ fn run(conn: &Connection, wal: &Path, shared: &Shared) {
             continue;
         };
         let now = Instant::now();
-        if now < due {
+        if now < wake {
             schedule = shared
                 .wake
-                .wait_timeout(schedule, due - now)
+                .wait_timeout(schedule, wake - now)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
+            continue;
+        }
+        if schedule.due().is_none_or(|due| now < due)
+            && schedule.checkpoint_at.is_none_or(|at| now < at)
+        {
+            // Only the size is due: measure it without the lock.
+            schedule.last_size_check = Some(now);
+            drop(schedule);
+            let (size, free) = measure(wal);
+            schedule = shared.schedule();
+            if wal_too_large(size, free) {
+                schedule.checkpoint_at.get_or_insert(now);
+            }
             continue;
         }
         // Commits from here on may miss this sync: they start a new round.
         let first = schedule.first_unsynced.take();
         schedule.retry_at = None;
-        let checkpoint = schedule.checkpoint_at(now);
+        let checkpoint = schedule.checkpoint(now);
         drop(schedule);
+        let checkpoint_wait = if checkpoint == Checkpoint::Truncate {
+            // Waiting for readers holds the writer back: briefly only.
+            Some(conn.busy_timeout(RECOVERY_RETRY / 2))
+        } else {
+            None
+        };
         let result = sync(conn, wal, checkpoint);
-        schedule = shared.schedule();
-        if checkpoint && result.is_ok() {
-            schedule.last_checkpoint = Some(now);
+        if checkpoint_wait.is_some() {
+            let _ = conn.busy_timeout(crate::schema::SYNCER_BUSY_TIMEOUT);
         }
-        if let Err(err) = result {
-            log::error!("Syncing the database failed, retrying: {err}");
-            // `first` is older than any commit made during the sync.
-            schedule.first_unsynced = first;
-            schedule.retry_at = Some(Instant::now() + IDLE_SYNC);
+        let (size, free) = measure(wal);
+        schedule = shared.schedule();
+        schedule.last_size_check = Some(now);
+        match result {
+            Ok(emptied) => {
+                if checkpoint != Checkpoint::Skip {
+                    schedule.last_checkpoint = Some(now);
+                }
+                if emptied && checkpoint != Checkpoint::Skip {
+                    schedule.checkpoint_at = None;
+                    if schedule.disk_full && checkpoint == Checkpoint::Truncate {
+                        schedule.disk_full = false;
+                        log::info!("The WAL is folded into the database: writes can resume");
+                    }
+                } else if schedule.disk_full {
+                    schedule.checkpoint_at = Some(Instant::now() + RECOVERY_RETRY);
+                } else if wal_too_large(size, free) {
+                    schedule.checkpoint_at = Some(Instant::now() + CHECKPOINT_RETRY);
+                } else {
+                    schedule.checkpoint_at = None;
+                }
+            }
+            Err(err) => {
+                log::error!("Syncing the database failed, retrying: {err}");
+                // `first` is older than any commit made during the sync.
+                schedule.first_unsynced = first;
+                schedule.retry_at = Some(Instant::now() + IDLE_SYNC);
+                if schedule.disk_full {
+                    schedule.checkpoint_at = Some(Instant::now() + RECOVERY_RETRY);
+                }
+            }
         }
     }
 }
@@ -243,13 +416,65 @@ mod tests {
             last_checkpoint: Some(start),
             ..Schedule::default()
         };
-        assert!(!schedule.checkpoint_at(start + IDLE_SYNC / 2));
-        assert!(schedule.checkpoint_at(start + IDLE_SYNC));
+        assert_eq!(schedule.checkpoint(start + IDLE_SYNC / 2), Checkpoint::Skip);
+        assert_eq!(schedule.checkpoint(start + IDLE_SYNC), Checkpoint::Passive);
         let busy = Schedule {
             last_commit: Some(start + CHECKPOINT_INTERVAL),
             ..schedule
         };
-        assert!(!busy.checkpoint_at(start + CHECKPOINT_INTERVAL / 2));
-        assert!(busy.checkpoint_at(start + CHECKPOINT_INTERVAL));
+        assert_eq!(
+            busy.checkpoint(start + CHECKPOINT_INTERVAL / 2),
+            Checkpoint::Skip
+        );
+        assert_eq!(
+            busy.checkpoint(start + CHECKPOINT_INTERVAL),
+            Checkpoint::Passive
+        );
+        // A wanted checkpoint does not wait for either.
+        let wanted = Schedule {
+            checkpoint_at: Some(start + IDLE_SYNC / 4),
+            ..busy
+        };
+        assert_eq!(
+            wanted.checkpoint(start + IDLE_SYNC / 2),
+            Checkpoint::Passive
+        );
+        // A full disk empties the WAL whatever else holds.
+        let full = Schedule {
+            disk_full: true,
+            ..busy
+        };
+        assert_eq!(full.checkpoint(start), Checkpoint::Truncate);
+    }
+
+    #[test]
+    fn the_size_is_looked_at_while_commits_come() {
+        let start = Instant::now();
+        let mut schedule = Schedule {
+            first_unsynced: Some(start),
+            last_commit: Some(start + MAX_UNSYNCED),
+            ..Schedule::default()
+        };
+        assert_eq!(schedule.wake_at(), Some(start + SIZE_CHECK));
+        schedule.last_size_check = Some(start + SIZE_CHECK);
+        assert_eq!(schedule.wake_at(), Some(start + SIZE_CHECK * 2));
+        schedule.checkpoint_at = Some(start + SIZE_CHECK / 2);
+        assert_eq!(schedule.wake_at(), Some(start + SIZE_CHECK / 2));
+        // Nothing unsynced and nothing wanted: sleep until a commit.
+        let idle = Schedule::default();
+        assert_eq!(idle.wake_at(), None);
+    }
+
+    #[test]
+    fn a_wal_is_too_large_over_the_limit_or_a_quarter_of_the_free_space() {
+        assert!(
+            !wal_too_large(1 << 20, Some(1 << 20)),
+            "small WALs are left alone"
+        );
+        assert!(wal_too_large(WAL_LIMIT + 1, None));
+        assert!(wal_too_large(WAL_LIMIT + 1, Some(u64::MAX)));
+        assert!(!wal_too_large(8 << 20, Some(1 << 30)));
+        assert!(wal_too_large(8 << 20, Some(30 << 20)));
+        assert!(!wal_too_large(8 << 20, None));
     }
 }

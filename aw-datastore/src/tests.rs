@@ -69,11 +69,11 @@ fn failed_commit_fails_every_writer_of_the_batch() {
             "{result:?}"
         );
     }
-    assert_eq!(store.count_events("b", None, None).unwrap(), 0);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 0);
     // The cause is gone: the worker serves on.
     store.fail_commits(0).unwrap();
     store.insert_events("b", vec![event(1, json!({}))]).unwrap();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1);
 }
 
 #[test]
@@ -100,7 +100,7 @@ fn only_acknowledged_writes_of_a_mixed_run_are_stored() {
             .flat_map(|h| h.join().unwrap())
             .collect()
     });
-    let stored = store.events("b", EventQuery::default()).unwrap();
+    let stored = store.events("b", EventQuery::default()).wait().unwrap();
     let failed = results.iter().filter(|(_, result)| result.is_err()).count();
     assert!(
         failed >= 3,
@@ -133,7 +133,7 @@ fn failed_commit_drops_the_remembered_heartbeat() {
         .heartbeat("b", event(8, json!({"a": 1})), pulse)
         .unwrap();
     assert_eq!(merged.id, first.id);
-    let all = store.events("b", EventQuery::default()).unwrap();
+    let all = store.events("b", EventQuery::default()).wait().unwrap();
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].duration, Duration::from_secs(8));
 }
@@ -168,7 +168,7 @@ fn full_file_fails_the_write_and_recovers_when_space_returns() {
     store
         .insert_events("b", vec![event(100, json!({ "big": big }))])
         .unwrap();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1);
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn a_dead_worker_answers_closed_and_never_hangs() {
                 scope.spawn(move || {
                     for i in 0.. {
                         let write = store.insert_events("b", vec![event(i, json!({}))]);
-                        let read = store.count_events("b", None, None);
+                        let read = store.count_events("b", None, None).wait();
                         match (write, read) {
                             (Err(DatastoreError::Closed), _) | (_, Err(DatastoreError::Closed)) => {
                                 break
@@ -206,9 +206,12 @@ fn a_dead_worker_answers_closed_and_never_hangs() {
             store.insert_events("b", vec![event(1, json!({}))]),
             Err(DatastoreError::Closed)
         ));
-        assert!(matches!(store.buckets(), Err(DatastoreError::Closed)));
         assert!(matches!(
-            store.events("b", EventQuery::default()),
+            store.buckets().wait(),
+            Err(DatastoreError::Closed)
+        ));
+        assert!(matches!(
+            store.events("b", EventQuery::default()).wait(),
             Err(DatastoreError::Closed)
         ));
         assert!(matches!(store.close(), Err(DatastoreError::Closed)));
@@ -248,22 +251,22 @@ fn facts_are_trusted_after_a_clean_close_only() {
         std::thread::yield_now();
     }
     let store = Datastore::open(&path).unwrap();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 3);
     assert!(learns_stats(&store, "b"));
-    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 3);
     drop(store);
     let store = Datastore::open(&path).unwrap();
     assert!(store.stats_known("b").unwrap());
-    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 3);
     store.close().unwrap();
     // Another program writes: learnt again.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("DELETE FROM events WHERE id = 1", []).unwrap();
     drop(conn);
     let store = Datastore::open(&path).unwrap();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
     assert!(learns_stats(&store, "b"));
-    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
 }
 
 #[test]
@@ -283,20 +286,27 @@ fn a_command_failing_after_some_writes_leaves_none_of_them() {
         store.insert_events("b", batch),
         Err(DatastoreError::InvalidInput(_))
     ));
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
-    let stored = store.events("b", EventQuery::default()).unwrap();
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1);
+    let stored = store.events("b", EventQuery::default()).wait().unwrap();
     assert_eq!(stored.len(), 1);
     // The bucket's facts were not moved by the failed command either,
     // and the next write works.
     let second = |secs: i64| Some(Timestamp::from_nanos(secs * 1_000_000_000));
-    assert_eq!(store.bucket("b").unwrap().metadata.end, second(1));
+    assert_eq!(store.bucket("b").wait().unwrap().metadata.end, second(1));
     store
         .insert_events("b", vec![event(5, json!({"a": 5}))])
         .unwrap();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
-    assert_eq!(store.bucket("b").unwrap().metadata.end, second(5));
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
+    assert_eq!(store.bucket("b").wait().unwrap().metadata.end, second(5));
     store.force_commit().unwrap();
-    assert_eq!(store.events("b", EventQuery::default()).unwrap().len(), 2);
+    assert_eq!(
+        store
+            .events("b", EventQuery::default())
+            .wait()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 /// A database file with bucket "b" holding 30,000 half-second events, one
@@ -369,27 +379,28 @@ fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
         };
         let shared: Vec<Event> = store
             .shared_events("b", query)
+            .wait()
             .unwrap()
             .into_iter()
             .map(aw_models::SharedEvent::into_event)
             .collect();
-        let decoded = store.events("b", query).unwrap();
+        let decoded = store.events("b", query).wait().unwrap();
         assert!(decoded.len() > 20_000);
         assert_eq!(shared, decoded, "{query:?}");
     }
     let after = crate::queries::PIPELINED_READS.load(std::sync::atomic::Ordering::SeqCst);
     assert!(after >= before + 3, "the reads took the two-thread path");
-    let all = store.events("b", EventQuery::default()).unwrap();
+    let all = store.events("b", EventQuery::default()).wait().unwrap();
     assert_eq!(all.len(), 30_000);
 }
 
-/// What `kept_events` must answer for `query`: the events `events` gives,
+/// What `projected_events` must answer for `query`: the events `events` gives,
 /// with their data reduced to `keys`, equal reduced objects shared, and
 /// one class per distinct whole object.
 /// A short read (`reduced` false) gives its events whole, and no classes.
 fn assert_kept(store: &Datastore, query: EventQuery, keys: &[String], reduced: bool) {
-    let kept = store.kept_events("b", query, keys).unwrap();
-    let whole = store.events("b", query).unwrap();
+    let kept = store.projected_events("b", query, keys).wait().unwrap();
+    let whole = store.events("b", query).wait().unwrap();
     assert_eq!(kept.events.len(), whole.len(), "{query:?}");
     if !reduced {
         assert!(kept.classes.is_empty());
@@ -434,7 +445,7 @@ fn assert_kept(store: &Datastore, query: EventQuery, keys: &[String], reduced: b
     );
 }
 
-/// A read of some keys only (`kept_events`), on one thread and on two,
+/// A read of some keys only (`projected_events`), on one thread and on two,
 /// with texts of equal objects written differently and bad rows.
 #[test]
 fn a_kept_read_reduces_the_data_and_classes_the_whole_objects() {

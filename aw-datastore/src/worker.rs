@@ -292,14 +292,24 @@ impl Worker {
 
     /// The end of a clean run: commits and syncs, then leaves the file
     /// ready for a fast next open (see Close above).
+    ///
+    /// A last batch that cannot be committed (a full disk) fails its
+    /// writers, who were never acknowledged; what was acknowledged is in
+    /// the WAL, and the sync below is what keeps it. So only a failed
+    /// sync fails the close.
     fn finish(&mut self) -> Result<()> {
         let committed = self.commit();
+        if let Err(err) = &committed {
+            log::warn!("The last writes could not be stored, their writers were told: {err}");
+        }
         let stored = committed.is_ok() && self.store_stats();
         if let Some(syncer) = &mut self.syncer {
             syncer.stop();
         }
         self.sync_now()?;
-        committed?;
+        if committed.is_err() {
+            return Ok(());
+        }
         if self.file.is_none() {
             return Ok(());
         }
@@ -647,6 +657,11 @@ impl Worker {
             }
             Err(err) => {
                 log::error!("Commit failed, batch rolled back: {err}");
+                if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+                    if let Some(syncer) = &self.syncer {
+                        syncer.disk_full();
+                    }
+                }
                 if !self.conn.is_autocommit() {
                     if let Err(rollback) = execute(&self.conn, "ROLLBACK") {
                         log::error!("Rollback after failed commit failed: {rollback}");
@@ -724,7 +739,7 @@ impl Worker {
         let Some(wal_path) = &self.wal_path else {
             return Ok(());
         };
-        syncer::sync(&self.conn, wal_path, true)?;
+        syncer::sync(&self.conn, wal_path, syncer::Checkpoint::Passive)?;
         if let Some(syncer) = &self.syncer {
             syncer.synced();
         }

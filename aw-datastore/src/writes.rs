@@ -113,7 +113,7 @@ enum IdRule {
     /// Replace the event with that id if it is in this bucket; keep the id
     /// if no event has it; otherwise insert with a fresh id (B-5).
     ReplaceInBucket,
-    /// Ignore it: imported ids come from another database (spec §5).
+    /// Ignore it: imported ids come from another database (`docs/API.md` §5).
     Fresh,
 }
 
@@ -230,7 +230,7 @@ fn insert_fresh(
     Ok(conn.last_insert_rowid())
 }
 
-/// Applies a heartbeat (spec §4); returns the stored event.
+/// Applies a heartbeat (`docs/API.md` §4); returns the stored event.
 pub(crate) fn heartbeat(
     conn: &Connection,
     memory: &mut WriterMemory<'_>,
@@ -337,7 +337,7 @@ pub(crate) fn delete_event(
     Ok(true)
 }
 
-/// Import of one bucket (spec §5): create and insert all, or merge.
+/// Import of one bucket (`docs/API.md` §5): create and insert all, or merge.
 pub(crate) fn import_bucket(
     conn: &Connection,
     memory: &mut WriterMemory<'_>,

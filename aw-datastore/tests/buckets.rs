@@ -14,13 +14,13 @@ fn bucket_round_trips_every_field() {
     let mut created = bucket("b");
     created.data = object(json!({"device_id": "x", "nested": {"k": [1, 2.5]}}));
     store.create_bucket(created.clone()).unwrap();
-    let fetched = store.bucket("b").unwrap();
+    let fetched = store.bucket("b").wait().unwrap();
     assert_eq!(fetched, created);
     assert_eq!(fetched.metadata.start, None);
-    assert_eq!(store.buckets().unwrap().len(), 1);
+    assert_eq!(store.buckets().wait().unwrap().len(), 1);
     // Survives reopening.
     store.close().unwrap();
-    assert_eq!(db.open().bucket("b").unwrap(), created);
+    assert_eq!(db.open().bucket("b").wait().unwrap(), created);
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn created_defaults_to_now() {
     created.created = None;
     let before = Timestamp::now();
     store.create_bucket(created).unwrap();
-    let stored = store.bucket("b").unwrap().created.unwrap();
+    let stored = store.bucket("b").wait().unwrap().created.unwrap();
     assert!(stored >= before && stored <= Timestamp::now());
 }
 
@@ -42,7 +42,7 @@ fn duplicate_and_missing_buckets_are_errors() {
         Err(DatastoreError::BucketExists(id)) if id == "b"
     ));
     assert!(matches!(
-        store.bucket("nope"),
+        store.bucket("nope").wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
     assert!(matches!(
@@ -50,7 +50,7 @@ fn duplicate_and_missing_buckets_are_errors() {
         Err(DatastoreError::NoSuchBucket(_))
     ));
     assert!(matches!(
-        store.events("nope", Default::default()),
+        store.events("nope", Default::default()).wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
     assert!(matches!(
@@ -72,7 +72,7 @@ fn bucket_with_events_inserts_them() {
     created.events = Some(vec![event(10, 5, app("a")), event(20, 5, app("b"))]);
     store.create_bucket(created).unwrap();
     assert_eq!(
-        spans(&store.events("b", Default::default()).unwrap()),
+        spans(&store.events("b", Default::default()).wait().unwrap()),
         vec![(20, 5), (10, 5)]
     );
 }
@@ -90,18 +90,18 @@ fn metadata_follows_inserts_and_deletes() {
             ],
         )
         .unwrap();
-    let metadata = store.bucket("b").unwrap().metadata;
+    let metadata = store.bucket("b").wait().unwrap().metadata;
     assert_eq!(metadata.start, Some(at(50)));
     assert_eq!(metadata.end, Some(at(550)));
     // Deleting the long event shrinks both ends (B-6).
     assert!(store.delete_event("b", stored[1].id.unwrap()).unwrap());
-    let metadata = store.buckets().unwrap()["b"].metadata.clone();
+    let metadata = store.buckets().wait().unwrap()["b"].metadata.clone();
     assert_eq!(metadata.start, Some(at(100)));
     assert_eq!(metadata.end, Some(at(205)));
     for event in &stored {
         store.delete_event("b", event.id.unwrap()).unwrap();
     }
-    let metadata = store.bucket("b").unwrap().metadata;
+    let metadata = store.bucket("b").wait().unwrap().metadata;
     assert_eq!((metadata.start, metadata.end), (None, None));
 }
 
@@ -117,14 +117,18 @@ fn deleted_bucket_can_be_created_again_empty() {
         .unwrap();
     store.delete_bucket("b").unwrap();
     assert!(matches!(
-        store.bucket("b"),
+        store.bucket("b").wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
     assert_eq!(
-        store.buckets().unwrap().keys().collect::<Vec<_>>(),
+        store.buckets().wait().unwrap().keys().collect::<Vec<_>>(),
         vec!["other"]
     );
     store.create_bucket(bucket("b")).unwrap();
-    assert!(store.events("b", Default::default()).unwrap().is_empty());
-    assert_eq!(store.count_events("other", None, None).unwrap(), 1);
+    assert!(store
+        .events("b", Default::default())
+        .wait()
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.count_events("other", None, None).wait().unwrap(), 1);
 }

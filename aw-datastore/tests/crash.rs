@@ -91,7 +91,10 @@ fn acknowledged_writes_survive_sigkill() {
 fn verify(store: &Datastore, ack: &str) -> Result<(), String> {
     let fields: Vec<&str> = ack.split_whitespace().collect();
     let number = |i: usize| fields[i].parse::<i64>().unwrap();
-    let stored = store.event("b", number(2)).map_err(|e| e.to_string())?;
+    let stored = store
+        .event("b", number(2))
+        .wait()
+        .map_err(|e| e.to_string())?;
     match fields[1] {
         "insert" => {
             let expected = Event {

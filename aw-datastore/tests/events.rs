@@ -6,6 +6,7 @@ use aw_datastore::{Datastore, DatastoreError, EventQuery};
 use aw_models::{Duration, Event, SharedEvent};
 use common::*;
 use serde_json::json;
+use std::future::IntoFuture;
 
 fn query(start: Option<i64>, end: Option<i64>, limit: Option<usize>) -> EventQuery {
     EventQuery {
@@ -29,7 +30,7 @@ fn inserted_events_come_back_newest_first_with_ids() {
         )
         .unwrap();
     assert!(stored.iter().all(|e| e.id.is_some()));
-    let listed = store.events("b", EventQuery::default()).unwrap();
+    let listed = store.events("b", EventQuery::default()).wait().unwrap();
     assert_eq!(spans(&listed), vec![(30, 5), (20, 5), (10, 5)]);
     assert_eq!(listed[0].data, object(app("c")));
     assert_eq!(store.insert_events("b", vec![]).unwrap(), vec![]);
@@ -45,7 +46,7 @@ fn data_and_nanoseconds_are_kept_exactly() {
         data,
     );
     let id = store.insert_events("b", vec![exact.clone()]).unwrap()[0].id;
-    let fetched = store.event("b", id.unwrap()).unwrap();
+    let fetched = store.event("b", id.unwrap()).wait().unwrap();
     assert_eq!(
         Event {
             id: None,
@@ -71,38 +72,59 @@ fn range_selects_inclusively_and_clips() {
             ],
         )
         .unwrap();
-    let listed = store.events("b", query(Some(10), Some(30), None)).unwrap();
+    let listed = store
+        .events("b", query(Some(10), Some(30), None))
+        .wait()
+        .unwrap();
     assert_eq!(
         spans(&listed),
         vec![(30, 0), (28, 2), (20, 5), (10, 5), (10, 0)]
     );
     assert_eq!(
-        store.count_events("b", Some(at(10)), Some(at(30))).unwrap(),
+        store
+            .count_events("b", Some(at(10)), Some(at(30)))
+            .wait()
+            .unwrap(),
         5
     );
     // Limit keeps the newest.
     let limited = store
         .events("b", query(Some(10), Some(30), Some(2)))
+        .wait()
         .unwrap();
     assert_eq!(spans(&limited), vec![(30, 0), (28, 2)]);
     assert!(store
         .events("b", query(None, None, Some(0)))
+        .wait()
         .unwrap()
         .is_empty());
     // start > end selects nothing.
     assert!(store
         .events("b", query(Some(30), Some(10), None))
+        .wait()
         .unwrap()
         .is_empty());
     assert_eq!(
-        store.count_events("b", Some(at(30)), Some(at(10))).unwrap(),
+        store
+            .count_events("b", Some(at(30)), Some(at(10)))
+            .wait()
+            .unwrap(),
         0
     );
     // One-sided bounds (B-2: count honours them).
-    assert_eq!(store.count_events("b", Some(at(31)), None).unwrap(), 3);
-    assert_eq!(store.count_events("b", None, Some(at(5))).unwrap(), 2);
-    assert_eq!(store.count_events("b", None, None).unwrap(), 6);
-    let before = store.events("b", query(None, Some(5), None)).unwrap();
+    assert_eq!(
+        store.count_events("b", Some(at(31)), None).wait().unwrap(),
+        3
+    );
+    assert_eq!(
+        store.count_events("b", None, Some(at(5))).wait().unwrap(),
+        2
+    );
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 6);
+    let before = store
+        .events("b", query(None, Some(5), None))
+        .wait()
+        .unwrap();
     assert_eq!(spans(&before), vec![(5, 0), (0, 5)]);
 }
 
@@ -119,7 +141,7 @@ fn equal_timestamps_order_by_end_then_insertion() {
             ],
         )
         .unwrap();
-    let listed = store.events("b", EventQuery::default()).unwrap();
+    let listed = store.events("b", EventQuery::default()).wait().unwrap();
     let ids: Vec<_> = listed.iter().map(|e| e.id).collect();
     assert_eq!(ids, vec![stored[1].id, stored[2].id, stored[0].id]);
 }
@@ -147,23 +169,37 @@ fn reads_with_and_without_a_limit_agree_on_the_order_of_ties() {
         .into_iter()
         .flat_map(|bucket| ranges.map(|range| (bucket, range)))
     {
-        let unlimited = store.events(bucket, query(start, end, None)).unwrap();
-        let limited = store.events(bucket, query(start, end, Some(1000))).unwrap();
+        let unlimited = store
+            .events(bucket, query(start, end, None))
+            .wait()
+            .unwrap();
+        let limited = store
+            .events(bucket, query(start, end, Some(1000)))
+            .wait()
+            .unwrap();
         assert_eq!(unlimited, limited);
         let shared: Vec<Event> = store
             .shared_events(bucket, query(start, end, None))
+            .wait()
             .unwrap()
             .into_iter()
             .map(Event::from)
             .collect();
         assert_eq!(shared, limited);
-        let json: Vec<Event> =
-            serde_json::from_slice(&store.events_json(bucket, query(start, end, None)).unwrap())
-                .unwrap();
+        let json: Vec<Event> = serde_json::from_slice(
+            &store
+                .events_json(bucket, query(start, end, None))
+                .wait()
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(json, limited);
         let newest: Vec<_> = limited.iter().take(3).cloned().collect();
         assert_eq!(
-            store.events(bucket, query(start, end, Some(3))).unwrap(),
+            store
+                .events(bucket, query(start, end, Some(3)))
+                .wait()
+                .unwrap(),
             newest
         );
     }
@@ -184,15 +220,20 @@ fn long_events_are_found_by_bounded_range_reads() {
     let check = |store: &Datastore| {
         let listed = store
             .events("b", query(Some(19_000), Some(19_050), None))
+            .wait()
             .unwrap();
         assert_eq!(spans(&listed), vec![(19_000, 10), (19_000, 50)]);
         assert_eq!(
             store
                 .count_events("b", Some(at(19_000)), Some(at(19_050)))
+                .wait()
                 .unwrap(),
             2
         );
-        assert_eq!(store.bucket("b").unwrap().metadata.end, Some(at(50_005)));
+        assert_eq!(
+            store.bucket("b").wait().unwrap().metadata.end,
+            Some(at(50_005))
+        );
     };
     check(&store);
     // A heartbeat that extends an event raises the bound before it is acknowledged.
@@ -207,12 +248,16 @@ fn long_events_are_found_by_bounded_range_reads() {
     }
     let listed = store
         .events("h", query(Some(995), Some(996), None))
+        .wait()
         .unwrap();
     assert_eq!(spans(&listed), vec![(995, 1)]);
     store.close().unwrap();
     let store = db.open();
     check(&store);
-    assert_eq!(store.count_events("h", Some(at(999)), None).unwrap(), 1);
+    assert_eq!(
+        store.count_events("h", Some(at(999)), None).wait().unwrap(),
+        1
+    );
 }
 
 #[test]
@@ -232,22 +277,28 @@ fn explicit_id_replaces_only_within_the_bucket() {
     replacement.id = original.id;
     let stored = store.insert_events("b", vec![replacement.clone()]).unwrap();
     assert_eq!(stored[0].id, original.id);
-    assert_eq!(store.event("b", original.id.unwrap()).unwrap(), replacement);
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+    assert_eq!(
+        store.event("b", original.id.unwrap()).wait().unwrap(),
+        replacement
+    );
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1);
     // Another bucket's id (B-5): that event is untouched, ours gets a fresh id.
     let mut intruder = event(50, 1, app("intruder"));
     intruder.id = foreign.id;
     let stored = store.insert_events("b", vec![intruder]).unwrap();
     assert_ne!(stored[0].id, foreign.id);
-    assert_eq!(store.event("other", foreign.id.unwrap()).unwrap(), foreign);
-    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert_eq!(
+        store.event("other", foreign.id.unwrap()).wait().unwrap(),
+        foreign
+    );
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
     // An id nobody has is kept.
     let mut unused = event(60, 1, app("kept"));
     unused.id = Some(1_000_000);
     let stored = store.insert_events("b", vec![unused]).unwrap();
     assert_eq!(stored[0].id, Some(1_000_000));
     assert_eq!(
-        store.event("b", 1_000_000).unwrap().data,
+        store.event("b", 1_000_000).wait().unwrap().data,
         object(app("kept"))
     );
 }
@@ -263,13 +314,13 @@ fn single_event_of_another_bucket_is_no_such_event() {
         .unwrap();
     for id in [foreign, 12345] {
         assert!(matches!(
-            store.event("b", id),
+            store.event("b", id).wait(),
             Err(DatastoreError::NoSuchEvent { bucket_id, event_id }) if bucket_id == "b" && event_id == id
         ));
     }
     // Deleting it through the wrong bucket changes nothing.
     assert!(!store.delete_event("b", foreign).unwrap());
-    assert!(store.event("other", foreign).is_ok());
+    assert!(store.event("other", foreign).wait().is_ok());
     assert!(store.delete_event("other", foreign).unwrap());
     assert!(!store.delete_event("other", foreign).unwrap());
 }
@@ -283,7 +334,7 @@ fn events_page_walks_everything_once() {
     let mut seen = Vec::new();
     let mut after: Option<Event> = None;
     loop {
-        let page = store.events_page("b", after.as_ref(), 10).unwrap();
+        let page = store.events_page("b", after.as_ref(), 10).wait().unwrap();
         if page.is_empty() {
             break;
         }
@@ -296,7 +347,9 @@ fn events_page_walks_everything_once() {
         assert!(key(&pair[0]) > key(&pair[1]), "{:?}", pair);
     }
     assert!(matches!(
-        store.events_page("b", Some(&event(1, 1, app("no id"))), 10),
+        store
+            .events_page("b", Some(&event(1, 1, app("no id"))), 10)
+            .wait(),
         Err(DatastoreError::InvalidInput(_))
     ));
 }
@@ -310,7 +363,7 @@ fn invalid_events_are_refused_not_stored() {
         Err(DatastoreError::InvalidInput(_))
     ));
     // The whole command failed, so its valid event is not stored either.
-    assert_eq!(store.count_events("b", None, None).unwrap(), 0);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 0);
     assert!(matches!(
         store.heartbeat("b", bad, Duration::ZERO),
         Err(DatastoreError::InvalidInput(_))
@@ -339,12 +392,12 @@ fn reads_see_every_acknowledged_write_from_many_threads() {
                         .insert_events("b", vec![event(thread * 1000 + i, 1, app("x"))])
                         .unwrap();
                     // Read-your-writes through the reader threads.
-                    store.event("b", stored[0].id.unwrap()).unwrap();
+                    store.event("b", stored[0].id.unwrap()).wait().unwrap();
                 }
             });
         }
     });
-    assert_eq!(store.count_events("b", None, None).unwrap(), 200);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 200);
 }
 
 #[test]
@@ -367,16 +420,19 @@ fn shared_events_equal_events_and_share_equal_data() {
         query(Some(12), Some(42), Some(2)),
         query(Some(50), Some(60), None),
     ] {
-        let plain = store.events("b", range).unwrap();
-        let shared = store.shared_events("b", range).unwrap();
+        let plain = store.events("b", range).wait().unwrap();
+        let shared = store.shared_events("b", range).wait().unwrap();
         let converted: Vec<Event> = shared.iter().cloned().map(Event::from).collect();
         assert_eq!(converted, plain);
     }
-    let shared = store.shared_events("b", EventQuery::default()).unwrap();
+    let shared = store
+        .shared_events("b", EventQuery::default())
+        .wait()
+        .unwrap();
     assert!(std::sync::Arc::ptr_eq(&shared[0].data, &shared[1].data));
     assert!(!std::sync::Arc::ptr_eq(&shared[0].data, &shared[2].data));
     assert!(matches!(
-        store.shared_events("missing", EventQuery::default()),
+        store.shared_events("missing", EventQuery::default()).wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
 }
@@ -454,12 +510,13 @@ fn json_listing_equals_the_decoded_listing() {
         query(Some(30), Some(6), None),
         query(Some(100), None, None),
     ] {
-        let decoded = serde_json::to_value(store.events("b", query).unwrap()).unwrap();
+        let decoded = serde_json::to_value(store.events("b", query).wait().unwrap()).unwrap();
         let raw: serde_json::Value =
-            serde_json::from_slice(&store.events_json("b", query).unwrap()).unwrap();
+            serde_json::from_slice(&store.events_json("b", query).wait().unwrap()).unwrap();
         assert_eq!(raw, decoded, "{query:?}");
         let shared: Vec<_> = store
             .shared_events("b", query)
+            .wait()
             .unwrap()
             .into_iter()
             .map(SharedEvent::into_event)
@@ -467,143 +524,118 @@ fn json_listing_equals_the_decoded_listing() {
         let shared = serde_json::to_value(shared).unwrap();
         assert_eq!(shared, decoded, "{query:?}");
     }
-    let all: serde_json::Value =
-        serde_json::from_slice(&store.events_json("b", query(None, None, None)).unwrap()).unwrap();
+    let all: serde_json::Value = serde_json::from_slice(
+        &store
+            .events_json("b", query(None, None, None))
+            .wait()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(all.as_array().unwrap().len(), 4);
     // A limit counts the events answered, not the bad rows left out.
-    let newest: serde_json::Value =
-        serde_json::from_slice(&store.events_json("b", query(None, None, Some(4))).unwrap())
-            .unwrap();
+    let newest: serde_json::Value = serde_json::from_slice(
+        &store
+            .events_json("b", query(None, None, Some(4)))
+            .wait()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(newest, all);
     assert_eq!(
-        store.events("b", query(None, None, Some(4))).unwrap().len(),
+        store
+            .events("b", query(None, None, Some(4)))
+            .wait()
+            .unwrap()
+            .len(),
         4
     );
     assert_eq!(all[2]["data"], data);
     assert!(matches!(
-        store.events_json("missing", EventQuery::default()),
+        store.events_json("missing", EventQuery::default()).wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
 }
 
 #[test]
-fn awaited_json_listings_equal_blocking_ones() {
+fn awaited_reads_equal_waited_ones() {
     let (_db, store) = with_bucket();
-    store
-        .insert_events("b", vec![event(0, 10, app("a")), event(20, 5, app("b"))])
-        .unwrap();
-    for query in [query(None, None, None), query(Some(5), Some(22), Some(1))] {
-        let pending = store
-            .events_json_async("b", query)
-            .expect("a file database answers awaited reads");
-        assert_eq!(
-            block_on(pending).unwrap(),
-            store.events_json("b", query).unwrap()
-        );
-    }
-    assert!(matches!(
-        block_on(
-            store
-                .events_json_async("missing", EventQuery::default())
-                .unwrap()
-        ),
-        Err(DatastoreError::NoSuchBucket(_))
-    ));
-    store.close().unwrap();
-    assert!(matches!(
-        block_on(store.events_json_async("b", EventQuery::default()).unwrap()),
-        Err(DatastoreError::Closed)
-    ));
-    // An in-memory database serves reads on its writer: callers block.
     let memory = Datastore::open_in_memory().unwrap();
-    assert!(memory
-        .events_json_async("b", EventQuery::default())
-        .is_none());
-}
-
-#[test]
-fn reads_on_the_calling_thread_equal_queued_ones() {
-    let (_db, store) = with_bucket();
-    let stored = store
-        .insert_events("b", vec![event(0, 10, app("a")), event(20, 5, app("b"))])
-        .unwrap();
-    let id = stored[1].id.unwrap();
-    for query in [query(None, None, None), query(Some(5), Some(22), Some(1))] {
+    memory.create_bucket(bucket("b")).unwrap();
+    for store in [&store, &memory] {
+        let stored = store
+            .insert_events("b", vec![event(0, 10, app("a")), event(20, 5, app("b"))])
+            .unwrap();
+        let id = stored[1].id.unwrap();
+        for query in [query(None, None, None), query(Some(5), Some(22), Some(1))] {
+            assert_eq!(
+                block_on(store.events_json("b", query).into_future()).unwrap(),
+                store.events_json("b", query).wait().unwrap()
+            );
+            assert_eq!(
+                block_on(store.events("b", query).into_future()).unwrap(),
+                store.events("b", query).wait().unwrap()
+            );
+        }
         assert_eq!(
-            store.events_json_now("b", query).unwrap().unwrap(),
-            store.events_json("b", query).unwrap()
+            block_on(store.buckets().into_future()).unwrap(),
+            store.buckets().wait().unwrap()
         );
+        assert_eq!(
+            block_on(store.bucket("b").into_future()).unwrap(),
+            store.bucket("b").wait().unwrap()
+        );
+        assert_eq!(
+            block_on(store.event("b", id).into_future()).unwrap(),
+            store.event("b", id).wait().unwrap()
+        );
+        assert_eq!(
+            block_on(store.count_events("b", Some(at(12)), None).into_future()).unwrap(),
+            1
+        );
+        assert!(matches!(
+            block_on(
+                store
+                    .events_json("missing", EventQuery::default())
+                    .into_future()
+            ),
+            Err(DatastoreError::NoSuchBucket(_))
+        ));
+        assert!(matches!(
+            block_on(store.event("b", id + 100).into_future()),
+            Err(DatastoreError::NoSuchEvent { .. })
+        ));
     }
-    assert_eq!(
-        store.buckets_now().unwrap().unwrap(),
-        store.buckets().unwrap()
-    );
-    assert_eq!(
-        store.bucket_now("b").unwrap().unwrap(),
-        store.bucket("b").unwrap()
-    );
-    assert_eq!(
-        store.event_now("b", id).unwrap().unwrap(),
-        store.event("b", id).unwrap()
-    );
-    assert_eq!(store.count_events_now("b", None, None).unwrap().unwrap(), 2);
-    assert_eq!(
-        store
-            .count_events_now("b", Some(at(12)), None)
-            .unwrap()
-            .unwrap(),
-        1
-    );
-    assert!(matches!(
-        store.events_json_now("missing", EventQuery::default()),
-        Some(Err(DatastoreError::NoSuchBucket(_)))
-    ));
-    assert!(matches!(
-        store.event_now("b", id + 100),
-        Some(Err(DatastoreError::NoSuchEvent { .. }))
-    ));
 
-    // Long listings are left to the reader threads: by limit, or by the
-    // bucket's density over the range.
+    // Long listings, awaited, are read on a reader thread; the answer is
+    // the same.
     store.create_bucket(bucket("long")).unwrap();
     let many: Vec<Event> = (0..3_000).map(|i| event(i * 10, 5, app("x"))).collect();
     store.insert_events("long", many).unwrap();
-    assert!(store
-        .events_json_now("long", EventQuery::default())
-        .is_none());
-    assert!(store
-        .events_json_now("long", query(None, None, Some(5_000)))
-        .is_none());
-    let newest = store
-        .events_json_now("long", query(None, None, Some(100)))
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        newest,
-        store
-            .events_json("long", query(None, None, Some(100)))
-            .unwrap()
-    );
-    let hour = query(Some(10_000), Some(13_600), None);
-    assert_eq!(
-        store.events_json_now("long", hour).unwrap().unwrap(),
-        store.events_json("long", hour).unwrap()
-    );
+    for query in [
+        EventQuery::default(),
+        query(None, None, Some(5_000)),
+        query(None, None, Some(100)),
+        query(Some(10_000), Some(13_600), None),
+    ] {
+        assert_eq!(
+            block_on(store.events_json("long", query).into_future()).unwrap(),
+            store.events_json("long", query).wait().unwrap()
+        );
+    }
 
     store.close().unwrap();
     assert!(matches!(
-        store.events_json_now("b", EventQuery::default()),
-        Some(Err(DatastoreError::Closed))
+        block_on(store.events_json("b", EventQuery::default()).into_future()),
+        Err(DatastoreError::Closed)
     ));
     assert!(matches!(
-        store.buckets_now(),
-        Some(Err(DatastoreError::Closed))
+        block_on(store.buckets().into_future()),
+        Err(DatastoreError::Closed)
     ));
-    // An in-memory database serves reads on its writer only.
-    let memory = Datastore::open_in_memory().unwrap();
-    memory.create_bucket(bucket("b")).unwrap();
-    assert!(memory.buckets_now().is_none());
-    assert!(memory.events_json_now("b", EventQuery::default()).is_none());
+    assert!(matches!(
+        store.buckets().wait(),
+        Err(DatastoreError::Closed)
+    ));
 }
 
 #[test]
@@ -612,20 +644,28 @@ fn many_threads_reading_at_once_share_the_connections() {
     store
         .insert_events("b", (0..50).map(|i| event(i * 10, 5, app("x"))).collect())
         .unwrap();
-    let expected = store.events_json("b", EventQuery::default()).unwrap();
+    let expected = store
+        .events_json("b", EventQuery::default())
+        .wait()
+        .unwrap();
     // More threads than pooled connections: the rest go to the readers.
     std::thread::scope(|scope| {
         for _ in 0..20 {
             scope.spawn(|| {
                 for _ in 0..20 {
                     assert_eq!(
-                        store.events_json("b", EventQuery::default()).unwrap(),
+                        store
+                            .events_json("b", EventQuery::default())
+                            .wait()
+                            .unwrap(),
                         expected
                     );
-                    if let Some(now) = store.events_json_now("b", EventQuery::default()) {
-                        assert_eq!(now.unwrap(), expected);
-                    }
-                    assert_eq!(store.count_events("b", None, None).unwrap(), 50);
+                    assert_eq!(
+                        block_on(store.events_json("b", EventQuery::default()).into_future())
+                            .unwrap(),
+                        expected
+                    );
+                    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 50);
                 }
             });
         }

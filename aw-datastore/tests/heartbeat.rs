@@ -1,4 +1,4 @@
-//! Heartbeat merging through the handle (spec §4, B-3, B-4).
+//! Heartbeat merging through the handle (`docs/API.md` §4, B-3, B-4).
 
 mod common;
 
@@ -10,7 +10,7 @@ use serde_json::json;
 const PULSE: Duration = Duration::from_secs(5);
 
 fn all(store: &aw_datastore::Datastore) -> Vec<(i64, i64)> {
-    spans(&store.events("b", EventQuery::default()).unwrap())
+    spans(&store.events("b", EventQuery::default()).wait().unwrap())
 }
 
 #[test]
@@ -36,7 +36,7 @@ fn heartbeat_merges_within_pulsetime_with_inclusive_boundary() {
     late.timestamp = aw_models::Timestamp::from_nanos(25_000_000_001);
     let separate = store.heartbeat("b", late, PULSE).unwrap();
     assert_ne!(separate.id, first.id);
-    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
 }
 
 #[test]
@@ -57,7 +57,7 @@ fn different_data_starts_a_new_event_and_never_merges_back() {
     store
         .heartbeat("k", event(2, 0, json!({"y": 2, "x": 1})), PULSE)
         .unwrap();
-    assert_eq!(store.count_events("k", None, None).unwrap(), 1);
+    assert_eq!(store.count_events("k", None, None).wait().unwrap(), 1);
 }
 
 #[test]
@@ -115,7 +115,10 @@ fn heartbeat_id_is_ignored() {
     beat.id = foreign.id;
     let stored = store.heartbeat("b", beat, PULSE).unwrap();
     assert_ne!(stored.id, foreign.id);
-    assert_eq!(store.event("other", foreign.id.unwrap()).unwrap(), foreign);
+    assert_eq!(
+        store.event("other", foreign.id.unwrap()).wait().unwrap(),
+        foreign
+    );
 }
 
 #[test]
@@ -177,7 +180,7 @@ fn heartbeats_to_many_buckets_from_many_threads() {
                     store.heartbeat(&id, event(i, 0, app("a")), PULSE).unwrap();
                 }
                 assert_eq!(
-                    spans(&store.events(&id, EventQuery::default()).unwrap()),
+                    spans(&store.events(&id, EventQuery::default()).wait().unwrap()),
                     vec![(0, 99)]
                 );
             });

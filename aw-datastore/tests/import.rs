@@ -1,4 +1,4 @@
-//! Import merge (spec §5, B-5).
+//! Import merge (`docs/API.md` §5, B-5).
 
 mod common;
 
@@ -35,9 +35,9 @@ fn import_creates_a_missing_bucket_with_fresh_ids() {
             dropped: 0
         }
     );
-    assert_eq!(store.bucket("new").unwrap().kind, "imported-type");
-    assert_eq!(store.event("b", victim.id.unwrap()).unwrap(), victim);
-    let imported = store.events("new", EventQuery::default()).unwrap();
+    assert_eq!(store.bucket("new").wait().unwrap().kind, "imported-type");
+    assert_eq!(store.event("b", victim.id.unwrap()).wait().unwrap(), victim);
+    let imported = store.events("new", EventQuery::default()).wait().unwrap();
     assert_eq!(spans(&imported), vec![(20, 5), (10, 5)]);
     assert!(imported.iter().all(|e| e.id != victim.id));
 }
@@ -63,13 +63,13 @@ fn import_merges_by_identity_and_is_idempotent() {
         (summary.buckets_created, summary.inserted, summary.skipped),
         (0, 2, 1)
     );
-    assert_eq!(store.bucket("b").unwrap().kind, "currentwindow");
+    assert_eq!(store.bucket("b").wait().unwrap().kind, "currentwindow");
     // Again: nothing new.
     let summary = store.import_bucket(document).unwrap();
     assert_eq!((summary.inserted, summary.skipped), (0, 3));
     let summary = store.import_events("b", incoming).unwrap();
     assert_eq!((summary.inserted, summary.skipped), (0, 3));
-    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 3);
 }
 
 #[test]
@@ -81,11 +81,11 @@ fn export_delete_import_round_trip() {
             (0..25).map(|i| event(i * 10, 3, json!({"i": i}))).collect(),
         )
         .unwrap();
-    let mut export = store.bucket("b").unwrap();
+    let mut export = store.bucket("b").wait().unwrap();
     let mut events = Vec::new();
     let mut after: Option<Event> = None;
     loop {
-        let page = store.events_page("b", after.as_ref(), 7).unwrap();
+        let page = store.events_page("b", after.as_ref(), 7).wait().unwrap();
         let Some(last) = page.last().cloned() else {
             break;
         };
@@ -95,7 +95,7 @@ fn export_delete_import_round_trip() {
     export.events = Some(events.clone());
     store.delete_bucket("b").unwrap();
     store.import_bucket(export.clone()).unwrap();
-    let mut back = store.bucket("b").unwrap();
+    let mut back = store.bucket("b").wait().unwrap();
     assert_eq!(
         (back.created, &back.data, &back.kind),
         (export.created, &export.data, &export.kind)
@@ -108,7 +108,7 @@ fn export_delete_import_round_trip() {
             .collect::<Vec<_>>()
     };
     assert_eq!(
-        strip(store.events("b", EventQuery::default()).unwrap()),
+        strip(store.events("b", EventQuery::default()).wait().unwrap()),
         strip(events)
     );
 }
@@ -136,7 +136,7 @@ fn merging_skips_identical_events_before_after_and_within_the_stored_span() {
     let twice = vec![event(5, 1, app("x")), event(5, 1, app("x"))];
     let summary = store.import_events("empty", twice).unwrap();
     assert_eq!((summary.inserted, summary.skipped), (1, 1));
-    assert_eq!(store.count_events("b", None, None).unwrap(), 4);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 4);
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn a_long_import_with_repeats_stores_each_event_once_in_order() {
     incoming.push(event(5000, 5, json!({"i": "last"})));
     let summary = store.import_events("b", incoming).unwrap();
     assert_eq!((summary.inserted, summary.skipped), (151, 50));
-    let stored = store.events("b", EventQuery::default()).unwrap();
+    let stored = store.events("b", EventQuery::default()).wait().unwrap();
     assert_eq!(stored.len(), 151);
     // Ids rise in the order the events came.
     let mut by_id = stored.clone();

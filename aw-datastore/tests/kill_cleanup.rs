@@ -112,7 +112,11 @@ fn run(store: &Datastore, operation: &str, progress: &mut dyn FnMut()) {
 /// Every stored event of a bucket by its `i`: its spans and title.
 fn stored(store: &Datastore, bucket_id: &str) -> HashMap<i64, Vec<(i64, i64, String)>> {
     let mut by_index: HashMap<i64, Vec<(i64, i64, String)>> = HashMap::new();
-    for event in store.events(bucket_id, EventQuery::default()).unwrap() {
+    for event in store
+        .events(bucket_id, EventQuery::default())
+        .wait()
+        .unwrap()
+    {
         let i = event.data["i"].as_i64().unwrap();
         let span = (
             event.timestamp.nanos() / 1_000_000_000,

@@ -24,13 +24,13 @@ fn close_commits_and_every_later_call_is_closed() {
         let clone = store.clone();
         store.close().unwrap();
         assert_closed(clone.health());
-        assert_closed(clone.buckets());
-        assert_closed(clone.events("b", EventQuery::default()));
+        assert_closed(clone.buckets().wait());
+        assert_closed(clone.events("b", EventQuery::default()).wait());
         assert_closed(clone.insert_events("b", vec![event(1, 1, app("a"))]));
-        assert_closed(clone.setting("x"));
+        assert_closed(clone.setting("x").wait());
         assert_closed(clone.close());
         if !in_memory {
-            assert!(db.open().bucket("b").is_ok());
+            assert!(db.open().bucket("b").wait().is_ok());
         }
     }
 }
@@ -46,7 +46,7 @@ fn dropping_every_handle_keeps_acknowledged_writes() {
     drop(store);
     // The old worker may still be finishing; opening beside it is safe.
     let store = db.open();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1);
 }
 
 #[test]
@@ -91,9 +91,9 @@ fn a_file_in_use_is_refused_until_it_is_closed() {
         other => panic!("opened twice: {other:?}"),
     }
     // The refused open touched nothing: the first handle still works.
-    assert!(store.bucket("b").is_ok());
+    assert!(store.bucket("b").wait().is_ok());
     store.close().unwrap();
-    assert!(db.open().bucket("b").is_ok());
+    assert!(db.open().bucket("b").wait().is_ok());
 }
 
 /// The timed sync runs beside the writer: a second after the last commit
@@ -141,5 +141,8 @@ fn close_leaves_an_empty_wal() {
     let wal = std::path::PathBuf::from(format!("{}-wal", db.path().display()));
     let size = std::fs::metadata(&wal).map_or(0, |meta| meta.len());
     assert_eq!(size, 0);
-    assert_eq!(db.open().count_events("b", None, None).unwrap(), 2_000);
+    assert_eq!(
+        db.open().count_events("b", None, None).wait().unwrap(),
+        2_000
+    );
 }

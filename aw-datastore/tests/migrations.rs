@@ -139,7 +139,7 @@ fn user_version(conn: &Connection) -> i64 {
 
 /// Reads, writes and checks a database holding `reference_db`'s rows.
 fn check_works(store: &Datastore, version: usize, events: i64) {
-    let buckets = store.buckets().unwrap();
+    let buckets = store.buckets().wait().unwrap();
     assert_eq!(buckets.len(), 2);
     let window = &buckets["aw-watcher-window_host"];
     assert_eq!(window.kind, "currentwindow");
@@ -159,6 +159,7 @@ fn check_works(store: &Datastore, version: usize, events: i64) {
     assert_eq!(
         store
             .count_events("aw-watcher-window_host", None, None)
+            .wait()
             .unwrap() as i64,
         events
     );
@@ -170,6 +171,7 @@ fn check_works(store: &Datastore, version: usize, events: i64) {
                 ..Default::default()
             },
         )
+        .wait()
         .unwrap();
     assert_eq!(
         newest[0].data,
@@ -180,6 +182,7 @@ fn check_works(store: &Datastore, version: usize, events: i64) {
     assert_eq!(
         store
             .count_events("aw-watcher-afk_host", Some(middle), Some(middle))
+            .wait()
             .unwrap(),
         1
     );
@@ -192,7 +195,7 @@ fn check_works(store: &Datastore, version: usize, events: i64) {
     assert_eq!(merged.id, last.id);
     store.set_setting("fresh", json!([1])).unwrap();
     if version >= 4 {
-        assert_eq!(store.setting("theme").unwrap(), Some(json!("dark")));
+        assert_eq!(store.setting("theme").wait().unwrap(), Some(json!("dark")));
     }
 }
 

@@ -26,7 +26,10 @@ fn title(text: &str) -> Value {
 }
 
 fn titles(store: &Datastore, bucket_id: &str) -> Vec<String> {
-    let mut events = store.events(bucket_id, EventQuery::default()).unwrap();
+    let mut events = store
+        .events(bucket_id, EventQuery::default())
+        .wait()
+        .unwrap();
     events.reverse();
     events
         .iter()
@@ -113,13 +116,13 @@ fn rules_apply_to_inserts_heartbeats_and_imports_from_the_moment_they_are_saved(
     store
         .insert_events(WINDOW, vec![event(100, 5, title("incognito"))])
         .unwrap();
-    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 4);
+    assert_eq!(store.count_events(WINDOW, None, None).wait().unwrap(), 4);
     // Deleting the setting turns filtering off.
     store.delete_setting(PRIVACY_FILTERS_KEY).unwrap();
     store
         .insert_events(WINDOW, vec![event(110, 5, title("incognito"))])
         .unwrap();
-    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 5);
+    assert_eq!(store.count_events(WINDOW, None, None).wait().unwrap(), 5);
 }
 
 #[test]
@@ -159,7 +162,7 @@ fn a_dropped_heartbeat_answers_the_last_event_and_ends_the_merge_chain() {
         "no event stretches over the private interval"
     );
     assert_eq!(
-        spans(&store.events(WINDOW, EventQuery::default()).unwrap()),
+        spans(&store.events(WINDOW, EventQuery::default()).wait().unwrap()),
         [(30, 0), (10, 5)]
     );
     // The chain goes on from there.
@@ -195,7 +198,7 @@ fn redacted_heartbeats_merge_on_their_redacted_data() {
         .unwrap();
     assert_eq!(second.id, first.id);
     assert_eq!(second.data, object(json!({"title": "REDACTED"})));
-    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 1);
+    assert_eq!(store.count_events(WINDOW, None, None).wait().unwrap(), 1);
 }
 
 #[test]
@@ -212,13 +215,13 @@ fn invalid_rules_are_refused_and_the_rules_in_force_stay() {
         other => panic!("{other:?}"),
     }
     assert_eq!(
-        store.setting(PRIVACY_FILTERS_KEY).unwrap(),
+        store.setting(PRIVACY_FILTERS_KEY).wait().unwrap(),
         Some(webui_defaults())
     );
     store
         .insert_events(WINDOW, vec![event(0, 1, title("incognito"))])
         .unwrap();
-    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 0);
+    assert_eq!(store.count_events(WINDOW, None, None).wait().unwrap(), 0);
 }
 
 #[test]
@@ -246,7 +249,7 @@ fn applying_rules_to_history_counts_the_same_dry_and_real_and_is_idempotent() {
         (500, 500)
     );
     assert_eq!(
-        store.count_events(WINDOW, None, None).unwrap(),
+        store.count_events(WINDOW, None, None).wait().unwrap(),
         2500,
         "a dry run changes nothing"
     );
@@ -254,8 +257,11 @@ fn applying_rules_to_history_counts_the_same_dry_and_real_and_is_idempotent() {
     let applied = store.apply_privacy_rules(&mut |_| heard += 1).unwrap();
     assert_eq!(applied, preview);
     assert!(heard >= 3, "progress after each chunk");
-    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 2000);
-    assert_eq!(store.count_events("other", None, None).unwrap(), 2500);
+    assert_eq!(store.count_events(WINDOW, None, None).wait().unwrap(), 2000);
+    assert_eq!(
+        store.count_events("other", None, None).wait().unwrap(),
+        2500
+    );
     let titles = titles(&store, WINDOW);
     assert_eq!(titles.iter().filter(|t| *t == "REDACTED").count(), 500);
     assert!(!titles
@@ -280,7 +286,12 @@ fn four_events() -> (TempDb, Datastore) {
 }
 
 fn remaining(store: &Datastore, bucket_id: &str) -> Vec<(i64, i64)> {
-    let mut spans = spans(&store.events(bucket_id, EventQuery::default()).unwrap());
+    let mut spans = spans(
+        &store
+            .events(bucket_id, EventQuery::default())
+            .wait()
+            .unwrap(),
+    );
     spans.reverse();
     spans
 }
@@ -295,9 +306,12 @@ fn deleting_a_range_deletes_inside_and_trims_crossing_events() {
     assert_eq!(remaining(&store, "b"), [(0, 5), (45, 5), (60, 10)]);
     assert_eq!(remaining(&store, "c").len(), 4, "other buckets untouched");
     // The bucket facts follow: count and edges without SQL.
-    assert_eq!(store.count_events("b", None, None).unwrap(), 3);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 3);
     assert_eq!(
-        store.count_events("b", Some(at(41)), Some(at(44))).unwrap(),
+        store
+            .count_events("b", Some(at(41)), Some(at(44)))
+            .wait()
+            .unwrap(),
         0
     );
     // Again: nothing left to do.
@@ -315,11 +329,11 @@ fn an_event_spanning_the_range_is_split_and_counted_once() {
         .delete_range("b", at(40), at(60), &mut |_| {})
         .unwrap();
     assert_eq!((done.deleted, done.trimmed), (0, 1));
-    let events = store.events("b", EventQuery::default()).unwrap();
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
     assert_eq!(spans(&events), [(60, 40), (0, 40)]);
     assert!(events.iter().all(|e| e.data == object(app("long"))));
     assert_eq!(events[1].id, stored[0].id);
-    assert_eq!(store.count_events("b", None, None).unwrap(), 2);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
 }
 
 #[test]
@@ -382,7 +396,7 @@ fn many_events_are_deleted_chunk_by_chunk() {
         .unwrap();
     assert_eq!((done.deleted, done.trimmed), (2999, 2));
     assert!(chunks >= 3, "{chunks}");
-    assert_eq!(store.count_events("b", None, None).unwrap(), 501);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 501);
 }
 
 #[test]
@@ -460,11 +474,11 @@ fn vacuum_shrinks_a_file_without_incremental_vacuum_and_turns_it_on() {
     assert!(after < before / 2, "{before} -> {after}");
     assert_eq!(auto_vacuum(&db), 2);
     let store = db.open();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1000);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1000);
     store
         .insert_events("b", vec![event(1_000_000, 1, app("after"))])
         .unwrap();
-    assert_eq!(store.count_events("b", None, None).unwrap(), 1001);
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 1001);
 }
 
 #[test]
@@ -491,5 +505,5 @@ fn an_in_memory_store_applies_rules_to_history_on_its_writer() {
     );
     let applied = store.apply_privacy_rules(&mut |_| {}).unwrap();
     assert_eq!(applied, preview);
-    assert_eq!(store.count_events(WINDOW, None, None).unwrap(), 800);
+    assert_eq!(store.count_events(WINDOW, None, None).wait().unwrap(), 800);
 }

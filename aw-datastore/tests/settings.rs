@@ -9,8 +9,8 @@ use serde_json::json;
 fn settings_round_trip_any_json() {
     let db = TempDb::new();
     let store = db.open();
-    assert!(store.settings().unwrap().is_empty());
-    assert_eq!(store.setting("theme").unwrap(), None);
+    assert!(store.settings().wait().unwrap().is_empty());
+    assert_eq!(store.setting("theme").wait().unwrap(), None);
     let values = [
         ("theme", json!("dark")),
         ("startOfDay", json!("04:00")),
@@ -26,16 +26,19 @@ fn settings_round_trip_any_json() {
         store.set_setting(key, value.clone()).unwrap();
     }
     store.set_setting("theme", json!("light")).unwrap();
-    let all = store.settings().unwrap();
+    let all = store.settings().wait().unwrap();
     assert_eq!(all.len(), values.len());
     assert_eq!(all["theme"], json!("light"));
-    assert_eq!(store.setting("classes").unwrap(), Some(values[2].1.clone()));
+    assert_eq!(
+        store.setting("classes").wait().unwrap(),
+        Some(values[2].1.clone())
+    );
     store.delete_setting("theme").unwrap();
     store.delete_setting("never-set").unwrap();
-    assert_eq!(store.setting("theme").unwrap(), None);
+    assert_eq!(store.setting("theme").wait().unwrap(), None);
     store.close().unwrap();
     let store = db.open();
-    assert_eq!(store.settings().unwrap().len(), values.len() - 1);
+    assert_eq!(store.settings().wait().unwrap().len(), values.len() - 1);
 }
 
 #[test]
@@ -63,7 +66,7 @@ fn settings_use_the_reference_key_convention() {
     drop(conn);
     let store = db.open();
     assert_eq!(
-        store.settings().unwrap().keys().collect::<Vec<_>>(),
+        store.settings().wait().unwrap().keys().collect::<Vec<_>>(),
         vec!["theme"]
     );
 }

@@ -14,21 +14,24 @@ use rusqlite::{params, Connection};
 /// Asserts that the count and metadata of `bucket_id` (alone and in the
 /// list) are those of its stored events.
 fn check(store: &Datastore, bucket_id: &str) {
-    let events = store.events(bucket_id, EventQuery::default()).unwrap();
+    let events = store
+        .events(bucket_id, EventQuery::default())
+        .wait()
+        .unwrap();
     let start = events.iter().map(|e| e.timestamp).min();
     let end = events.iter().map(Event::end).max();
     assert_eq!(
-        store.count_events(bucket_id, None, None).unwrap(),
+        store.count_events(bucket_id, None, None).wait().unwrap(),
         events.len() as u64,
         "count of {bucket_id}"
     );
-    let bucket = store.bucket(bucket_id).unwrap();
+    let bucket = store.bucket(bucket_id).wait().unwrap();
     assert_eq!(
         (bucket.metadata.start, bucket.metadata.end),
         (start, end),
         "metadata of {bucket_id}"
     );
-    let listed = store.buckets().unwrap().remove(bucket_id).unwrap();
+    let listed = store.buckets().wait().unwrap().remove(bucket_id).unwrap();
     assert_eq!(listed.metadata, bucket.metadata, "listed metadata");
 }
 
@@ -83,7 +86,7 @@ fn exercise(store: &Datastore) {
     // Deleting the newest, the oldest, a middle event and a missing one.
     assert!(store.delete_event("b", newest.id.unwrap()).unwrap());
     check(store, "b");
-    let events = store.events("b", EventQuery::default()).unwrap();
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
     let oldest = events.last().unwrap().id.unwrap();
     assert!(store.delete_event("b", oldest).unwrap());
     check(store, "b");
@@ -120,7 +123,11 @@ fn exercise(store: &Datastore) {
         .unwrap();
     check(store, "imported");
     // Deleting every event, then the bucket, then creating it again.
-    for event in store.events("imported", EventQuery::default()).unwrap() {
+    for event in store
+        .events("imported", EventQuery::default())
+        .wait()
+        .unwrap()
+    {
         store.delete_event("imported", event.id.unwrap()).unwrap();
         check(store, "imported");
     }
@@ -179,7 +186,7 @@ fn counts_and_metadata_are_exact_after_a_stop_without_close() {
     let store = db.open();
     // Writes that leave the id sequence alone, so only the missing close
     // tells that the stored facts are stale.
-    let events = store.events("b", EventQuery::default()).unwrap();
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
     store.delete_event("b", events[1].id.unwrap()).unwrap();
     let mut moved = events[0].clone();
     moved.timestamp = at(-100);
@@ -197,8 +204,8 @@ fn counts_and_metadata_are_exact_after_a_stop_without_close() {
         check(&reopened, id);
     }
     assert_eq!(
-        reopened.count_events("b", None, None).unwrap(),
-        store.count_events("b", None, None).unwrap()
+        reopened.count_events("b", None, None).wait().unwrap(),
+        store.count_events("b", None, None).wait().unwrap()
     );
 }
 
@@ -287,7 +294,7 @@ fn writes_after_reopening_keep_counts_exact() {
     }
     store.close().unwrap();
     let store = db.open();
-    let events = store.events("b", EventQuery::default()).unwrap();
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
     store.delete_event("b", events[0].id.unwrap()).unwrap();
     check(&store, "b");
     store

@@ -1,4 +1,4 @@
-//! Buckets and the bucket creation request (spec §2.4, §3.2).
+//! Buckets and the bucket creation request (`docs/API.md` §2.4, §3.2).
 
 use serde::{Deserialize, Serialize};
 

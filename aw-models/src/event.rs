@@ -1,4 +1,4 @@
-//! The event: a span of time with a JSON object of data (spec §2.3).
+//! The event: a span of time with a JSON object of data (`docs/API.md` §2.3).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! The export document (spec §5).
+//! The export document (`docs/API.md` §5).
 
 use std::collections::BTreeMap;
 

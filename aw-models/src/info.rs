@@ -1,4 +1,4 @@
-//! `GET /api/0/info` (spec §2.5).
+//! `GET /api/0/info` (`docs/API.md` §2.5).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,10 +1,19 @@
-//! Wire types of the ActivityWatch API, shared by every other crate.
+//! Wire types of the ActivityWatch API, and the compact event data of the
+//! query path.
 //!
-//! This crate owns the JSON shapes of `../shared/spec/api.md` §2 and §5:
+//! The wire types are the JSON shapes of `docs/API.md` §2 and §5:
 //! [`Event`], [`Bucket`], the export document, the query request, server
-//! info. It also owns validation of what a client may send: timestamps and
-//! durations are kept as nanosecond integers ([`Timestamp`], [`Duration`]) so
-//! every value that passes deserialization fits the store's `i64` columns.
+//! info. This crate also owns validation of what a client may send:
+//! timestamps and durations are kept as nanosecond integers
+//! ([`Timestamp`], [`Duration`]) so every value that passes
+//! deserialization fits the store's `i64` columns.
+//!
+//! The compact event data ([`EventData`], [`SharedEvent`], and
+//! [`Projector`] for reads of only some keys) is not a wire type: it is how
+//! the query path holds events in memory. It lives here because
+//! `aw-datastore` produces it as it decodes stored rows and `aw-query`
+//! consumes it, and this is the one crate both depend on.
+//!
 //! It does no I/O and knows nothing of SQL, HTTP or the query language.
 
 mod bucket;
@@ -13,7 +22,7 @@ mod error;
 mod event;
 mod export;
 mod info;
-mod kept;
+mod projection;
 mod query;
 mod shared;
 mod time;
@@ -24,7 +33,7 @@ pub use error::ModelError;
 pub use event::Event;
 pub use export::ExportDocument;
 pub use info::ServerInfo;
-pub use kept::{KeptEvents, Reducer};
+pub use projection::{ProjectedEvents, Projector};
 pub use query::{QueryRequest, TimeInterval};
 pub use shared::{empty_data, SharedEvent};
 pub use time::{Duration, Timestamp};
@@ -32,5 +41,5 @@ pub use time::{Duration, Timestamp};
 /// The JSON object type used for event and bucket `data`.
 pub type Data = serde_json::Map<String, serde_json::Value>;
 
-/// A settings value: any JSON value (§3.7).
+/// A settings value: any JSON value (`docs/API.md` §3.7).
 pub type SettingValue = serde_json::Value;

@@ -1,4 +1,4 @@
-//! The body of `POST /api/0/query/` (spec §3.6, §6.1).
+//! The body of `POST /api/0/query/` (`docs/API.md` §3.6, §6.1).
 
 use std::fmt;
 use std::str::FromStr;
@@ -70,7 +70,7 @@ pub struct QueryRequest {
 }
 
 impl QueryRequest {
-    /// The program as one text, lines joined with `\n` (spec §6.1).
+    /// The program as one text, lines joined with `\n` (`docs/API.md` §6.1).
     pub fn program(&self) -> String {
         self.query.join("\n")
     }

@@ -26,7 +26,7 @@ pub(crate) enum Stmt {
         /// For a read (`flood(query_bucket(..))` or `query_bucket(..)`),
         /// the only data keys of its events that any later statement can
         /// observe, when known (`crate::keys`).
-        keep: Option<Arc<[String]>>,
+        projection: Option<Arc<[String]>>,
     },
     /// `if c {..} elif d {..} else {..}`
     If {
@@ -156,4 +156,18 @@ fn mark_expr(expr: &mut Expr, live: &mut HashSet<String>) {
             mark_expr(first, live);
         }
     }
+}
+
+/// Every name a statement of `program` assigns to at its top level.
+pub(crate) fn rebound(program: &[Stmt]) -> Vec<&str> {
+    program
+        .iter()
+        .filter_map(|stmt| match stmt {
+            Stmt::Simple {
+                target: Some(target),
+                ..
+            } => Some(target.as_str()),
+            _ => None,
+        })
+        .collect()
 }

@@ -34,7 +34,7 @@ fn sender() -> Option<&'static SyncSender<Garbage>> {
     static SENDER: OnceLock<Option<SyncSender<Garbage>>> = OnceLock::new();
     SENDER
         .get_or_init(|| {
-            if aw_datastore::cores() < 2 {
+            if aw_threads::cores() < 2 {
                 return None;
             }
             let (sender, receiver) = mpsc::sync_channel::<Garbage>(QUEUED);

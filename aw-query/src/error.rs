@@ -58,7 +58,7 @@ pub enum ErrorKind {
     /// A regex does not compile, is too big, or needed too much
     /// backtracking on some text.
     Regex,
-    /// A categorization or tagging rule is malformed (§8.1).
+    /// A categorization or tagging rule is malformed (`docs/API.md` §8.1).
     Rule,
     /// `x / 0`.
     DivisionByZero,

@@ -21,41 +21,10 @@
 //! order would give: the interpreter runs the period again in order.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::ast::{Expr, ExprKind, Stmt};
-use crate::functions::Builtin;
-
-static ALWAYS: AtomicBool = AtomicBool::new(false);
-
-/// Makes every run fork wherever a plan allows, whatever the period's
-/// length and the events its groups start from, and read ahead and read
-/// only kept keys (`crate::keys`) as long periods do, so that tests can
-/// compare such runs with runs in order on small inputs. Not for use
-/// outside tests.
-#[doc(hidden)]
-pub fn fork_always(always: bool) {
-    ALWAYS.store(always, Ordering::Relaxed);
-}
-
-static FORKS: AtomicUsize = AtomicUsize::new(0);
-
-/// How many times runs of this process forked, for tests.
-#[doc(hidden)]
-pub fn forks_so_far() -> usize {
-    FORKS.load(Ordering::Relaxed)
-}
-
-/// Counts a fork.
-pub(crate) fn count_fork() {
-    FORKS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// Whether [`fork_always`] is on.
-pub(crate) fn always() -> bool {
-    ALWAYS.load(Ordering::Relaxed)
-}
+use crate::ast::{rebound, Expr, ExprKind, Stmt};
+use crate::builtins::{self, Spec};
 
 /// Statements `start..end` of a program, in groups that can run at once.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,22 +39,9 @@ pub(crate) struct Plan {
     pub inputs: Vec<Vec<(String, bool)>>,
     /// The variables each group writes.
     pub outputs: Vec<Vec<String>>,
-    /// Whether each group calls `split_url_events` (it gets the period's
-    /// URL memory).
-    pub splits_urls: Vec<bool>,
-}
-
-/// Built-ins that only compute from their arguments: no reads of the
-/// store (whose result depends on `TIMEINTERVAL` and on time), no output.
-fn pure(builtin: Builtin) -> bool {
-    !matches!(
-        builtin,
-        Builtin::QueryBucket
-            | Builtin::QueryBucketNames
-            | Builtin::QueryBucketEventcount
-            | Builtin::FindBucket
-            | Builtin::Print
-    )
+    /// Whether each group calls a built-in with state kept through the
+    /// period (`split_url_events`): that group gets the state.
+    pub period_state: Vec<bool>,
 }
 
 /// A variable read: the name and whether it is marked as its last use.
@@ -102,7 +58,8 @@ fn reads(expr: &Expr, out: &mut Vec<Read>, pure_calls: &mut bool) {
             .iter()
             .for_each(|(_, item)| reads(item, out, pure_calls)),
         ExprKind::Call { name, args } => {
-            if !builtin(name).is_some_and(pure) {
+            // Only calls the table declares pure may move.
+            if !builtins::named(name).is_some_and(Spec::pure) {
                 *pure_calls = false;
             }
             out.push((name.clone(), false));
@@ -142,33 +99,25 @@ fn step(stmt: &Stmt, rebound: &[&str]) -> Option<Step> {
     reads(expr, &mut found, &mut pure_calls);
     let calls_rebound = found
         .iter()
-        .any(|(name, _)| rebound.contains(&name.as_str()) && builtin(name).is_some());
+        .any(|(name, _)| rebound.contains(&name.as_str()) && builtins::named(name).is_some());
     (pure_calls && !calls_rebound).then(|| Step {
         reads: found,
         target: target.clone(),
     })
 }
 
-/// The built-in called `name`, if there is one.
-fn builtin(name: &str) -> Option<Builtin> {
-    Builtin::ALL
-        .iter()
-        .copied()
-        .find(|builtin| builtin.name() == name)
-}
-
 /// Longest run of statements searched for groups.
 const LONGEST_RUN: usize = 256;
 
-/// A program's [`plans`], found on first need and kept with the parsed
-/// program, so a kept program (the dashboard's) is not searched again for
-/// every long period it runs for.
+/// A program's [`plans`], found on first need and cached with the parsed
+/// program, so a cached program (the dashboard's) is not searched again
+/// for every long period it runs for.
 #[derive(Debug, Default)]
-pub(crate) struct KeptPlans(OnceLock<HashMap<usize, Plan>>);
+pub(crate) struct PlanCache(OnceLock<HashMap<usize, Plan>>);
 
-impl KeptPlans {
-    /// The plans of `program`, which must be the program these are kept
-    /// with.
+impl PlanCache {
+    /// The plans of `program`, which must be the program this cache is
+    /// stored with.
     pub fn of(&self, program: &[Stmt]) -> &HashMap<usize, Plan> {
         self.0.get_or_init(|| plans(program))
     }
@@ -219,25 +168,11 @@ pub(crate) fn ahead(program: &[Stmt], at: usize) -> Vec<usize> {
     early
 }
 
-/// Every name a statement of `program` assigns to.
-pub(crate) fn rebound(program: &[Stmt]) -> Vec<&str> {
-    program
-        .iter()
-        .filter_map(|stmt| match stmt {
-            Stmt::Simple {
-                target: Some(target),
-                ..
-            } => Some(target.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Every place in `program` where two or more groups of statements can
 /// run at once, by their first statement. Spans are runs of statements
 /// that may take part; each start in a run that splits is listed, so the
 /// interpreter can pick the first one whose inputs are worth a thread.
-fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
+pub(crate) fn plans(program: &[Stmt]) -> HashMap<usize, Plan> {
     let rebound = rebound(program);
     let steps: Vec<Option<Step>> = program.iter().map(|stmt| step(stmt, &rebound)).collect();
     let mut plans = HashMap::new();
@@ -315,14 +250,14 @@ fn plan(span: &[&Step], start: usize) -> Option<Plan> {
     // A group's inputs: names it reads before the span writes them.
     let mut inputs = Vec::with_capacity(groups.len());
     let mut outputs = Vec::with_capacity(groups.len());
-    let mut splits_urls = Vec::with_capacity(groups.len());
+    let mut period_state = Vec::with_capacity(groups.len());
     for group in &groups {
         // Function names are among the reads, as the calls look them up.
-        splits_urls.push(group.iter().any(|&at| {
+        period_state.push(group.iter().any(|&at| {
             span[at]
                 .reads
                 .iter()
-                .any(|(name, _)| name == Builtin::SplitUrlEvents.name())
+                .any(|(name, _)| builtins::named(name).is_some_and(|spec| spec.period_state))
         }));
         let mut written: Vec<&str> = Vec::new();
         let mut read: Vec<(String, bool)> = Vec::new();
@@ -354,7 +289,7 @@ fn plan(span: &[&Step], start: usize) -> Option<Plan> {
             .collect(),
         inputs,
         outputs,
-        splits_urls,
+        period_state,
     })
 }
 

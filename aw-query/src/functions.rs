@@ -1,5 +1,7 @@
-//! The built-in functions (spec §7): argument checking and dispatch to the
-//! transforms and the event source.
+//! What runs each built-in function (`docs/API.md`, "Built-in functions"):
+//! taking the arguments and handing them to the transforms and the event
+//! source. What the rest of the crate knows of a built-in is declared in
+//! its entry of the table (`crate::builtins`).
 //!
 //! Each function takes its arguments by value; event lists are moved into
 //! the transforms without copying when nothing else holds them.
@@ -11,71 +13,23 @@ use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
 use crate::limits::Budget;
-use crate::prefetch::Prefetch;
 use crate::regex::RegexCache;
 use crate::rules::{Rule, RuleSet};
-use crate::source::{EventSource, SourceError};
+use crate::source::{pick_bucket, EventSource, ReadsAhead, SourceError};
 use crate::transforms::{self, DataMemo};
 use crate::value::{EventList, Value};
-
-macro_rules! builtins {
-    ($($variant:ident => $name:literal,)*) => {
-        /// A built-in function; built-ins are values bound to their names.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Builtin { $(#[doc = concat!("`", $name, "`")] $variant,)* }
-
-        impl Builtin {
-            /// Every built-in.
-            pub const ALL: &'static [Builtin] = &[$(Builtin::$variant,)*];
-
-            /// The name it is bound to.
-            pub fn name(self) -> &'static str {
-                match self { $(Builtin::$variant => $name,)* }
-            }
-        }
-    };
-}
-
-builtins! {
-    QueryBucket => "query_bucket",
-    QueryBucketNames => "query_bucket_names",
-    QueryBucketEventcount => "query_bucket_eventcount",
-    FindBucket => "find_bucket",
-    Flood => "flood",
-    MergeEventsByKeys => "merge_events_by_keys",
-    ChunkEventsByKey => "chunk_events_by_key",
-    FilterKeyvals => "filter_keyvals",
-    ExcludeKeyvals => "exclude_keyvals",
-    FilterKeyvalsRegex => "filter_keyvals_regex",
-    FilterPeriodIntersect => "filter_period_intersect",
-    PeriodUnion => "period_union",
-    UnionNoOverlap => "union_no_overlap",
-    SplitUrlEvents => "split_url_events",
-    SortByDuration => "sort_by_duration",
-    SortByTimestamp => "sort_by_timestamp",
-    SumDurations => "sum_durations",
-    LimitEvents => "limit_events",
-    Concat => "concat",
-    Categorize => "categorize",
-    Tag => "tag",
-    Contains => "contains",
-    Print => "print",
-    Nop => "nop",
-    SimplifyWindowTitles => "simplify_window_titles",
-}
 
 /// What a call may use besides its arguments.
 pub(crate) struct Context<'a> {
     pub source: &'a dyn EventSource,
     pub regexes: &'a mut RegexCache,
-    pub budget: &'a mut Budget,
     /// Reads started ahead of the program.
-    pub prefetch: &'a mut Prefetch,
+    pub prefetch: &'a mut dyn ReadsAhead,
     /// `split_url_events`' results so far in this period.
     pub urls: &'a mut transforms::UrlSplitter,
     /// While a read statement runs whose events are observed only under
-    /// these keys (`crate::keys`): what `query_bucket` reads.
-    pub kept: Option<&'a [String]>,
+    /// these keys (`crate::keys`): the keys `query_bucket` reads.
+    pub projection: Option<&'a [String]>,
     /// The classes of such a read's whole objects, for `flood`.
     pub classes: &'a mut Option<Vec<u32>>,
     /// The current binding of `TIMEINTERVAL`, if any.
@@ -85,277 +39,320 @@ pub(crate) struct Context<'a> {
     pub spare_core: bool,
 }
 
-/// Calls `builtin` with `args`.
-pub(crate) fn call(
-    builtin: Builtin,
-    args: Vec<Value>,
+// The built-ins, in the order of the table (`crate::builtins`). Each
+// takes its arguments in order from `args`, whose count the table's
+// entry has checked.
+
+pub(crate) fn query_bucket(
+    args: &mut Args<'_>,
     context: &mut Context<'_>,
 ) -> Result<Value, Failure> {
-    use Builtin::*;
-    let count = args.len();
-    let (min, max) = match builtin {
-        QueryBucketNames | Nop => (0, 0),
-        QueryBucket
-        | QueryBucketEventcount
-        | Flood
-        | SplitUrlEvents
-        | SortByDuration
-        | SortByTimestamp
-        | SumDurations => (1, 1),
-        FindBucket => (1, 2),
-        MergeEventsByKeys
-        | ChunkEventsByKey
-        | FilterPeriodIntersect
-        | PeriodUnion
-        | UnionNoOverlap
-        | LimitEvents
-        | Categorize
-        | Tag
-        | Contains
-        | SimplifyWindowTitles => (2, 2),
-        FilterKeyvals | ExcludeKeyvals | FilterKeyvalsRegex => (3, 3),
-        Concat | Print => (0, usize::MAX),
+    let bucket = args.string()?;
+    let interval = timeinterval(context.timeinterval)?;
+    let read = match context.projection {
+        Some(keys) => {
+            let read = match context.prefetch.take_projected(&bucket, &interval, keys) {
+                Some(read) => read,
+                None => context
+                    .source
+                    .query_bucket_projected(&bucket, &interval, keys),
+            }
+            .map_err(|e| bucket_error(e, "query_bucket"))?;
+            *context.classes = Some(read.classes);
+            read.events
+        }
+        None => match context.prefetch.take(&bucket, &interval) {
+            Some(read) => read,
+            None => context.source.query_bucket(&bucket, &interval),
+        }
+        .map_err(|e| bucket_error(e, "query_bucket"))?,
     };
-    if count < min || count > max {
-        let expected = if min == max {
-            format!("{min}")
+    args.budget.read(read.len());
+    Ok(Value::events(read))
+}
+
+pub(crate) fn query_bucket_names(
+    args: &mut Args<'_>,
+    context: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let names = context
+        .source
+        .buckets()
+        .map_err(|e| bucket_error(e, "query_bucket_names"))?;
+    args.budget.charge(names.len())?;
+    Value::list(names.into_iter().map(|(id, _)| Value::string(id)).collect())
+}
+
+pub(crate) fn query_bucket_eventcount(
+    args: &mut Args<'_>,
+    context: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let bucket = args.string()?;
+    let interval = timeinterval(context.timeinterval)?;
+    let count = context
+        .source
+        .count_events(&bucket, &interval)
+        .map_err(|e| bucket_error(e, "query_bucket_eventcount"))?;
+    Ok(Value::Number(count as f64))
+}
+
+pub(crate) fn find_bucket(
+    args: &mut Args<'_>,
+    context: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let filter = args.string()?;
+    let hostname = if args.remaining() > 0 {
+        Some(args.string()?)
+    } else {
+        None
+    };
+    let buckets = context
+        .source
+        .buckets()
+        .map_err(|e| bucket_error(e, "find_bucket"))?;
+    let found = pick_bucket(&buckets, &filter, hostname.as_deref()).ok_or_else(|| {
+        Failure::new(
+            ErrorKind::NoSuchBucket,
+            match &hostname {
+                Some(host) => {
+                    format!("find_bucket: no bucket matches filter '{filter}' on host '{host}'")
+                }
+                None => format!("find_bucket: no bucket matches filter '{filter}'"),
+            },
+        )
+    })?;
+    Ok(Value::string(found.as_str()))
+}
+
+pub(crate) fn flood(args: &mut Args<'_>, context: &mut Context<'_>) -> Result<Value, Failure> {
+    let list = args.events()?;
+    Ok(Value::events(match context.classes.take() {
+        Some(classes) => transforms::flood_classes(list, classes, transforms::FLOOD_PULSETIME),
+        None => transforms::flood(list, transforms::FLOOD_PULSETIME),
+    }))
+}
+
+pub(crate) fn merge_events_by_keys(
+    args: &mut Args<'_>,
+    _: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let list = args.event_list()?;
+    let keys = args.strings()?;
+    let merged = transforms::merge_events_by_keys(list.as_slice(), &keys);
+    list.release();
+    Ok(Value::events(merged))
+}
+
+pub(crate) fn chunk_events_by_key(
+    args: &mut Args<'_>,
+    _: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let list = args.event_list()?;
+    Ok(Value::events(transforms::chunk_events_by_key(
+        list.as_slice(),
+        &args.string()?,
+    )))
+}
+
+pub(crate) fn filter_keyvals(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    keyvals(args, true)
+}
+
+pub(crate) fn exclude_keyvals(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    keyvals(args, false)
+}
+
+/// `filter_keyvals` (`wanted`) or `exclude_keyvals`.
+fn keyvals(args: &mut Args<'_>, wanted: bool) -> Result<Value, Failure> {
+    let list = args.event_list()?;
+    let key = args.string()?;
+    let values = args.json_values()?;
+    // The verdict depends on the data only: once per object.
+    let mut memo = DataMemo::for_events(list.as_slice().len());
+    Ok(Value::events(list.keep(args.budget, |event| {
+        memo.get(&event.data, |_| {
+            Ok(transforms::has_keyval(event, &key, &values) == wanted)
+        })
+    })?))
+}
+
+pub(crate) fn filter_keyvals_regex(
+    args: &mut Args<'_>,
+    context: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let list = args.event_list()?;
+    let key = args.string()?;
+    let matcher = context.regexes.get(&args.string()?, false)?;
+    let mut memo = DataMemo::for_events(list.as_slice().len());
+    Ok(Value::events(list.keep(args.budget, |event| {
+        memo.get(&event.data, |_| {
+            transforms::matches_regex(event, &key, &matcher)
+        })
+    })?))
+}
+
+pub(crate) fn filter_period_intersect(
+    args: &mut Args<'_>,
+    _: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let list = args.events()?;
+    let filter = args.event_list()?;
+    Ok(Value::events(transforms::filter_period_intersect(
+        list,
+        filter.as_slice(),
+    )))
+}
+
+pub(crate) fn period_union(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    let first = args.event_list()?;
+    let second = args.event_list()?;
+    Ok(Value::events(transforms::period_union(
+        first.as_slice(),
+        second.as_slice(),
+    )))
+}
+
+pub(crate) fn union_no_overlap(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    let list = args.events()?;
+    Ok(Value::events(transforms::union_no_overlap(
+        list,
+        args.events()?,
+    )))
+}
+
+pub(crate) fn split_url_events(
+    args: &mut Args<'_>,
+    context: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    Ok(Value::events(
+        context.urls.split_on(args.events()?, context.spare_core),
+    ))
+}
+
+pub(crate) fn sort_by_duration(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    Ok(Value::events(transforms::sort_by_duration(args.events()?)))
+}
+
+pub(crate) fn sort_by_timestamp(
+    args: &mut Args<'_>,
+    _: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    Ok(Value::events(transforms::sort_by_timestamp(args.events()?)))
+}
+
+pub(crate) fn sum_durations(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    let list = args.event_list()?;
+    let sum = transforms::sum_durations(list.as_slice());
+    list.release();
+    Ok(Value::Number(sum.as_secs_f64()))
+}
+
+pub(crate) fn limit_events(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    let list = args.events()?;
+    let limit = args.number()?;
+    // NaN and negatives count as 0; `as` saturates large values.
+    let limit = if limit > 0.0 { limit as usize } else { 0 };
+    Ok(Value::events(transforms::limit_events(list, limit)))
+}
+
+pub(crate) fn concat(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    let mut all: Vec<SharedEvent> = Vec::new();
+    while args.remaining() > 0 {
+        let list = args.events()?;
+        args.budget.charge(list.len())?;
+        if all.is_empty() {
+            all = list;
         } else {
-            format!("{min} to {max}")
-        };
-        return Err(Failure::new(
-            ErrorKind::ArgumentCount,
-            format!(
-                "{} expects {expected} argument{}, got {count}",
-                builtin.name(),
-                if max == 1 { "" } else { "s" }
-            ),
-        ));
+            all.extend(list);
+        }
     }
-    let mut args = Args {
-        function: builtin.name(),
-        items: args.into_iter(),
-        position: 0,
-        budget: &mut *context.budget,
-    };
-    let events = Value::events;
-    Ok(match builtin {
-        QueryBucket => {
-            let bucket = args.string()?;
-            let interval = timeinterval(context.timeinterval)?;
-            let read = match context.kept {
-                Some(keys) => {
-                    let read = match context.prefetch.take_kept(&bucket, &interval, keys) {
-                        Some(read) => read,
-                        None => context.source.query_bucket_kept(&bucket, &interval, keys),
-                    }
-                    .map_err(|e| bucket_error(e, "query_bucket"))?;
-                    *context.classes = Some(read.classes);
-                    read.events
-                }
-                None => match context.prefetch.take(&bucket, &interval) {
-                    Some(read) => read,
-                    None => context.source.query_bucket(&bucket, &interval),
-                }
-                .map_err(|e| bucket_error(e, "query_bucket"))?,
-            };
-            context.budget.read(read.len());
-            events(read)
-        }
-        QueryBucketNames => {
-            let names = context
-                .source
-                .buckets()
-                .map_err(|e| bucket_error(e, "query_bucket_names"))?;
-            args.budget.charge(names.len())?;
-            Value::list(names.into_iter().map(|(id, _)| Value::string(id)).collect())?
-        }
-        QueryBucketEventcount => {
-            let bucket = args.string()?;
-            let interval = timeinterval(context.timeinterval)?;
-            let count = context
-                .source
-                .count_events(&bucket, &interval)
-                .map_err(|e| bucket_error(e, "query_bucket_eventcount"))?;
-            Value::Number(count as f64)
-        }
-        FindBucket => {
-            let filter = args.string()?;
-            let hostname = if count == 2 {
-                Some(args.string()?)
-            } else {
-                None
-            };
-            find_bucket(context.source, &filter, hostname.as_deref())?
-        }
-        Flood => {
-            let list = args.events()?;
-            events(match context.classes.take() {
-                Some(classes) => {
-                    transforms::flood_classes(list, classes, transforms::FLOOD_PULSETIME)
-                }
-                None => transforms::flood(list, transforms::FLOOD_PULSETIME),
-            })
-        }
-        MergeEventsByKeys => {
-            let list = args.event_list()?;
-            let keys = args.strings()?;
-            let merged = transforms::merge_events_by_keys(list.as_slice(), &keys);
-            list.release();
-            events(merged)
-        }
-        ChunkEventsByKey => {
-            let list = args.event_list()?;
-            events(transforms::chunk_events_by_key(
-                list.as_slice(),
-                &args.string()?,
-            ))
-        }
-        FilterKeyvals | ExcludeKeyvals => {
-            let list = args.event_list()?;
-            let key = args.string()?;
-            let values = args.json_values()?;
-            let wanted = builtin == FilterKeyvals;
-            // The verdict depends on the data only: once per object.
-            let mut memo = DataMemo::for_events(list.as_slice().len());
-            events(list.keep(args.budget, |event| {
-                memo.get(&event.data, |_| {
-                    Ok(transforms::has_keyval(event, &key, &values) == wanted)
-                })
-            })?)
-        }
-        FilterKeyvalsRegex => {
-            let list = args.event_list()?;
-            let key = args.string()?;
-            let matcher = context.regexes.get(&args.string()?, false)?;
-            let mut memo = DataMemo::for_events(list.as_slice().len());
-            events(list.keep(args.budget, |event| {
-                memo.get(&event.data, |_| {
-                    transforms::matches_regex(event, &key, &matcher)
-                })
-            })?)
-        }
-        FilterPeriodIntersect => {
-            let list = args.events()?;
-            let filter = args.event_list()?;
-            events(transforms::filter_period_intersect(list, filter.as_slice()))
-        }
-        PeriodUnion => {
-            let first = args.event_list()?;
-            let second = args.event_list()?;
-            events(transforms::period_union(
-                first.as_slice(),
-                second.as_slice(),
-            ))
-        }
-        UnionNoOverlap => {
-            let list = args.events()?;
-            events(transforms::union_no_overlap(list, args.events()?))
-        }
-        SplitUrlEvents => events(context.urls.split_on(args.events()?, context.spare_core)),
-        SortByDuration => events(transforms::sort_by_duration(args.events()?)),
-        SortByTimestamp => events(transforms::sort_by_timestamp(args.events()?)),
-        SumDurations => {
-            let list = args.event_list()?;
-            let sum = transforms::sum_durations(list.as_slice());
-            list.release();
-            Value::Number(sum.as_secs_f64())
-        }
-        LimitEvents => {
-            let list = args.events()?;
-            let limit = args.number()?;
-            // NaN and negatives count as 0; `as` saturates large values.
-            let limit = if limit > 0.0 { limit as usize } else { 0 };
-            events(transforms::limit_events(list, limit))
-        }
-        Concat => {
-            let mut all: Vec<SharedEvent> = Vec::new();
-            for _ in 0..count {
-                let list = args.events()?;
-                args.budget.charge(list.len())?;
-                if all.is_empty() {
-                    all = list;
-                } else {
-                    all.extend(list);
-                }
-            }
-            events(all)
-        }
-        Categorize => {
-            let list = args.events()?;
-            let (paths, rules) = args.rules("categorize", context.regexes)?;
-            let paths: Vec<Json> = paths
-                .into_iter()
-                .map(|path| path.into_json())
-                .collect::<Result<_, _>>()?;
-            events(transforms::categorize(
-                list,
-                &paths,
-                &mut RuleSet::new(rules),
-            )?)
-        }
-        Tag => {
-            let list = args.events()?;
-            let (names, rules) = args.rules("tag", context.regexes)?;
-            let names: Vec<String> = names
-                .into_iter()
-                .map(|name| match name {
-                    Value::String(name) => Ok(name.to_string()),
-                    other => Err(Failure::new(
-                        ErrorKind::Rule,
-                        format!("a tag must be a string, got {}", other.type_name()),
-                    )),
-                })
-                .collect::<Result<_, _>>()?;
-            events(transforms::tag(list, &names, &mut RuleSet::new(rules))?)
-        }
-        Contains => {
-            let container = args.next();
-            let value = args.next();
-            match container {
-                Value::List(list) => {
-                    Value::Bool(list.items().iter().any(|item| item.equals(&value)))
-                }
-                Value::Events(_) => Value::Bool(false),
-                Value::Dict(dict) => match value {
-                    Value::String(key) => Value::Bool(dict.entries().contains_key(&*key)),
-                    other => {
-                        return Err(Failure::new(
-                            ErrorKind::Type,
-                            format!(
-                                "contains on a dict needs a string key, got {}",
-                                other.type_name()
-                            ),
-                        ))
-                    }
-                },
-                other => {
-                    return Err(Failure::new(
-                        ErrorKind::Type,
-                        format!("contains needs a list or dict, got {}", other.type_name()),
-                    ))
-                }
-            }
-        }
-        Print => {
-            for value in args.items.by_ref() {
-                log::info!("query print: {}", preview(&value));
-            }
-            Value::None
-        }
-        Nop => Value::Number(1.0),
-        SimplifyWindowTitles => {
-            let list = args.events()?;
-            let key = args.string()?;
-            events(
-                transforms::simplify_window_titles(list, &key)
-                    .map_err(|message| Failure::new(ErrorKind::Type, message))?,
-            )
-        }
-    })
+    Ok(Value::events(all))
+}
+
+pub(crate) fn categorize(args: &mut Args<'_>, context: &mut Context<'_>) -> Result<Value, Failure> {
+    let list = args.events()?;
+    let (paths, rules) = args.rules("categorize", context.regexes)?;
+    let paths: Vec<Json> = paths
+        .into_iter()
+        .map(|path| path.into_json())
+        .collect::<Result<_, _>>()?;
+    Ok(Value::events(transforms::categorize(
+        list,
+        &paths,
+        &mut RuleSet::new(rules),
+    )?))
+}
+
+pub(crate) fn tag(args: &mut Args<'_>, context: &mut Context<'_>) -> Result<Value, Failure> {
+    let list = args.events()?;
+    let (names, rules) = args.rules("tag", context.regexes)?;
+    let names: Vec<String> = names
+        .into_iter()
+        .map(|name| match name {
+            Value::String(name) => Ok(name.to_string()),
+            other => Err(Failure::new(
+                ErrorKind::Rule,
+                format!("a tag must be a string, got {}", other.type_name()),
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Value::events(transforms::tag(
+        list,
+        &names,
+        &mut RuleSet::new(rules),
+    )?))
+}
+
+pub(crate) fn contains(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    let container = args.next();
+    let value = args.next();
+    match container {
+        Value::List(list) => Ok(Value::Bool(
+            list.items().iter().any(|item| item.equals(&value)),
+        )),
+        Value::Events(_) => Ok(Value::Bool(false)),
+        Value::Dict(dict) => match value {
+            Value::String(key) => Ok(Value::Bool(dict.entries().contains_key(&*key))),
+            other => Err(Failure::new(
+                ErrorKind::Type,
+                format!(
+                    "contains on a dict needs a string key, got {}",
+                    other.type_name()
+                ),
+            )),
+        },
+        other => Err(Failure::new(
+            ErrorKind::Type,
+            format!("contains needs a list or dict, got {}", other.type_name()),
+        )),
+    }
+}
+
+pub(crate) fn print(args: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    for value in args.items.by_ref() {
+        log::info!("query print: {}", preview(&value));
+    }
+    Ok(Value::None)
+}
+
+pub(crate) fn nop(_: &mut Args<'_>, _: &mut Context<'_>) -> Result<Value, Failure> {
+    Ok(Value::Number(1.0))
+}
+
+pub(crate) fn simplify_window_titles(
+    args: &mut Args<'_>,
+    _: &mut Context<'_>,
+) -> Result<Value, Failure> {
+    let list = args.events()?;
+    let key = args.string()?;
+    Ok(Value::events(
+        transforms::simplify_window_titles(list, &key)
+            .map_err(|message| Failure::new(ErrorKind::Type, message))?,
+    ))
 }
 
 /// The arguments of one call, taken in order.
-struct Args<'a> {
+pub(crate) struct Args<'a> {
     function: &'static str,
     items: std::vec::IntoIter<Value>,
     position: usize,
@@ -364,8 +361,28 @@ struct Args<'a> {
     budget: &'a mut Budget,
 }
 
-impl Args<'_> {
-    fn next(&mut self) -> Value {
+impl<'a> Args<'a> {
+    /// The arguments `items` of a call of `function`.
+    pub(crate) fn new(
+        function: &'static str,
+        items: Vec<Value>,
+        budget: &'a mut Budget,
+    ) -> Args<'a> {
+        Args {
+            function,
+            items: items.into_iter(),
+            position: 0,
+            budget,
+        }
+    }
+
+    /// How many arguments are left.
+    fn remaining(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The next argument as it is.
+    pub(crate) fn next(&mut self) -> Value {
         self.position += 1;
         // The count was checked before any argument is taken.
         self.items.next().unwrap_or(Value::None)
@@ -532,48 +549,6 @@ fn bucket_error(error: SourceError, function: &str) -> Failure {
             Failure::new(ErrorKind::Source, format!("{function}: {message}"))
         }
     }
-}
-
-/// Among buckets whose id starts with `filter` (and on `hostname` if
-/// given), the one named exactly `filter`, else the first by id.
-/// The bucket `find_bucket(filter[, hostname])` picks from `buckets`
-/// (`(id, hostname)` pairs): the one named `filter` exactly, else the
-/// first id starting with it, on `hostname` if given.
-pub(crate) fn pick_bucket(
-    buckets: &[(String, String)],
-    filter: &str,
-    hostname: Option<&str>,
-) -> Option<String> {
-    let candidates = buckets
-        .iter()
-        .filter(|(id, host)| id.starts_with(filter) && hostname.is_none_or(|h| h == host))
-        .map(|(id, _)| id);
-    if candidates.clone().any(|id| id == filter) {
-        return Some(filter.to_string());
-    }
-    candidates.min().cloned()
-}
-
-fn find_bucket(
-    source: &dyn EventSource,
-    filter: &str,
-    hostname: Option<&str>,
-) -> Result<Value, Failure> {
-    let buckets = source
-        .buckets()
-        .map_err(|e| bucket_error(e, "find_bucket"))?;
-    let found = pick_bucket(&buckets, filter, hostname).ok_or_else(|| {
-        Failure::new(
-            ErrorKind::NoSuchBucket,
-            match hostname {
-                Some(host) => {
-                    format!("find_bucket: no bucket matches filter '{filter}' on host '{host}'")
-                }
-                None => format!("find_bucket: no bucket matches filter '{filter}'"),
-            },
-        )
-    })?;
-    Ok(Value::string(found.as_str()))
 }
 
 /// The debug form of `value`, cut after 500 bytes without formatting the

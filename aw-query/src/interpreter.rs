@@ -1,4 +1,4 @@
-//! Runs a parsed program once per period (spec §6.5).
+//! Runs a parsed program once per period (`docs/API.md` §6.5).
 //!
 //! The environment is one flat map of names to values, fresh for each
 //! period, holding the built-ins and the period variables. Reads marked as
@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use aw_models::TimeInterval;
 
 use crate::ast::{BinOp, Expr, ExprKind, Stmt};
+use crate::builtins;
 use crate::error::{ErrorKind, Failure, QueryError};
-use crate::fork::{self, KeptPlans, Plan};
-use crate::functions::{self, Builtin, Context};
+use crate::fork::{self, Plan, PlanCache};
+use crate::functions::Context;
 use crate::limits::{Budget, MAX_STRING_BYTES};
 use crate::prefetch::Prefetch;
 use crate::regex::RegexCache;
@@ -49,14 +50,14 @@ const SPLIT_OBJECTS_FREED_LATER: usize = 10_000;
 pub(crate) struct Program {
     pub stmts: Box<[Stmt]>,
     /// Where its statements may run at the same time (`fork.rs`).
-    pub plans: KeptPlans,
+    pub plans: PlanCache,
 }
 
 impl From<Vec<Stmt>> for Program {
     fn from(stmts: Vec<Stmt>) -> Program {
         Program {
             stmts: stmts.into(),
-            plans: KeptPlans::default(),
+            plans: PlanCache::default(),
         }
     }
 }
@@ -85,7 +86,7 @@ pub(crate) struct Interpreter<'a> {
     /// observe (`keys.rs`); a day's reads have few objects in common.
     long_period: bool,
     /// While a read statement with kept keys runs: the keys.
-    kept: Option<Arc<[String]>>,
+    projection: Option<Arc<[String]>>,
     /// The classes of the last read of kept keys, until `flood` takes them.
     classes: Option<Vec<u32>>,
 }
@@ -99,10 +100,10 @@ impl<'a> Interpreter<'a> {
             budget: Budget::default(),
             prefetch: Prefetch::default(),
             urls: UrlSplitter::default(),
-            may_fork: aw_datastore::cores() > 1 || fork::always(),
+            may_fork: aw_threads::cores() > 1 || crate::forcing::always(),
             forked: false,
             long_period: false,
-            kept: None,
+            projection: None,
             classes: None,
         }
     }
@@ -110,7 +111,7 @@ impl<'a> Interpreter<'a> {
     /// Whether independent statements may run on a second thread: not
     /// when the request's periods already share the cores.
     pub fn allow_fork(&mut self, allow: bool) {
-        self.may_fork = allow && (aw_datastore::cores() > 1 || fork::always());
+        self.may_fork = allow && (aw_threads::cores() > 1 || crate::forcing::always());
     }
 
     /// Runs `program` for `period` and returns `RETURN` in its JSON form
@@ -155,10 +156,11 @@ impl<'a> Interpreter<'a> {
         self.budget = Budget::default();
         self.forked = false;
         let length = period.end.nanos().saturating_sub(period.start.nanos());
-        self.long_period = length >= crate::prefetch::SHORTEST_PERIOD_NANOS || fork::always();
-        let mut env = Env::with_capacity(Builtin::ALL.len() + 8);
-        for builtin in Builtin::ALL {
-            env.insert(builtin.name().to_string(), Value::Function(*builtin));
+        self.long_period =
+            length >= crate::prefetch::SHORTEST_PERIOD_NANOS || crate::forcing::always();
+        let mut env = Env::with_capacity(builtins::TABLE.len() + 8);
+        for (function, spec) in builtins::all() {
+            env.insert(spec.name.to_string(), Value::Function(function));
         }
         let start = period.start.to_rfc3339_offset();
         let end = period.end.to_rfc3339_offset();
@@ -252,7 +254,7 @@ impl<'a> Interpreter<'a> {
                 inputs.iter().map(|(name, _)| events(name)).sum::<usize>() >= FORK_EVENTS
             })
             .count();
-        if worth < 2 && !fork::always() {
+        if worth < 2 && !crate::forcing::always() {
             return None;
         }
         let readers = |name: &str| {
@@ -313,7 +315,7 @@ impl<'a> Interpreter<'a> {
         ran: &[bool],
     ) -> Result<(), QueryError> {
         self.forked = true;
-        fork::count_fork();
+        crate::forcing::count_fork();
         let base = self.budget.clone();
         let mut helper = Interpreter {
             source: self.source,
@@ -324,7 +326,7 @@ impl<'a> Interpreter<'a> {
             may_fork: false,
             forked: false,
             long_period: false,
-            kept: None,
+            projection: None,
             classes: None,
         };
         // The URL memory goes to the group that splits URLs, so a second
@@ -345,7 +347,7 @@ impl<'a> Interpreter<'a> {
                 break;
             };
             let mut group_env = lock(slot).take().unwrap_or_default();
-            let memory_taken = if plan.splits_urls.get(index).copied().unwrap_or(false) {
+            let memory_taken = if plan.period_state.get(index).copied().unwrap_or(false) {
                 lock(&memory).take()
             } else {
                 None
@@ -404,14 +406,14 @@ impl<'a> Interpreter<'a> {
                     returns,
                     target,
                     expr,
-                    keep,
+                    projection,
                 } => {
                     // A read of the keys the program can observe: the
                     // read gives the classes of the whole objects, and
                     // `flood` compares those.
-                    self.kept = keep.clone().filter(|_| self.long_period);
+                    self.projection = projection.clone().filter(|_| self.long_period);
                     let value = self.eval(expr, env);
-                    self.kept = None;
+                    self.projection = None;
                     self.classes = None;
                     let value = value?;
                     let result = match target {
@@ -519,17 +521,16 @@ impl<'a> Interpreter<'a> {
                 let mut context = Context {
                     source: self.source,
                     regexes: &mut self.regexes,
-                    budget: &mut self.budget,
                     prefetch: &mut self.prefetch,
                     urls: &mut self.urls,
-                    kept: self.kept.as_deref(),
+                    projection: self.projection.as_deref(),
                     classes: &mut self.classes,
                     timeinterval: env.get("TIMEINTERVAL"),
                     // Only a period that may fork has a core to spare:
                     // a fork's threads and periods run side by side may not.
                     spare_core: self.may_fork,
                 };
-                functions::call(builtin, values, &mut context)
+                builtins::call(builtin, values, &mut self.budget, &mut context)
                     .map_err(|failure| failure.at(expr.pos))
             }
             ExprKind::Chain { first, rest } => {

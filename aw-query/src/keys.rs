@@ -5,10 +5,10 @@
 //! three keys of them, which take ~5k distinct combinations. Every step
 //! that works once per distinct object (the URL split, the filters, the
 //! merges) works ~15 times less when the events carry only the keys the
-//! program can see. [`mark_kept_keys`] finds, for each top-level statement
+//! program can see. [`mark_projections`] finds, for each top-level statement
 //! that is a read (`x = query_bucket(..)` or `x = flood(query_bucket(..))`),
 //! the keys of its events that any later statement can observe; the
-//! interpreter then reads only those (`EventSource::query_bucket_kept`),
+//! interpreter then reads only those (`EventSource::query_bucket_projected`),
 //! and `flood` compares each event's whole stored object through its class
 //! (`transforms::flood_classes`), as it would have compared the objects.
 //!
@@ -22,8 +22,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::ast::{Expr, ExprKind, Stmt};
-use crate::functions::Builtin;
+use crate::ast::{rebound, Expr, ExprKind, Stmt};
+use crate::builtins::{self, Observe, ReadAhead, Spec};
 
 /// What a program can observe of a list's events' data.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,16 +58,13 @@ impl Seen {
     }
 }
 
-/// Sets `keep` on each top-level assignment that reads a bucket and whose
+/// Sets `projection` on each top-level assignment that reads a bucket and whose
 /// value's other keys no later statement can observe.
-pub(crate) fn mark_kept_keys(program: &mut [Stmt]) {
+pub(crate) fn mark_projections(program: &mut [Stmt]) {
     if program.iter().any(|stmt| matches!(stmt, Stmt::If { .. })) {
         return;
     }
-    let rebound: Vec<String> = crate::fork::rebound(program)
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    let rebound: Vec<String> = rebound(program).into_iter().map(str::to_string).collect();
     let mut seen: HashMap<String, Seen> = HashMap::new();
     seen.insert("RETURN".to_string(), Seen::All);
     for stmt in program.iter_mut().rev() {
@@ -75,7 +72,7 @@ pub(crate) fn mark_kept_keys(program: &mut [Stmt]) {
             returns,
             target,
             expr,
-            keep,
+            projection,
         } = stmt
         else {
             continue;
@@ -92,32 +89,32 @@ pub(crate) fn mark_kept_keys(program: &mut [Stmt]) {
         }
         if let (Some(_), Seen::Keys(keys)) = (&target, &value) {
             if is_read(expr, &rebound) {
-                *keep = Some(keys.iter().cloned().collect());
+                *projection = Some(keys.iter().cloned().collect());
             }
         }
         observe(expr, &value, &mut seen, &rebound);
     }
 }
 
-/// Whether `expr` is `query_bucket(b)` or `flood(query_bucket(b))`, the
-/// built-ins not rebound: a read whose events reach the statement's value
-/// through nothing that compares or matches whole objects but `flood`.
+/// Whether `expr` is a read of a bucket (`query_bucket(b)`), alone or
+/// under a built-in that compares whole objects (`flood(query_bucket(b))`),
+/// none of them rebound: a read whose events reach the statement's value
+/// through nothing that compares or matches whole objects but what the
+/// read's classes stand in for.
 fn is_read(expr: &Expr, rebound: &[String]) -> bool {
-    let read = |expr: &Expr| matches!(call(expr, Builtin::QueryBucket, rebound), Some([_]));
-    match call(expr, Builtin::Flood, rebound) {
-        Some([inner]) => read(inner),
-        Some(_) => false,
-        None => read(expr),
+    let read = |expr: &Expr| matches!(call(expr, rebound), Some((spec, [_])) if spec.read_ahead == ReadAhead::Bucket);
+    match call(expr, rebound) {
+        Some((spec, [inner])) if spec.compares_whole_objects => read(inner),
+        _ => read(expr),
     }
 }
 
-/// The arguments of `expr` if it calls `wanted` by its name, not rebound.
-fn call<'a>(expr: &'a Expr, wanted: Builtin, rebound: &[String]) -> Option<&'a [Expr]> {
+/// The built-in `expr` calls by its name, not rebound, with the
+/// arguments.
+fn call<'a>(expr: &'a Expr, rebound: &[String]) -> Option<(&'static Spec, &'a [Expr])> {
     match &expr.kind {
-        ExprKind::Call { name, args }
-            if name == wanted.name() && !rebound.iter().any(|target| target == name) =>
-        {
-            Some(args)
+        ExprKind::Call { name, args } if !rebound.iter().any(|target| target == name) => {
+            Some((builtins::named(name)?, args))
         }
         _ => None,
     }
@@ -143,15 +140,11 @@ fn observe(expr: &Expr, value: &Seen, seen: &mut HashMap<String, Seen>, rebound:
             rest.iter()
                 .for_each(|(_, _, operand)| observe(operand, &Seen::All, seen, rebound));
         }
-        ExprKind::Call { name, args } => {
-            let builtin = Builtin::ALL
-                .iter()
-                .copied()
-                .find(|builtin| builtin.name() == name)
-                .filter(|_| !rebound.iter().any(|target| target == name));
+        ExprKind::Call { args, .. } => {
+            let spec = call(expr, rebound).map(|(spec, _)| spec);
             for (index, arg) in args.iter().enumerate() {
-                let of_arg = match builtin {
-                    Some(builtin) => argument(builtin, args, index, value),
+                let of_arg = match spec {
+                    Some(spec) => argument(spec.observes(index), args, value),
                     None => Seen::All,
                 };
                 observe(arg, &of_arg, seen, rebound);
@@ -160,30 +153,25 @@ fn observe(expr: &Expr, value: &Seen, seen: &mut HashMap<String, Seen>, rebound:
     }
 }
 
-/// What a call of `builtin` with `args` observes of argument `index`, when
-/// `value` of its result is observed.
-fn argument(builtin: Builtin, args: &[Expr], index: usize, value: &Seen) -> Seen {
-    use Builtin::*;
-    match (builtin, index) {
-        (MergeEventsByKeys, 0) => match args.get(1).map(|keys| &keys.kind) {
+/// What a call observes of an argument its table entry declares as
+/// `observe`, with `args`, when `value` of its result is observed.
+fn argument(observe: Observe, args: &[Expr], value: &Seen) -> Seen {
+    match observe {
+        Observe::Everything => Seen::All,
+        Observe::Nothing => Seen::nothing(),
+        Observe::Result => value.clone(),
+        Observe::ResultAnd(key) => value.with(key),
+        Observe::ResultAndKeyAt(at) => args
+            .get(at)
+            .and_then(literal_string)
+            .map_or(Seen::All, |key| value.with(&key)),
+        Observe::KeysListedAt(at) => match args.get(at).map(|keys| &keys.kind) {
             Some(ExprKind::List(keys)) => {
                 let keys: Option<BTreeSet<String>> = keys.iter().map(literal_string).collect();
                 keys.map_or(Seen::All, Seen::Keys)
             }
             _ => Seen::All,
         },
-        // The key's value decides; the events keep their data.
-        (ChunkEventsByKey | FilterKeyvals | ExcludeKeyvals | FilterKeyvalsRegex, 0) => args
-            .get(1)
-            .and_then(literal_string)
-            .map_or(Seen::All, |key| value.with(&key)),
-        (FilterPeriodIntersect, 0)
-        | (UnionNoOverlap | Concat, _)
-        | (SortByDuration | SortByTimestamp | LimitEvents, 0) => value.clone(),
-        // Only the periods count.
-        (FilterPeriodIntersect, 1) | (PeriodUnion, _) | (SumDurations, 0) => Seen::nothing(),
-        (SplitUrlEvents, 0) => value.with("url"),
-        _ => Seen::All,
     }
 }
 
@@ -200,13 +188,13 @@ mod tests {
     use super::*;
     use crate::parser::parse;
 
-    /// The kept keys of each statement of `program`.
-    fn kept(program: &str) -> Vec<Option<Vec<String>>> {
+    /// The projection of each statement of `program`.
+    fn projections(program: &str) -> Vec<Option<Vec<String>>> {
         parse(program)
             .unwrap()
             .into_iter()
             .map(|stmt| match stmt {
-                Stmt::Simple { keep, .. } => keep.map(|keys| keys.to_vec()),
+                Stmt::Simple { projection, .. } => projection.map(|keys| keys.to_vec()),
                 Stmt::If { .. } => None,
             })
             .collect()
@@ -228,7 +216,7 @@ mod tests {
             urls = limit_events(sort_by_duration(merge_events_by_keys(web, ["url", "$domain"])), 10);
             RETURN = {"urls": urls, "duration": sum_durations(web), "active": active};
         "#;
-        let kept = kept(program);
+        let kept = projections(program);
         assert_eq!(kept[0], keys(&["$domain", "audible", "url"]));
         // Only its periods reach the answer, through `period_union`.
         assert_eq!(kept[1], keys(&["app"]));
@@ -257,12 +245,15 @@ mod tests {
             // An `if` anywhere.
             r#"a = query_bucket("b"); if true { x = 1; } RETURN = sum_durations(a);"#,
         ] {
-            assert!(kept(program).iter().all(Option::is_none), "{program}");
+            assert!(
+                projections(program).iter().all(Option::is_none),
+                "{program}"
+            );
         }
     }
 
     #[test]
-    fn only_plain_reads_are_kept() {
+    fn only_plain_reads_are_projected() {
         for program in [
             r#"a = sort_by_timestamp(query_bucket("b")); RETURN = sum_durations(a);"#,
             r#"a = flood(sort_by_timestamp(query_bucket("b"))); RETURN = sum_durations(a);"#,
@@ -271,7 +262,10 @@ mod tests {
             r#"query_bucket = flood; a = query_bucket("b"); RETURN = sum_durations(a);"#,
             r#"flood = sort_by_timestamp; a = flood(query_bucket("b")); RETURN = sum_durations(a);"#,
         ] {
-            assert!(kept(program).iter().all(Option::is_none), "{program}");
+            assert!(
+                projections(program).iter().all(Option::is_none),
+                "{program}"
+            );
         }
     }
 
@@ -282,17 +276,17 @@ mod tests {
             a = limit_events(sort_by_timestamp(a), 5);
             RETURN = sum_durations(a);
         "#;
-        assert_eq!(kept(program)[0], keys(&[]));
+        assert_eq!(projections(program)[0], keys(&[]));
     }
 
     #[test]
-    fn keys_of_every_later_use_are_kept() {
+    fn keys_of_every_later_use_are_projected() {
         let program = r#"
             a = query_bucket("b");
             x = merge_events_by_keys(a, ["app"]);
             y = chunk_events_by_key(exclude_keyvals(a, "status", ["afk"]), "title");
             RETURN = {"x": x, "y": merge_events_by_keys(y, ["app"])};
         "#;
-        assert_eq!(kept(program)[0], keys(&["app", "status", "title"]));
+        assert_eq!(projections(program)[0], keys(&["app", "status", "title"]));
     }
 }

@@ -1,4 +1,4 @@
-//! Turns program text into tokens with positions (spec §6.2).
+//! Turns program text into tokens with positions (`docs/API.md` §6.2).
 //!
 //! The lexer knows nothing of the grammar; it only splits the text, drops
 //! whitespace and comments, and decodes string and number literals.
@@ -174,7 +174,7 @@ impl Lexer {
 
     /// A string quoted with `quote`. Only `\<quote>` is an escape; every
     /// other backslash stays in the text, so regexes such as `"\bvim\b"`
-    /// reach the regex engine unchanged (spec §6.2).
+    /// reach the regex engine unchanged (`docs/API.md` §6.2).
     ///
     /// The string is the longest match of `"(\\"|[^"])*"`: it ends at the
     /// first quote without a backslash before it, or, if none follows, at

@@ -1,4 +1,4 @@
-//! The query2 language (spec §6–§8): lexer → parser → syntax tree →
+//! The query2 language (`docs/API.md`, "Query language"): lexer → parser → syntax tree →
 //! interpreter, with the event transforms as pure functions.
 //!
 //! The entry point is [`query`]: it parses a program once and runs it once
@@ -19,8 +19,15 @@
 //!   lists are reference counted (`value`); a list still held by a
 //!   variable reaches a transform shared, and filters then copy only what
 //!   they keep.
-//! - `functions` checks arguments and dispatches to [`transforms`] (one
-//!   concept per file), to `rules` for categorize/tag (regexes compiled
+//! - `builtins` is the table of built-in functions: one entry each with
+//!   its name, argument count, the function in `functions` that runs it,
+//!   and what the analyses need (pure or not, keys observed, reads it may
+//!   start ahead). The interpreter calls built-ins through it; the fork
+//!   planner (`fork`), the key analysis (`keys`) and the read-ahead
+//!   (`prefetch`) derive from it, and a built-in that declares nothing is
+//!   treated as impure and observing every key.
+//! - `functions` takes each built-in's arguments and hands them to
+//!   [`transforms`] (one concept per file), to `rules` for categorize/tag (regexes compiled
 //!   by `regex` and kept in a small process-wide cache, with the `regex`
 //!   crate for plain patterns and `fancy-regex` for lookaround and
 //!   backreferences, and one match per distinct data object or combination
@@ -53,9 +60,12 @@
 //! assert_eq!(result, [serde_json::json!({"x": 3.0})]);
 //! ```
 
+mod address;
 mod ast;
+mod builtins;
 mod dropper;
 mod error;
+mod forcing;
 mod fork;
 mod functions;
 mod interpreter;
@@ -76,8 +86,7 @@ use aw_models::TimeInterval;
 
 pub use error::{ErrorKind, Pos, QueryError};
 #[doc(hidden)]
-pub use fork::{fork_always, forks_so_far};
-pub use functions::Builtin;
+pub use forcing::{fork_always, forks_so_far};
 pub use source::{EventSource, MemorySource, SourceError};
 
 /// Runs `program` once per period; one JSON result per period, in order.
@@ -124,9 +133,9 @@ fn run_periods<T: Send>(
     source: &dyn EventSource,
     output: interpreter::Output<T>,
 ) -> Result<Vec<T>, QueryError> {
-    let parsed = parse_kept(program)?;
+    let parsed = parse_cached(program)?;
     let budget = regex::TimeBudget::new(limits::MAX_BACKTRACK_TIME);
-    let threads = aw_datastore::cores()
+    let threads = aw_threads::cores()
         .clamp(1, MAX_THREADS)
         .min(timeperiods.len());
     if threads <= 1 {
@@ -205,40 +214,40 @@ pub const MAX_THREADS: usize = 4;
 /// A parsed program, shared by the runs that use it.
 type Program = std::rc::Rc<interpreter::Program>;
 
-/// Programs kept parsed per thread.
-const KEPT_PROGRAMS: usize = 4;
+/// Programs cached parsed per thread.
+const CACHED_PROGRAMS: usize = 4;
 
-/// Longest program kept parsed, in bytes of text: the dashboard's are a
+/// Longest program cached parsed, in bytes of text: the dashboard's are a
 /// few kilobytes, and a huge one-off program should not stay in memory.
-const KEPT_PROGRAM_BYTES: usize = 256 * 1024;
+const CACHED_PROGRAM_BYTES: usize = 256 * 1024;
 
 thread_local! {
     /// The last few programs parsed on this thread, by text. The dashboard
     /// sends the same few programs again and again, for other periods, and
     /// parsing one (its category rules are a long literal) was ~4 % of a
-    /// 1-day query. Each thread keeps its own.
+    /// 1-day query. Each thread has its own cache.
     static PARSED: std::cell::RefCell<Vec<(Box<str>, Program)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `program` parsed, from this thread's recent programs if it is one of
-/// them. Only programs that parse are kept; a failing one fails again.
-fn parse_kept(program: &str) -> Result<Program, QueryError> {
-    PARSED.with_borrow_mut(|kept| {
-        if let Some(found) = kept.iter().position(|(text, _)| **text == *program) {
-            let entry = kept.remove(found);
+/// them. Only programs that parse are cached; a failing one fails again.
+fn parse_cached(program: &str) -> Result<Program, QueryError> {
+    PARSED.with_borrow_mut(|cache| {
+        if let Some(found) = cache.iter().position(|(text, _)| **text == *program) {
+            let entry = cache.remove(found);
             let parsed = std::rc::Rc::clone(&entry.1);
-            kept.push(entry);
+            cache.push(entry);
             return Ok(parsed);
         }
         let parsed: Program = std::rc::Rc::new(parser::parse(program)?.into());
-        if program.len() > KEPT_PROGRAM_BYTES {
+        if program.len() > CACHED_PROGRAM_BYTES {
             return Ok(parsed);
         }
-        if kept.len() >= KEPT_PROGRAMS {
-            kept.remove(0);
+        if cache.len() >= CACHED_PROGRAMS {
+            cache.remove(0);
         }
-        kept.push((program.into(), std::rc::Rc::clone(&parsed)));
+        cache.push((program.into(), std::rc::Rc::clone(&parsed)));
         Ok(parsed)
     })
 }
@@ -248,10 +257,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn programs_are_kept_parsed_per_thread_and_answer_the_same() {
+    fn programs_are_cached_parsed_per_thread_and_answer_the_same() {
         let program = "x = 1 + 2; RETURN = {\"x\": x, \"at\": STARTTIME};";
-        let first = parse_kept(program).unwrap();
-        let again = parse_kept(program).unwrap();
+        let first = parse_cached(program).unwrap();
+        let again = parse_cached(program).unwrap();
         assert!(std::rc::Rc::ptr_eq(&first, &again));
         let periods: Vec<TimeInterval> = [
             "2021-06-01T00:00:00Z/2021-06-02T00:00:00Z",
@@ -264,12 +273,15 @@ mod tests {
         let once = query(program, &periods, &source).unwrap();
         assert_eq!(query(program, &periods, &source).unwrap(), once);
         assert_eq!(once[1]["at"], "2021-06-02T00:00:00+00:00");
-        // Only the last few stay; a failing program is never kept.
-        for n in 0..KEPT_PROGRAMS {
-            parse_kept(&format!("RETURN = {n};")).unwrap();
+        // Only the last few stay; a failing program is never cached.
+        for n in 0..CACHED_PROGRAMS {
+            parse_cached(&format!("RETURN = {n};")).unwrap();
         }
-        assert!(!std::rc::Rc::ptr_eq(&first, &parse_kept(program).unwrap()));
-        assert!(parse_kept("RETURN = ;").is_err());
-        assert!(parse_kept("RETURN = ;").is_err());
+        assert!(!std::rc::Rc::ptr_eq(
+            &first,
+            &parse_cached(program).unwrap()
+        ));
+        assert!(parse_cached("RETURN = ;").is_err());
+        assert!(parse_cached("RETURN = ;").is_err());
     }
 }

@@ -1,4 +1,4 @@
-//! Recursive-descent parser for the grammar of spec §6.3.
+//! Recursive-descent parser for the grammar of `docs/API.md` §6.3.
 //!
 //! Nesting (parentheses, lists, dicts, call arguments, `if` blocks) is
 //! bounded by [`MAX_DEPTH`] so no input can overflow the stack, here or in
@@ -7,7 +7,7 @@
 
 use crate::ast::{mark_last_uses, BinOp, Expr, ExprKind, Stmt};
 use crate::error::{ErrorKind, Pos, QueryError};
-use crate::keys::mark_kept_keys;
+use crate::keys::mark_projections;
 use crate::lexer::{tokenize, Token};
 use crate::limits::MAX_DEPTH;
 use crate::value::Value;
@@ -28,7 +28,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Stmt>, QueryError> {
         program.push(parser.statement()?);
     }
     mark_last_uses(&mut program);
-    mark_kept_keys(&mut program);
+    mark_projections(&mut program);
     Ok(program)
 }
 
@@ -116,7 +116,7 @@ impl Parser {
             returns,
             target,
             expr,
-            keep: None,
+            projection: None,
         })
     }
 

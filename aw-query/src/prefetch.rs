@@ -18,7 +18,7 @@
 //! replaces would have been. A read the program does not reach (it failed
 //! earlier, or rebound `TIMEINTERVAL`) is dropped unused; reads inside `if`
 //! blocks are left to the interpreter, since they may not run. A bucket
-//! whose every read is a read of the same kept keys (`crate::keys`) is
+//! whose every read is a read of the same observed keys (`crate::keys`) is
 //! read ahead of those keys only.
 
 use std::collections::HashMap;
@@ -26,19 +26,19 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::Arc;
 use std::thread::Scope;
 
-use aw_models::{KeptEvents, SharedEvent, TimeInterval};
+use aw_models::{ProjectedEvents, SharedEvent, TimeInterval};
 
-use crate::ast::{Expr, ExprKind, Stmt};
-use crate::functions::pick_bucket;
-use crate::source::{EventSource, SourceError};
+use crate::ast::{rebound, Expr, ExprKind, Stmt};
+use crate::builtins::{self, ReadAhead};
+use crate::source::{pick_bucket, EventSource, ReadsAhead, SourceError};
 use crate::value::Value;
 
 /// Most buckets read ahead for one period.
 const MAX_PREFETCHED: usize = 8;
 
-/// A finished or running read: of every key (no classes), or of the kept
+/// A finished or running read: of every key (no classes), or of the observed
 /// keys of its statements (`crate::keys`).
-type Read = Result<KeptEvents, SourceError>;
+type Read = Result<ProjectedEvents, SourceError>;
 
 /// Periods shorter than this (two days) are read as the program asks:
 /// a day's reads take a fraction of a millisecond, less than starting
@@ -58,7 +58,7 @@ pub(crate) struct Prefetch {
     /// The buckets each top-level statement reads, by its index.
     reads_of: Vec<Vec<String>>,
     /// The keys each read started is of, by bucket (`None`: every key).
-    kept_of: HashMap<String, Option<Arc<[String]>>>,
+    projection_of: HashMap<String, Option<Arc<[String]>>>,
 }
 
 impl Prefetch {
@@ -75,18 +75,22 @@ impl Prefetch {
         let length = interval.end.nanos().saturating_sub(interval.start.nanos());
         // Tests that force forking read ahead in short periods too, so
         // that statements run while a read is awaited (`fork::ahead`).
-        if length < SHORTEST_PERIOD_NANOS && !crate::fork::always() {
+        if length < SHORTEST_PERIOD_NANOS && !crate::forcing::always() {
             return Prefetch::default();
         }
         let mut targets = Vec::new();
         let mut targets_of = Vec::with_capacity(program.len());
-        // The kept keys of each statement's reads (`None`: every key).
+        // The observed keys of each statement's reads (`None`: every key).
         let mut keys_of = Vec::with_capacity(program.len());
+        let rebound = rebound(program);
         for stmt in program {
             let mut own = Vec::new();
-            if let Stmt::Simple { expr, keep, .. } = stmt {
-                literal_reads(expr, &mut own);
-                keys_of.push(keep.clone());
+            if let Stmt::Simple {
+                expr, projection, ..
+            } = stmt
+            {
+                literal_reads(expr, &rebound, &mut own);
+                keys_of.push(projection.clone());
             } else {
                 keys_of.push(None);
             }
@@ -124,19 +128,19 @@ impl Prefetch {
         if buckets.len() < 2 {
             return Prefetch::default();
         }
-        // A bucket is read of kept keys when every statement that reads
-        // it is a read of the same kept keys, of every key otherwise.
-        let mut kept_of: HashMap<String, Option<Arc<[String]>>> = HashMap::new();
+        // A bucket is read of its observed keys when every statement that reads
+        // it is a read of the same observed keys, of every key otherwise.
+        let mut projection_of: HashMap<String, Option<Arc<[String]>>> = HashMap::new();
         for (own, keys) in targets_of.iter().zip(&keys_of) {
             for target in own {
                 let Some((_, bucket)) = resolved.iter().find(|(known, _)| known == target) else {
                     continue;
                 };
-                kept_of
+                projection_of
                     .entry(bucket.clone())
-                    .and_modify(|kept| {
-                        if kept != keys {
-                            *kept = None;
+                    .and_modify(|projection| {
+                        if projection != keys {
+                            *projection = None;
                         }
                     })
                     .or_insert_with(|| keys.clone());
@@ -150,14 +154,16 @@ impl Prefetch {
             let (sender, receiver) = mpsc::channel();
             let period = *interval;
             let id = bucket.clone();
-            let keys = kept_of.get(&bucket).cloned().flatten();
+            let keys = projection_of.get(&bucket).cloned().flatten();
             scope.spawn(move || {
                 let read = match keys {
-                    Some(keys) => source.query_bucket_kept(&id, &period, &keys),
-                    None => source.query_bucket(&id, &period).map(|events| KeptEvents {
-                        events,
-                        classes: Vec::new(),
-                    }),
+                    Some(keys) => source.query_bucket_projected(&id, &period, &keys),
+                    None => source
+                        .query_bucket(&id, &period)
+                        .map(|events| ProjectedEvents {
+                            events,
+                            classes: Vec::new(),
+                        }),
                 };
                 // The receiver is gone when the program ended without
                 // taking this read; the result is then simply dropped.
@@ -181,34 +187,7 @@ impl Prefetch {
             reads,
             arrived: HashMap::new(),
             reads_of,
-            kept_of,
-        }
-    }
-
-    /// The read of every key of `bucket` for `interval` started ahead, if
-    /// there is one (each is handed out once).
-    pub fn take(
-        &mut self,
-        bucket: &str,
-        interval: &TimeInterval,
-    ) -> Option<Result<Vec<SharedEvent>, SourceError>> {
-        if self.kept_of.get(bucket).is_some_and(Option::is_some) {
-            return None;
-        }
-        Some(self.take_read(bucket, interval)?.map(|read| read.events))
-    }
-
-    /// The read of `keys` of `bucket` for `interval` started ahead, if
-    /// there is one (each is handed out once).
-    pub fn take_kept(
-        &mut self,
-        bucket: &str,
-        interval: &TimeInterval,
-        keys: &[String],
-    ) -> Option<Read> {
-        match self.kept_of.get(bucket) {
-            Some(Some(kept)) if **kept == *keys => self.take_read(bucket, interval),
-            _ => None,
+            projection_of,
         }
     }
 
@@ -240,7 +219,7 @@ impl Prefetch {
                 Ok(read) => {
                     self.reads.remove(bucket);
                     self.arrived.insert(bucket.clone(), read);
-                    crate::fork::always()
+                    crate::forcing::always()
                 }
                 Err(TryRecvError::Empty) => true,
                 Err(TryRecvError::Disconnected) => false,
@@ -250,10 +229,39 @@ impl Prefetch {
     }
 }
 
+impl ReadsAhead for Prefetch {
+    /// The read of every key of `bucket` for `interval` started ahead, if
+    /// there is one (each is handed out once).
+    fn take(
+        &mut self,
+        bucket: &str,
+        interval: &TimeInterval,
+    ) -> Option<Result<Vec<SharedEvent>, SourceError>> {
+        if self.projection_of.get(bucket).is_some_and(Option::is_some) {
+            return None;
+        }
+        Some(self.take_read(bucket, interval)?.map(|read| read.events))
+    }
+
+    /// The read of `keys` of `bucket` for `interval` started ahead, if
+    /// there is one (each is handed out once).
+    fn take_projected(
+        &mut self,
+        bucket: &str,
+        interval: &TimeInterval,
+        keys: &[String],
+    ) -> Option<Read> {
+        match self.projection_of.get(bucket) {
+            Some(Some(projection)) if **projection == *keys => self.take_read(bucket, interval),
+            _ => None,
+        }
+    }
+}
+
 /// A bucket a `query_bucket` call reads: an id, or what `find_bucket`
 /// picks for a filter and an optional hostname.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
+pub(crate) enum Target {
     Id(String),
     Find(String, Option<String>),
 }
@@ -266,28 +274,49 @@ fn literal(expr: &Expr) -> Option<&str> {
     }
 }
 
-/// The target of `query_bucket`'s single argument, if it is a literal or
-/// a `find_bucket` call with literal arguments.
-fn target(arg: &Expr) -> Option<Target> {
+/// The target of a reading call's single argument, if it is a literal or
+/// a bucket-picking call (`find_bucket`) with literal arguments.
+fn target(arg: &Expr, rebound: &[&str]) -> Option<Target> {
     if let Some(id) = literal(arg) {
         return Some(Target::Id(id.to_string()));
     }
     match &arg.kind {
-        ExprKind::Call { name, args } if name == "find_bucket" => match args.as_slice() {
-            [filter] => Some(Target::Find(literal(filter)?.to_string(), None)),
-            [filter, host] => Some(Target::Find(
-                literal(filter)?.to_string(),
-                Some(literal(host)?.to_string()),
-            )),
-            _ => None,
-        },
+        ExprKind::Call { name, args } if declared(name, rebound, ReadAhead::PicksBucket) => {
+            match args.as_slice() {
+                [filter] => Some(Target::Find(literal(filter)?.to_string(), None)),
+                [filter, host] => Some(Target::Find(
+                    literal(filter)?.to_string(),
+                    Some(literal(host)?.to_string()),
+                )),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
 
+/// Whether `name` is the built-in the table declares reading ahead as
+/// `how`, not rebound by the program.
+fn declared(name: &str, rebound: &[&str], how: ReadAhead) -> bool {
+    !rebound.contains(&name) && builtins::named(name).is_some_and(|spec| spec.read_ahead == how)
+}
+
+/// The buckets `program`'s top-level statements would read ahead.
+#[cfg(test)]
+pub(crate) fn targets_of(program: &[Stmt]) -> Vec<Target> {
+    let rebound = rebound(program);
+    let mut buckets = Vec::new();
+    for stmt in program {
+        if let Stmt::Simple { expr, .. } = stmt {
+            literal_reads(expr, &rebound, &mut buckets);
+        }
+    }
+    buckets
+}
+
 /// Collects the distinct targets of `query_bucket` calls in `expr`, in
 /// evaluation order, up to [`MAX_PREFETCHED`].
-fn literal_reads(expr: &Expr, buckets: &mut Vec<Target>) {
+fn literal_reads(expr: &Expr, rebound: &[&str], buckets: &mut Vec<Target>) {
     // An explicit stack: the parser bounds nesting, but a wide program
     // should not cost recursion either.
     let mut stack = vec![expr];
@@ -297,8 +326,9 @@ fn literal_reads(expr: &Expr, buckets: &mut Vec<Target>) {
             ExprKind::List(items) => stack.extend(items.iter().rev()),
             ExprKind::Dict(entries) => stack.extend(entries.iter().rev().map(|(_, e)| e)),
             ExprKind::Call { name, args } => {
-                if let (true, [arg]) = (name == "query_bucket", args.as_slice()) {
-                    if let Some(target) = target(arg) {
+                let reads = declared(name, rebound, ReadAhead::Bucket);
+                if let (true, [arg]) = (reads, args.as_slice()) {
+                    if let Some(target) = target(arg, rebound) {
                         if buckets.len() < MAX_PREFETCHED && !buckets.contains(&target) {
                             buckets.push(target);
                         }
@@ -320,13 +350,7 @@ mod tests {
     use crate::parser::parse;
 
     fn reads(program: &str) -> Vec<Target> {
-        let mut buckets = Vec::new();
-        for stmt in parse(program).unwrap() {
-            if let Stmt::Simple { expr, .. } = stmt {
-                literal_reads(&expr, &mut buckets);
-            }
-        }
-        buckets
+        targets_of(&parse(program).unwrap())
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Categorization and tagging rules (spec §8) and their matching.
+//! Categorization and tagging rules (`docs/API.md` §8) and their matching.
 //!
 //! A rule dict is checked and its regex compiled once per call of
 //! `categorize` or `tag`; [`RuleSet`] then matches events, remembering the
@@ -17,10 +17,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use aw_models::{EventData, SharedEvent};
 use serde_json::Value as Json;
 
+use crate::address::{address, address_map, AddressHasher, AddressMap};
 use crate::error::{ErrorKind, Failure};
 use crate::limits::MAX_REGEX_SIZE;
 use crate::regex::{Matcher, RegexCache};
-use crate::transforms::{address, address_map, AddressHasher, AddressMap};
 use crate::value::Value;
 
 /// One rule dict.

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use aw_datastore::{Datastore, DatastoreError, EventQuery};
-use aw_models::{Event, EventData, KeptEvents, Reducer, SharedEvent, TimeInterval};
+use aw_models::{Event, EventData, ProjectedEvents, Projector, SharedEvent, TimeInterval};
 
 /// Why an [`EventSource`] call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,6 +22,46 @@ pub enum SourceError {
     /// Anything else (storage failure, closed store).
     #[error("{0}")]
     Failed(String),
+}
+
+/// The bucket `find_bucket(filter[, hostname])` picks from `buckets`
+/// (`(id, hostname)` pairs): the one named `filter` exactly, else the
+/// first id starting with it, on `hostname` if given.
+pub(crate) fn pick_bucket(
+    buckets: &[(String, String)],
+    filter: &str,
+    hostname: Option<&str>,
+) -> Option<String> {
+    let candidates = buckets
+        .iter()
+        .filter(|(id, host)| id.starts_with(filter) && hostname.is_none_or(|h| h == host))
+        .map(|(id, _)| id);
+    if candidates.clone().any(|id| id == filter) {
+        return Some(filter.to_string());
+    }
+    candidates.min().cloned()
+}
+
+/// Reads started before the interpreter asks for them
+/// (`crate::prefetch`): a call that reads a bucket takes the read from
+/// here if there is one for its bucket, period and keys, and reads the
+/// source otherwise.
+pub(crate) trait ReadsAhead {
+    /// The read of every key of `bucket` for `interval`, if one started
+    /// (each is handed out once).
+    fn take(
+        &mut self,
+        bucket: &str,
+        interval: &TimeInterval,
+    ) -> Option<Result<Vec<SharedEvent>, SourceError>>;
+
+    /// The read of `keys` of `bucket` for `interval`, if one started.
+    fn take_projected(
+        &mut self,
+        bucket: &str,
+        interval: &TimeInterval,
+        keys: &[String],
+    ) -> Option<Result<ProjectedEvents, SourceError>>;
 }
 
 /// How the interpreter reaches buckets; implemented by
@@ -43,18 +83,18 @@ pub trait EventSource: Sync {
 
     /// [`EventSource::query_bucket`] with each event's data reduced to
     /// `keys` and the class of its whole data beside it (see
-    /// [`KeptEvents`]), for a program that can only observe those keys.
+    /// [`ProjectedEvents`]), for a program that can only observe those keys.
     /// By default the whole read, reduced afterwards; the datastore
     /// reduces each stored text as it decodes it, and answers a short
     /// read whole, with no classes.
-    fn query_bucket_kept(
+    fn query_bucket_projected(
         &self,
         bucket_id: &str,
         interval: &TimeInterval,
         keys: &[String],
-    ) -> Result<KeptEvents, SourceError> {
+    ) -> Result<ProjectedEvents, SourceError> {
         let mut events = self.query_bucket(bucket_id, interval)?;
-        let mut reducer = Reducer::new(keys);
+        let mut reducer = Projector::new(keys);
         // Each distinct object is reduced once, found by address (the
         // read holds every object, so addresses are unique).
         let mut done: HashMap<usize, (Arc<EventData>, u32)> = HashMap::new();
@@ -67,7 +107,7 @@ pub trait EventSource: Sync {
             event.data = data;
             classes.push(class);
         }
-        Ok(KeptEvents { events, classes })
+        Ok(ProjectedEvents { events, classes })
     }
 }
 
@@ -89,26 +129,30 @@ impl EventSource for Datastore {
             end: Some(interval.end),
             limit: None,
         };
-        self.shared_events(bucket_id, query).map_err(source_error)
+        self.shared_events(bucket_id, query)
+            .wait()
+            .map_err(source_error)
     }
 
-    fn query_bucket_kept(
+    fn query_bucket_projected(
         &self,
         bucket_id: &str,
         interval: &TimeInterval,
         keys: &[String],
-    ) -> Result<KeptEvents, SourceError> {
+    ) -> Result<ProjectedEvents, SourceError> {
         let query = EventQuery {
             start: Some(interval.start),
             end: Some(interval.end),
             limit: None,
         };
-        self.kept_events(bucket_id, query, keys)
+        self.projected_events(bucket_id, query, keys)
+            .wait()
             .map_err(source_error)
     }
 
     fn buckets(&self) -> Result<Vec<(String, String)>, SourceError> {
         Ok(Datastore::buckets(self)
+            .wait()
             .map_err(source_error)?
             .into_iter()
             .map(|(id, bucket)| (id, bucket.hostname))
@@ -117,6 +161,7 @@ impl EventSource for Datastore {
 
     fn count_events(&self, bucket_id: &str, interval: &TimeInterval) -> Result<u64, SourceError> {
         Datastore::count_events(self, bucket_id, Some(interval.start), Some(interval.end))
+            .wait()
             .map_err(source_error)
     }
 }

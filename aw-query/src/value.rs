@@ -1,4 +1,4 @@
-//! Run-time values of the language (spec §6.4) and their JSON form.
+//! Run-time values of the language (`docs/API.md` §6.4) and their JSON form.
 //!
 //! Lists, dicts and event lists are reference counted so that a variable
 //! read shares the value instead of copying it; a transform that owns the
@@ -15,7 +15,6 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value as Json;
 
 use crate::error::{ErrorKind, Failure};
-use crate::functions::Builtin;
 use crate::limits::{Budget, MAX_DEPTH, MAX_WEIGHT};
 
 /// A value.
@@ -36,7 +35,44 @@ pub enum Value {
     /// A list of events, as returned by `query_bucket` and transforms.
     Events(Arc<Vec<SharedEvent>>),
     /// A built-in function.
-    Function(Builtin),
+    Function(Function),
+}
+
+/// A built-in function as a value: its place in the table of built-ins
+/// (`crate::builtins`) and its name.
+#[derive(Clone, Copy)]
+pub struct Function {
+    index: u16,
+    name: &'static str,
+}
+
+impl Function {
+    /// The function at `index` of the table, bound to `name`.
+    pub(crate) fn new(index: u16, name: &'static str) -> Function {
+        Function { index, name }
+    }
+
+    /// Its place in the table.
+    pub(crate) fn index(self) -> u16 {
+        self.index
+    }
+
+    /// The name it is bound to before a program rebinds anything.
+    pub fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl PartialEq for Function {
+    fn eq(&self, other: &Function) -> bool {
+        self.index == other.index
+    }
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.name)
+    }
 }
 
 /// The items of a list value with their size.
@@ -192,7 +228,7 @@ impl Value {
         self.into_event_list().map(EventList::into_owned)
     }
 
-    /// The JSON text of a result (spec §6.4), written straight from the
+    /// The JSON text of a result (`docs/API.md` §6.4), written straight from the
     /// values: building it as a `serde_json::Value` first cost a 1-day
     /// dashboard query a map per event and per data object, and as many
     /// frees. The text is what [`Value::into_json`] serializes to.
@@ -207,7 +243,7 @@ impl Value {
 
     /// The first function (in JSON order) the value holds; it has no JSON
     /// form.
-    fn function_inside(&self) -> Option<Builtin> {
+    fn function_inside(&self) -> Option<Function> {
         match self {
             Value::Function(function) => Some(*function),
             Value::List(list) => list.items.iter().find_map(Value::function_inside),
@@ -216,7 +252,7 @@ impl Value {
         }
     }
 
-    /// The JSON form of a result (spec §6.4): none is `null`, numbers are
+    /// The JSON form of a result (`docs/API.md` §6.4): none is `null`, numbers are
     /// floats (NaN and infinities `null`), events are objects. Functions
     /// have no JSON form.
     pub(crate) fn into_json(self) -> Result<Json, Failure> {
@@ -255,7 +291,7 @@ impl Value {
     }
 }
 
-fn returned_function(function: Builtin) -> Failure {
+fn returned_function(function: Function) -> Failure {
     Failure::new(
         ErrorKind::ReturnedFunction,
         format!(
@@ -538,7 +574,7 @@ mod tests {
 
     #[test]
     fn a_function_anywhere_in_the_result_is_the_same_error_as_before() {
-        let function = Value::Function(Builtin::ALL[0]);
+        let function = Value::Function(crate::builtins::all().next().unwrap().0);
         let list = Value::list(vec![Value::Number(1.0), function]).unwrap();
         let value = Value::dict(BTreeMap::from([
             ("a".to_string(), Value::None),

@@ -1,4 +1,4 @@
-//! Every error kind with its position (spec §6.6).
+//! Every error kind with its position (`docs/API.md` §6.6).
 
 mod common;
 

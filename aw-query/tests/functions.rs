@@ -1,4 +1,4 @@
-//! Every built-in function of spec §7 and §7.23, on the fixture of
+//! Every built-in function of `docs/API.md` §7 and §7.23, on the fixture of
 //! `common`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! The grammar of spec §6: one case per rule.
+//! The grammar of `docs/API.md` §6: one case per rule.
 
 mod common;
 

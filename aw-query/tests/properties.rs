@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use std::sync::Arc;
 
-use aw_models::{Duration, EventData, Reducer, SharedEvent, Timestamp};
+use aw_models::{Duration, EventData, Projector, SharedEvent, Timestamp};
 use aw_query::transforms::{
     chunk_events_by_key, filter_period_intersect, flood, flood_classes, merge_events_by_keys,
     period_union, union_no_overlap, FLOOD_PULSETIME,
@@ -97,7 +97,7 @@ fn disjoint(events: &[SharedEvent]) -> bool {
     })
 }
 
-/// Flood as a walk that builds a new list (spec §7.4), the model of the
+/// Flood as a walk that builds a new list (`docs/API.md` §7.4), the model of the
 /// in-place one.
 fn flood_model(events: Vec<SharedEvent>, pulsetime: i64) -> Vec<SharedEvent> {
     let mut events = events;
@@ -126,7 +126,7 @@ fn flood_model(events: Vec<SharedEvent>, pulsetime: i64) -> Vec<SharedEvent> {
 }
 
 /// filter_period_intersect as a walk that builds a new list of pieces
-/// (spec §7.10), the model of the in-place one.
+/// (`docs/API.md` §7.10), the model of the in-place one.
 fn intersect_model(events: Vec<SharedEvent>, filter: &[SharedEvent]) -> Vec<SharedEvent> {
     let mut events = events;
     events.sort_by_key(|e| e.timestamp);
@@ -164,7 +164,7 @@ fn intersect_model(events: Vec<SharedEvent>, filter: &[SharedEvent]) -> Vec<Shar
 /// `events` reduced to the key `n` (labels 0 and 2 become equal objects),
 /// with the classes of their whole objects.
 fn reduced(events: &[SharedEvent]) -> (Vec<SharedEvent>, Vec<u32>) {
-    let mut reducer = Reducer::new(&["n".to_string()]);
+    let mut reducer = Projector::new(&["n".to_string()]);
     events
         .iter()
         .map(|e| {

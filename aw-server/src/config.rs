@@ -1,4 +1,4 @@
-//! Configuration: the `config.toml` file (spec §10) and the resolved
+//! Configuration: the `config.toml` file (`docs/API.md` §10) and the resolved
 //! [`ServerConfig`] that `build_rocket` runs with.
 //!
 //! The file has the keys of aw-server-rust (`address`, `port`, `cors`,

@@ -64,7 +64,7 @@ impl ApiError {
                 // failure kind added later: ours, not the client's.
                 _ => Status::InternalServerError,
             },
-            // The anchor answers 500 here (spec §12 B-7); a failed query is
+            // The anchor answers 500 here (`docs/API.md` §12 B-7); a failed query is
             // the client's program, so 400, unless storage failed under it.
             ApiError::Query(error) => match error.kind {
                 aw_query::ErrorKind::Source => Status::InternalServerError,

@@ -1,5 +1,5 @@
 //! aw-server: the HTTP server of ActivityWatch data, a drop-in replacement
-//! for aw-server-rust (`../shared/spec/api.md`).
+//! for aw-server-rust (`docs/API.md`).
 //!
 //! This crate is the only one that knows Rocket, HTTP status codes, the
 //! config file and the command line. It owns routing ([`endpoints`]), the
@@ -11,7 +11,8 @@
 //! [`build_rocket`] assembles the application; `main.rs` parses the
 //! command line, opens the datastore, launches and closes it on shutdown.
 //!
-//! Where the spec leaves a choice, this server:
+//! Where aw-server-rust's behaviour leaves a choice, this server
+//! (`docs/API.md` §13):
 //!
 //! - accepts JSON bodies without `Content-Type: application/json`;
 //! - answers 400 for malformed JSON and for bad query parameters (`start`,

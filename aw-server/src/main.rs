@@ -1,4 +1,4 @@
-//! The `aw-server` command: parses flags (spec §10), sets up logging,
+//! The `aw-server` command: parses flags (`docs/API.md` §10), sets up logging,
 //! config, the datastore and the device id, runs the server until SIGINT
 //! or SIGTERM, then closes the datastore so every acknowledged write is on
 //! disk before exiting 0.
@@ -7,6 +7,8 @@
 //! `delete-range`, `apply-privacy-filters` and `vacuum` are
 //! `aw_server::cli`'s. Errors print as one message and exit with 1 (clap's
 //! usage errors with 2).
+
+mod allocator;
 
 use std::path::PathBuf;
 
@@ -83,12 +85,6 @@ struct ServerArgs {
     verbose: bool,
 }
 
-/// mimalloc returns memory freed by a large query to the system, where
-/// glibc's malloc kept it in one pool per thread (about 100 MB of a year
-/// query's peak in `benches/runs/2026-11-21-query-path.md`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Asks Linux not to back this process's memory with transparent huge
 /// pages. mimalloc asks for them by default, and the kernel then zeroes a
 /// whole 2 MB page the first time a query touches any byte of it: in a
@@ -102,45 +98,8 @@ fn no_transparent_huge_pages() {
     }
 }
 
-/// How long (in milliseconds) mimalloc keeps memory a query freed before
-/// it gives it back to the system, unless the environment says otherwise
-/// (mimalloc's own default is 1000). Dashboard queries come back to back,
-/// and with a second's delay each year query's peak held much of the last
-/// one's memory: 165 MB against 124 MB at 100 ms, for ~4 % more time
-/// (`benches/runs/2026-11-25-free-order.md`).
-const PURGE_DELAY_MS: &str = "100";
-
-/// Starts this program again with `MIMALLOC_PURGE_DELAY` set, if its
-/// environment does not set it. mimalloc reads its options from the
-/// environment before `main` runs, and setting one afterwards takes an
-/// unsafe call, which this project forbids; `exec` keeps the process id,
-/// arguments and open files. If it fails, the server runs on with
-/// mimalloc's default.
-fn with_purge_delay() {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
-            return;
-        }
-        let Ok(program) = std::env::current_exe() else {
-            return;
-        };
-        let mut args = std::env::args_os();
-        let name = args
-            .next()
-            .unwrap_or_else(|| program.clone().into_os_string());
-        let err = std::process::Command::new(&program)
-            .arg0(name)
-            .args(args)
-            .env("MIMALLOC_PURGE_DELAY", PURGE_DELAY_MS)
-            .exec();
-        eprintln!("Could not restart with a shorter allocator purge delay: {err}");
-    }
-}
-
 fn main() -> anyhow::Result<()> {
-    with_purge_delay();
+    let purge_delay = allocator::set_purge_delay();
     no_transparent_huge_pages();
     let cli = Cli::parse();
     let args = match cli.command {
@@ -152,7 +111,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Vacuum(args)) => return finish(cli::vacuum::run(args)),
         None => cli.server,
     };
-    serve(args)
+    serve(args, purge_delay)
 }
 
 /// Ends a command: its error on stderr and exit status 1.
@@ -164,10 +123,11 @@ fn finish(result: Result<(), cli::CliError>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn serve(args: ServerArgs) -> anyhow::Result<()> {
+fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> {
     let log_path = logging::init(&dirs::log_dir()?, args.testing, args.verbose)
         .context("cannot set up logging")?;
     log::info!("Logging to {}", log_path.display());
+    log::info!("Allocator purge delay: {purge_delay} ms");
 
     let config_path = match &args.config {
         Some(path) => path.clone(),

@@ -1,4 +1,4 @@
-//! The security gate (spec §9): Host-header check, CORS and the API key.
+//! The security gate (`docs/API.md` §9): Host-header check, CORS and the API key.
 //!
 //! One request fairing decides, before routing, whether a request may reach
 //! a handler at all. It also canonicalises the path the router will see:
@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU16, Ordering};
 
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use regex::Regex;
 use rocket::fairing::{Fairing, Info, Kind};
 use rocket::http::uri::Origin;
@@ -28,6 +29,7 @@ use rocket::http::{Header, Method, Status};
 use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::{self, Responder};
 use rocket::{Data, Orbit, Response, Rocket};
+use subtle::ConstantTimeEq;
 
 use crate::config::{ConfigError, ServerConfig};
 use crate::error::json_message;
@@ -367,18 +369,30 @@ fn canonical_uri(
     Origin::parse_owned(text).ok()
 }
 
-/// Percent-encodes all but RFC 3986 unreserved characters and the
-/// sub-delimiters that are plain data in a path segment.
+/// Bytes a path segment keeps encoded: all but RFC 3986 unreserved
+/// characters and the sub-delimiters that are plain data in a segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b':')
+    .remove(b'@');
+
+/// `segment` percent-encoded as one path segment.
 fn encode_segment(segment: &str) -> String {
-    let mut encoded = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@".contains(&byte) {
-            encoded.push(byte as char);
-        } else {
-            encoded.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    encoded
+    utf8_percent_encode(segment, SEGMENT).to_string()
 }
 
 /// Whether the API key is required: every `/api/` path except
@@ -412,14 +426,10 @@ fn bearer_matches(request: &Request<'_>, key: &str) -> bool {
     constant_time_eq(given.as_bytes(), key.as_bytes())
 }
 
+/// Whether two byte strings are equal, in time that does not depend on
+/// where they differ (the length is not secret).
 fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
-    // The length is not secret; the content is compared without early exit.
-    given.len() == expected.len()
-        && given
-            .iter()
-            .zip(expected)
-            .fold(0u8, |difference, (a, b)| difference | (a ^ b))
-            == 0
+    given.ct_eq(expected).into()
 }
 
 #[cfg(test)]
@@ -455,6 +465,10 @@ mod tests {
             assert_eq!(decode(&encode_segment(segment)), segment);
             assert!(!encode_segment(segment).contains('/'));
         }
+        // Unreserved characters and sub-delimiters stay as they are.
+        let plain = "aZ09-._~!$&'()*+,;=:@";
+        assert_eq!(encode_segment(plain), plain);
+        assert_eq!(encode_segment("a b/ü"), "a%20b%2F%C3%BC");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The web UI and custom static folders (spec §3.8).
+//! The web UI and custom static folders (`docs/API.md` §3.8).
 //!
 //! A built aw-webui (`--webpath DIR`) is served at `/` (its `index.html`)
 //! and from its `css/`, `js/`, `fonts/`, `static/` folders and the files

@@ -1,4 +1,4 @@
-//! Bucket endpoints (spec §3.2).
+//! Bucket endpoints (`docs/API.md` §3.2).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Event endpoints (spec §3.3) and the corrections B-1, B-2, B-5, B-6.
+//! Event endpoints (`docs/API.md` §3.3) and the corrections B-1, B-2, B-5, B-6.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Export and import (spec §3.5, §5) and B-5 for imports.
+//! Export and import (`docs/API.md` §3.5, §5) and B-5 for imports.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Heartbeats (spec §3.4, §4) and the corrections B-3, B-4.
+//! Heartbeats (`docs/API.md` §3.4, §4) and the corrections B-3, B-4.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! `GET /api/0/info` (spec §3.1).
+//! `GET /api/0/info` (`docs/API.md` §3.1).
 
 mod common;
 

@@ -29,6 +29,7 @@ fn server(dir: &TempDir, keep_days: Option<u32>) -> TestServer {
     let path = dir.path().join("sqlite.db");
     let datastore = Datastore::open(&path).unwrap();
     TestServer::start_on(
+        None,
         datastore,
         |config| {
             config.db_path = path.clone();

@@ -1,4 +1,4 @@
-//! `POST /api/0/query/` (spec §3.6) and B-7: query errors are 400.
+//! `POST /api/0/query/` (`docs/API.md` §3.6) and B-7: query errors are 400.
 
 mod common;
 

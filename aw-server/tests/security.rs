@@ -1,4 +1,4 @@
-//! Host-header check, CORS and the API key (spec §9), including the path
+//! Host-header check, CORS and the API key (`docs/API.md` §9), including the path
 //! tricks that bypass the reference's key check.
 
 mod common;

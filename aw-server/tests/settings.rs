@@ -1,4 +1,4 @@
-//! Settings (spec §3.7).
+//! Settings (`docs/API.md` §3.7).
 
 mod common;
 

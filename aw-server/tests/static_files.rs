@@ -1,4 +1,4 @@
-//! The web UI, custom static folders and traversal attempts (spec §3.8).
+//! The web UI, custom static folders and traversal attempts (`docs/API.md` §3.8).
 
 mod common;
 
@@ -149,7 +149,7 @@ fn without_web_ui_the_root_is_a_status_page() {
         .starts_with("text/html"));
     let page = reply.text();
     assert!(page.contains(&aw_server::version()), "{page}");
-    assert!(page.contains("/tmp/test.db"), "{page}");
+    assert!(page.contains(common::DB_FILE), "{page}");
     assert!(page.contains("href=\"/api/0/info\""));
     assert!(page.contains("href=\"/api/0/buckets/\""));
     client.get("/css/app.css").assert_error(404);

@@ -116,7 +116,7 @@ fn range_reads(c: &mut Criterion) {
         .warm_up_time(StdDuration::from_secs(1));
     for id in ["week", "year"] {
         group.bench_with_input(BenchmarkId::new("history", id), id, |b, id| {
-            b.iter(|| black_box(store.events(id, last_day_query()).unwrap()))
+            b.iter(|| black_box(store.events(id, last_day_query()).wait().unwrap()))
         });
     }
     group.finish();
@@ -128,7 +128,14 @@ fn range_reads(c: &mut Criterion) {
     for id in ["week", "year"] {
         group.bench_with_input(BenchmarkId::new("history", id), id, |b, id| {
             let query = last_day_query();
-            b.iter(|| black_box(store.count_events(id, query.start, query.end).unwrap()))
+            b.iter(|| {
+                black_box(
+                    store
+                        .count_events(id, query.start, query.end)
+                        .wait()
+                        .unwrap(),
+                )
+            })
         });
     }
     group.finish();
@@ -136,14 +143,14 @@ fn range_reads(c: &mut Criterion) {
     let time = |id: &str| {
         let started = Instant::now();
         for _ in 0..50 {
-            black_box(store.events(id, last_day_query()).unwrap());
+            black_box(store.events(id, last_day_query()).wait().unwrap());
         }
         started.elapsed() / 50
     };
     let (week_time, year_time) = (time("week"), time("year"));
     println!(
         "1-day fetch ({} events): week history {week_time:.2?}, year history {year_time:.2?}, ratio {:.2}",
-        store.events("year", last_day_query()).unwrap().len(),
+        store.events("year", last_day_query()).wait().unwrap().len(),
         year_time.as_secs_f64() / week_time.as_secs_f64()
     );
     long_read_beside_heartbeats(&store);
@@ -179,7 +186,7 @@ fn long_read_beside_heartbeats(store: &Datastore) {
             let mut reads = Vec::new();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let started = Instant::now();
-                let events = store.events("year", EventQuery::default()).unwrap();
+                let events = store.events("year", EventQuery::default()).wait().unwrap();
                 reads.push((events.len(), started.elapsed()));
             }
             reads

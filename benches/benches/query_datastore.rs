@@ -97,6 +97,7 @@ fn wait_for_bounds(store: &Datastore, spec: &DatasetSpec) {
         let read = Instant::now();
         store
             .events(&spec.window_bucket(), day)
+            .wait()
             .expect("the bucket reads");
         if read.elapsed() < std::time::Duration::from_millis(5) {
             break;

@@ -1,4 +1,4 @@
-//! `categorize` and `tag` (spec §7.19, §7.20) over a [`RuleSet`].
+//! `categorize` and `tag` (`docs/API.md` §7.19, §7.20) over a [`RuleSet`].
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! `chunk_events_by_key`: merge runs of equal values (spec §7.6, anchor
+//! `chunk_events_by_key`: merge runs of equal values (`docs/API.md` §7.6, anchor
 //! semantics).
 
 use aw_models::SharedEvent;

@@ -1,4 +1,4 @@
-//! Filtering events by the value of one data key (spec §7.7–§7.9, with the
+//! Filtering events by the value of one data key (`docs/API.md` §7.7–§7.9, with the
 //! correction §12 B-9: numbers compare by value).
 
 use aw_models::SharedEvent;

@@ -1,4 +1,4 @@
-//! `flood`: fill small gaps between consecutive events (spec §7.4).
+//! `flood`: fill small gaps between consecutive events (`docs/API.md` §7.4).
 
 use aw_models::{Duration, SharedEvent};
 
@@ -34,7 +34,7 @@ pub fn flood(events: Vec<SharedEvent>, pulsetime: Duration) -> Vec<SharedEvent> 
 
 /// [`flood`] of events whose data was reduced to some keys, each compared
 /// by the class of its whole data (`classes`, one per event, see
-/// `aw_models::KeptEvents`): the events merge and split as the whole
+/// `aw_models::ProjectedEvents`): the events merge and split as the whole
 /// events would. Without a class per event (a source gives a short read
 /// whole, with no classes) the data are compared, as [`flood`] does.
 pub fn flood_classes(

@@ -1,5 +1,5 @@
 //! `filter_period_intersect`: the parts of events inside filter periods
-//! (spec §7.10).
+//! (`docs/API.md` §7.10).
 
 use aw_models::SharedEvent;
 

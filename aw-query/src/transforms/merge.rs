@@ -1,5 +1,5 @@
-//! `merge_events_by_keys`: sum durations per distinct key values (spec
-//! §7.5, with the correction §12 B-10).
+//! `merge_events_by_keys`: sum durations per distinct key values
+//! (`docs/API.md` §7.5, with the correction §12 B-10).
 
 use foldhash::fast::RandomState;
 use std::collections::hash_map::Entry;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use aw_models::{hash_json, Duration, EventData, SharedEvent};
 
-use crate::transforms::{address, address_map, AddressHasher, AddressMap};
+use crate::address::{address, address_map, AddressHasher, AddressMap};
 use serde_json::Value as Json;
 
 /// One event per distinct combination of the values of `keys` (events

@@ -25,9 +25,7 @@ pub use union::{period_union, union_no_overlap};
 pub use url::{split_url_events, UrlSplitter};
 
 pub(crate) use categorize::{categorize, tag};
-pub(crate) use derive::{
-    address, address_map, edit_data, edit_data_on_two, AddressHasher, AddressMap, DataMemo,
-};
+pub(crate) use derive::{edit_data, edit_data_on_two, DataMemo};
 pub(crate) use filter::matches_regex;
 
 #[cfg(test)]

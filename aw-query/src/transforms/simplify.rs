@@ -1,4 +1,4 @@
-//! `simplify_window_titles` (spec §7.23, from the Python implementation).
+//! `simplify_window_titles` (`docs/API.md` §7.23, from the Python implementation).
 
 use aw_models::{EventData, SharedEvent};
 

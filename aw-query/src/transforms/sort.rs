@@ -1,4 +1,4 @@
-//! Ordering, truncating and summing event lists (spec §7.14–§7.17).
+//! Ordering, truncating and summing event lists (`docs/API.md` §7.14–§7.17).
 
 use aw_models::{Duration, SharedEvent};
 

@@ -1,4 +1,4 @@
-//! Unions of periods: `period_union` and `union_no_overlap` (spec §7.11,
+//! Unions of periods: `period_union` and `union_no_overlap` (`docs/API.md` §7.11,
 //! §7.12).
 
 use aw_models::{SharedEvent, Timestamp};

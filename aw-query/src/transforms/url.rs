@@ -1,4 +1,4 @@
-//! `split_url_events`: URL parts as data keys (spec §7.13).
+//! `split_url_events`: URL parts as data keys (`docs/API.md` §7.13).
 
 use std::collections::HashMap;
 
@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use aw_models::{EventData, SharedEntries, SharedEvent};
 
-use crate::transforms::{address, edit_data, edit_data_on_two, AddressMap};
+use crate::address::{address, AddressMap};
+use crate::transforms::{edit_data, edit_data_on_two};
 use serde_json::Value as Json;
 
 /// For each event whose `data.url` is an absolute URL, adds `$protocol`,
@@ -44,7 +45,7 @@ pub struct UrlSplitter {
     /// and the next query's objects were placed in that order: every
     /// later pass over them missed the cache, and the next year query
     /// took ~1.2 times as long (benches/runs/2026-11-25-free-order.md).
-    kept: Vec<Arc<EventData>>,
+    alive: Vec<Arc<EventData>>,
     /// Each distinct URL is parsed once: browser data objects differ in
     /// tab counts and titles far more often than in URLs.
     parsed: ParsedUrls,
@@ -103,7 +104,7 @@ impl UrlSplitter {
         };
         for data in distinct {
             if self.done.insert(address(&data), ()).is_none() {
-                self.kept.push(data);
+                self.alive.push(data);
             }
         }
         events
@@ -350,8 +351,8 @@ mod tests {
             event("https://b.example/"),
         ]);
         let second = splitter.split(vec![first[1].clone(), event("https://d.example/")]);
-        // They are freed in this order when the splitter goes (see `kept`).
-        let kept: Vec<usize> = splitter.kept.iter().map(address).collect();
+        // They are freed in this order when the splitter goes (see `alive`).
+        let kept: Vec<usize> = splitter.alive.iter().map(address).collect();
         let split: Vec<usize> = first
             .iter()
             .chain(&second[1..])

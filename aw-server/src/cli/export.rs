@@ -87,6 +87,7 @@ fn select(target: &Target, wanted: &[String]) -> Result<Vec<Bucket>, CliError> {
         Target::Online(server) => server.buckets()?,
         Target::Offline { datastore, .. } => datastore
             .buckets()
+            .wait()
             .map_err(|error| CliError(format!("cannot list the buckets: {error}")))?,
     };
     if wanted.is_empty() {
@@ -157,6 +158,7 @@ fn write_all(
                 loop {
                     let page = datastore
                         .events_page(&bucket.id, after.as_ref(), PAGE_SIZE)
+                        .wait()
                         .map_err(|error| {
                             CliError(format!("reading bucket '{}' failed: {error}", bucket.id))
                         })?;
@@ -199,6 +201,7 @@ fn count(target: &Target, bucket_id: &str) -> Result<u64, CliError> {
         Target::Online(server) => server.count(bucket_id),
         Target::Offline { datastore, .. } => datastore
             .count_events(bucket_id, None, None)
+            .wait()
             .map_err(|error| CliError(format!("reading bucket '{bucket_id}' failed: {error}"))),
     }
 }

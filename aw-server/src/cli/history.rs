@@ -56,6 +56,7 @@ fn delete_in(target: &Target, args: &DeleteRangeArgs) -> Result<(), CliError> {
             Target::Online(server) => server.buckets()?.into_keys().collect(),
             Target::Offline { datastore, .. } => datastore
                 .buckets()
+                .wait()
                 .map_err(|error| CliError(format!("cannot list the buckets: {error}")))?
                 .into_keys()
                 .collect(),
@@ -162,6 +163,7 @@ fn apply_in(target: &Target, dry_run: bool) -> Result<(), CliError> {
             // The bar counts the events of the buckets the rules apply to.
             let rules = datastore
                 .setting(PRIVACY_FILTERS_KEY)
+                .wait()
                 .map_err(failed)?
                 .map(|value| PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT))
                 .transpose()
@@ -170,10 +172,11 @@ fn apply_in(target: &Target, dry_run: bool) -> Result<(), CliError> {
                 })?
                 .unwrap_or_default();
             let mut total = 0;
-            for bucket_id in datastore.buckets().map_err(failed)?.into_keys() {
+            for bucket_id in datastore.buckets().wait().map_err(failed)?.into_keys() {
                 if rules.applies_to(&bucket_id) {
                     total += datastore
                         .count_events(&bucket_id, None, None)
+                        .wait()
                         .map_err(failed)?;
                 }
             }

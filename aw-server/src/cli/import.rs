@@ -1,6 +1,6 @@
 //! `aw-server import FILE...`: export documents (from this server,
 //! aw-server-rust, the Python server or the web UI's export button) and
-//! NDJSON exports, merged into the target (spec §5: existing buckets keep
+//! NDJSON exports, merged into the target (`docs/API.md` §5: existing buckets keep
 //! their fields, events already there are skipped, ids are never reused).
 //!
 //! Every file is checked completely before anything is stored (pass 1 of

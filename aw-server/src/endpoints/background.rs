@@ -1,17 +1,19 @@
 //! Threads for CPU-heavy work (queries), at a lower priority; two of them
-//! stay between requests.
+//! stay idle between requests.
 //!
 //! A query computes for up to about a second, and on two cores a heartbeat
 //! arriving meanwhile waited a scheduler time slice or more behind it. So
 //! queries run on threads 10 nice levels below the rest of the server (on
-//! Linux), and heartbeats get the CPU first. Rocket's blocking pool cannot
-//! be used: an unprivileged thread cannot raise its priority back, and the
-//! pool's threads also run heartbeats.
+//! Linux), and heartbeats get the CPU first. Rocket's blocking pool (tokio's
+//! `spawn_blocking`) cannot be used for them: an unprivileged thread cannot
+//! raise its priority back, and the pool's threads go on to run the other
+//! blocking work of the server (event inserts, settings, imports) at the
+//! lowered priority.
 //!
 //! A fresh thread starts with an empty allocator heap and fills it again
 //! (fresh pages, first touches): a 1-day query took 3.45 ms in the server
 //! against 2.62 ms on the query bench's reused thread, and keeping threads
-//! cut its CPU by 9 %. So up to [`KEPT`] threads (one per core here) wait
+//! cut its CPU by 9 %. So up to [`IDLE_THREADS`] threads (one per core here) wait
 //! for the next query; more at once (parallel clients) start threads that
 //! end with their work, since keeping them all made those slower.
 
@@ -31,9 +33,9 @@ const NICENESS: i32 = 10;
 const MAX_THREADS: usize = 512;
 
 /// Most threads that stay waiting for work.
-const KEPT: usize = 2;
+const IDLE_THREADS: usize = 2;
 
-/// How long a kept thread waits for more work before it ends. A waiting
+/// How long an idle thread waits for more work before it ends. A waiting
 /// thread keeps what its last query freed (mimalloc reuses a thread's
 /// freed pages and gives them back when the thread ends): after four year
 /// queries 128 MB stayed resident until the threads ended, 50 MB after.
@@ -43,15 +45,15 @@ const IDLE: Duration = Duration::from_secs(5);
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
-/// Kept threads wait on one queue. `idle` counts the waiting threads
+/// Idle threads wait on one queue. `idle` counts the waiting threads
 /// minus the jobs sent to them and not yet taken, so a sender that claims
-/// one (by decrementing it) knows a thread will take its job; `kept`
+/// one (by decrementing it) knows a thread will take its job; `staying`
 /// counts the threads that may wait.
 struct Pool {
     jobs: Sender<Job>,
     waiting: Receiver<Job>,
     idle: AtomicUsize,
-    kept: AtomicUsize,
+    staying: AtomicUsize,
 }
 
 static POOL: LazyLock<Pool> = LazyLock::new(|| {
@@ -60,7 +62,7 @@ static POOL: LazyLock<Pool> = LazyLock::new(|| {
         jobs,
         waiting,
         idle: AtomicUsize::new(0),
-        kept: AtomicUsize::new(0),
+        staying: AtomicUsize::new(0),
     }
 });
 
@@ -113,30 +115,30 @@ fn start(job: Job) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("aw-background".to_string())
         .spawn(move || {
-            aw_datastore::lower_thread_priority(NICENESS);
+            aw_threads::lower_priority(NICENESS);
             job();
             let pool = &*POOL;
-            let keep = pool
-                .kept
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |kept| {
-                    (kept < KEPT).then_some(kept + 1)
+            let stays = pool
+                .staying
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |staying| {
+                    (staying < IDLE_THREADS).then_some(staying + 1)
                 })
                 .is_ok();
-            if keep {
-                let _slot = KeptSlot(pool);
+            if stays {
+                let _slot = StayingSlot(pool);
                 serve(pool);
             }
         })
         .map(|_| ())
 }
 
-/// A kept thread's place, given up when the thread ends, even by a panic
+/// A staying thread's place, given up when the thread ends, even by a panic
 /// in a job.
-struct KeptSlot(&'static Pool);
+struct StayingSlot(&'static Pool);
 
-impl Drop for KeptSlot {
+impl Drop for StayingSlot {
     fn drop(&mut self) {
-        self.0.kept.fetch_sub(1, Ordering::SeqCst);
+        self.0.staying.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -189,7 +191,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(first, second);
-        // More at once than are kept: each gets a thread.
+        // More at once than stay idle: each gets a thread.
         let barrier = std::sync::Arc::new(std::sync::Barrier::new(5));
         let jobs: Vec<_> = (0..5)
             .map(|n| {
@@ -205,7 +207,7 @@ mod tests {
             answers.push(job.await.unwrap().unwrap());
         }
         assert_eq!(answers, [0, 1, 2, 3, 4]);
-        assert!(POOL.kept.load(Ordering::SeqCst) <= KEPT);
+        assert!(POOL.staying.load(Ordering::SeqCst) <= IDLE_THREADS);
         let failed = background::<(), _>(|| panic!("on purpose")).await;
         assert!(matches!(failed, Err(ApiError::Internal(_))));
     }

@@ -1,4 +1,4 @@
-//! Bucket listing, lookup, creation and deletion (spec §3.2).
+//! Bucket listing, lookup, creation and deletion (`docs/API.md` §3.2).
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,7 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, State};
 
-use super::{blocking, check_bucket_id, now_or_blocking, read_json, Empty, JSON_LIMIT};
+use super::{blocking, check_bucket_id, read_json, Empty, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -19,22 +19,13 @@ const LOCAL_HOSTNAME: &str = "!local";
 /// Every bucket by id, `events: null`.
 #[get("/api/0/buckets")]
 pub async fn list(state: &State<ServerState>) -> Result<Json<BTreeMap<String, Bucket>>, ApiError> {
-    let datastore = state.datastore.clone();
-    let now = datastore.buckets_now();
-    Ok(Json(
-        now_or_blocking(now, move || Ok(datastore.buckets()?)).await?,
-    ))
+    Ok(Json(state.datastore.buckets().await?))
 }
 
 /// One bucket, with current metadata.
 #[get("/api/0/buckets/<bucket_id>")]
 pub async fn get(bucket_id: &str, state: &State<ServerState>) -> Result<Json<Bucket>, ApiError> {
-    let datastore = state.datastore.clone();
-    let now = datastore.bucket_now(bucket_id);
-    let bucket_id = bucket_id.to_string();
-    Ok(Json(
-        now_or_blocking(now, move || Ok(datastore.bucket(&bucket_id)?)).await?,
-    ))
+    Ok(Json(state.datastore.bucket(bucket_id).await?))
 }
 
 /// Creates a bucket: 200, or 304 when it exists (left unchanged). The id is

@@ -1,4 +1,4 @@
-//! Events of a bucket: listing, insertion, count, one event (spec §3.3),
+//! Events of a bucket: listing, insertion, count, one event (`docs/API.md` §3.3),
 //! and deleting a time range (ours, `docs/api-privacy.md`).
 
 use aw_datastore::{EventQuery, RangeDeletion};
@@ -8,9 +8,7 @@ use rocket::http::{ContentType, Status};
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, State};
 
-use super::{
-    blocking, limit_param, now_or_blocking, read_json, timestamp_param, Empty, JSON_LIMIT,
-};
+use super::{blocking, limit_param, read_json, timestamp_param, Empty, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -30,20 +28,7 @@ pub async fn list(
         end: timestamp_param("end", end)?,
         limit: limit_param(limit)?,
     };
-    // A small read runs right here; a longer one is awaited like
-    // heartbeats when the readers can take it at once: two thread
-    // hand-offs fewer than the blocking pool.
-    if let Some(body) = state.datastore.events_json_now(bucket_id, query) {
-        return Ok((ContentType::JSON, body?));
-    }
-    let body = match state.datastore.events_json_async(bucket_id, query) {
-        Some(pending) => pending.await?,
-        None => {
-            let datastore = state.datastore.clone();
-            let bucket_id = bucket_id.to_string();
-            blocking(move || Ok(datastore.events_json(&bucket_id, query)?)).await?
-        }
-    };
+    let body = state.datastore.events_json(bucket_id, query).await?;
     Ok((ContentType::JSON, body))
 }
 
@@ -73,14 +58,8 @@ pub async fn count(
 ) -> Result<Json<u64>, ApiError> {
     let start = timestamp_param("start", start)?;
     let end = timestamp_param("end", end)?;
-    let datastore = state.datastore.clone();
-    let now = datastore.count_events_now(bucket_id, start, end);
-    let bucket_id = bucket_id.to_string();
     Ok(Json(
-        now_or_blocking(now, move || {
-            Ok(datastore.count_events(&bucket_id, start, end)?)
-        })
-        .await?,
+        state.datastore.count_events(bucket_id, start, end).await?,
     ))
 }
 
@@ -92,12 +71,7 @@ pub async fn get(
     state: &State<ServerState>,
 ) -> Result<Json<Event>, ApiError> {
     let event_id = parse_event_id(event_id)?;
-    let datastore = state.datastore.clone();
-    let now = datastore.event_now(bucket_id, event_id);
-    let bucket_id = bucket_id.to_string();
-    Ok(Json(
-        now_or_blocking(now, move || Ok(datastore.event(&bucket_id, event_id)?)).await?,
-    ))
+    Ok(Json(state.datastore.event(bucket_id, event_id).await?))
 }
 
 /// Deletes one event; an id not in this bucket changes nothing (200 all

@@ -1,4 +1,4 @@
-//! Export of one bucket or all of them (spec §3.5), streamed.
+//! Export of one bucket or all of them (`docs/API.md` §3.5), streamed.
 //!
 //! The document `{"buckets": {<id>: {...bucket, "events": [...]}}}` is
 //! written page by page from `Datastore::events_page`, so an export of any
@@ -15,7 +15,6 @@ use rocket::response::stream::ByteStream;
 use rocket::response::{self, Responder, Response};
 use rocket::{get, State};
 
-use super::blocking;
 use crate::error::ApiError;
 use crate::transfer::bucket_head;
 use crate::ServerState;
@@ -51,10 +50,7 @@ pub async fn export_all(
     state: &State<ServerState>,
 ) -> Result<Export<impl rocket::futures::Stream<Item = Vec<u8>>>, ApiError> {
     let datastore = state.datastore.clone();
-    let buckets = {
-        let datastore = datastore.clone();
-        blocking(move || Ok(datastore.buckets()?)).await?
-    };
+    let buckets = datastore.buckets().await?;
     Ok(Export {
         filename: "aw-buckets-export.json".to_string(),
         body: document(datastore, buckets.into_values().collect()),
@@ -68,11 +64,7 @@ pub async fn export_bucket(
     state: &State<ServerState>,
 ) -> Result<Export<impl rocket::futures::Stream<Item = Vec<u8>>>, ApiError> {
     let datastore = state.datastore.clone();
-    let bucket = {
-        let datastore = datastore.clone();
-        let bucket_id = bucket_id.to_string();
-        blocking(move || Ok(datastore.bucket(&bucket_id)?)).await?
-    };
+    let bucket = datastore.bucket(bucket_id).await?;
     Ok(Export {
         filename: format!("aw-bucket-export_{}.json", safe_filename(bucket_id)),
         body: document(datastore, vec![bucket]),
@@ -98,16 +90,11 @@ fn document(
             yield head;
             let mut after: Option<Event> = None;
             loop {
-                let page = {
-                    let datastore = datastore.clone();
-                    let bucket_id = bucket.id.clone();
-                    let after = after.clone();
-                    blocking(move || Ok(datastore.events_page(&bucket_id, after.as_ref(), PAGE_SIZE)?)).await
-                };
+                let page = datastore.events_page(&bucket.id, after.as_ref(), PAGE_SIZE).await;
                 let page = match page {
                     Ok(page) => page,
                     // Deleted while exporting: its events end here.
-                    Err(ApiError::Datastore(DatastoreError::NoSuchBucket(_))) => break,
+                    Err(DatastoreError::NoSuchBucket(_)) => break,
                     Err(error) => {
                         log::error!("Export of bucket '{}' failed: {error}", bucket.id);
                         return;

@@ -1,4 +1,4 @@
-//! `POST /api/0/buckets/<id>/heartbeat?pulsetime=S` (spec §3.4). The merge
+//! `POST /api/0/buckets/<id>/heartbeat?pulsetime=S` (`docs/API.md` §3.4). The merge
 //! rules of §4 are the datastore's; this parses the request.
 
 use aw_models::{Duration, Event};

@@ -1,4 +1,4 @@
-//! `POST /api/0/import` (spec §3.5, §5): an export document as the JSON
+//! `POST /api/0/import` (`docs/API.md` §3.5, §5): an export document as the JSON
 //! body or as the multipart file field `buckets.json` (or `buckets`).
 //!
 //! Imports may be up to 1000 MB, so nothing holds a large document:
@@ -39,8 +39,8 @@ pub const IMPORT_LIMIT: ByteUnit = ByteUnit::Megabyte(1000);
 
 /// The header of a successful import's answer with what it did, as JSON
 /// `{"buckets_created", "inserted", "skipped", "dropped"}` (`dropped`: by
-/// the privacy filters; the `import` command
-/// reports it). The body stays empty, as the spec says and clients expect.
+/// the privacy filters; the `import` command reports it). The body stays
+/// empty, as `docs/API.md` §3.5 says and clients expect.
 pub const SUMMARY_HEADER: &str = "X-Import-Summary";
 
 /// 200 with an empty body and the [`SUMMARY_HEADER`].

@@ -1,4 +1,4 @@
-//! `GET /api/0/info` (spec §3.1): never needs the API key.
+//! `GET /api/0/info` (`docs/API.md` §3.1): never needs the API key.
 
 use aw_models::ServerInfo;
 use rocket::serde::json::Json;

@@ -1,4 +1,4 @@
-//! The `/api/0/` endpoints of spec §3, one file per resource, and the
+//! The `/api/0/` endpoints of `docs/API.md` §3, one file per resource, and the
 //! helpers they share: reading JSON bodies, parsing query parameters and
 //! running datastore calls off the async executor.
 //!
@@ -102,23 +102,6 @@ where
         Err(error) => Err(ApiError::Internal(format!(
             "Internal error while handling the request: {error}"
         ))),
-    }
-}
-
-/// The answer of a datastore read made on this async worker (one of the
-/// `Datastore::*_now` calls, which take only quick reads and only when a
-/// connection is free at once), or else of `read` on the blocking pool.
-pub async fn now_or_blocking<T, F>(
-    now: Option<aw_datastore::Result<T>>,
-    read: F,
-) -> Result<T, ApiError>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T, ApiError> + Send + 'static,
-{
-    match now {
-        Some(answer) => Ok(answer?),
-        None => blocking(read).await,
     }
 }
 

@@ -1,4 +1,4 @@
-//! `POST /api/0/query/` (spec §3.6): runs a query2 program once per period
+//! `POST /api/0/query/` (`docs/API.md` §3.6): runs a query2 program once per period
 //! through the `aw-query` crate; its errors are the client's (400).
 
 use aw_models::QueryRequest;

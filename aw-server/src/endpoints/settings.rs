@@ -1,4 +1,4 @@
-//! The settings key/value store (spec §3.7).
+//! The settings key/value store (`docs/API.md` §3.7).
 
 use std::collections::BTreeMap;
 
@@ -21,17 +21,14 @@ const MAX_KEY_CHARS: usize = 128;
 pub async fn list(
     state: &State<ServerState>,
 ) -> Result<Json<BTreeMap<String, SettingValue>>, ApiError> {
-    let datastore = state.datastore.clone();
-    Ok(Json(blocking(move || Ok(datastore.settings()?)).await?))
+    Ok(Json(state.datastore.settings().await?))
 }
 
 /// One setting; `null` if unset.
 #[get("/api/0/settings/<key>")]
 pub async fn get(key: &str, state: &State<ServerState>) -> Result<Json<SettingValue>, ApiError> {
     check_key(key)?;
-    let datastore = state.datastore.clone();
-    let key = key.to_string();
-    let value = blocking(move || Ok(datastore.setting(&key)?)).await?;
+    let value = state.datastore.setting(key).await?;
     Ok(Json(value.unwrap_or(SettingValue::Null)))
 }
 

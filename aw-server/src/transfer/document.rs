@@ -1,4 +1,4 @@
-//! Reading export documents (spec §5) in bounded memory, and the two-pass
+//! Reading export documents (`docs/API.md` §5) in bounded memory, and the two-pass
 //! import shared by `POST /api/0/import` and the `import` command.
 //!
 //! [`walk`] streams one document through a [`Sink`] with serde: bucket
@@ -294,7 +294,7 @@ impl Sink for Importer<'_> {
         self.send(Job::Bucket(bucket))
     }
     fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
-        // Imported ids come from another database (spec §5): a prepared
+        // Imported ids come from another database (`docs/API.md` §5): a prepared
         // event has none.
         self.held.push(PreparedEvent::new(&event)?);
         if self.in_document_order {
@@ -958,6 +958,7 @@ mod tests {
         };
         datastore
             .events("b", query)
+            .wait()
             .unwrap()
             .into_iter()
             .map(|event| {
@@ -1048,6 +1049,6 @@ mod tests {
         let datastore = Datastore::open_in_memory().unwrap();
         let error = import_bytes(invalid.into_bytes(), &datastore).unwrap_err();
         assert_eq!(error.status().code, 422, "{error}");
-        assert!(datastore.buckets().unwrap().is_empty());
+        assert!(datastore.buckets().wait().unwrap().is_empty());
     }
 }

@@ -2,7 +2,7 @@
 //! shared by the HTTP endpoints (`endpoints::export`, `endpoints::import`)
 //! and the `export`/`import` commands (`cli`).
 //!
-//! - `document`: reading export documents (spec §5) with a streaming serde
+//! - `document`: reading export documents (`docs/API.md` §5) with a streaming serde
 //!   visitor, and the validate-then-store import of a document file;
 //! - `write`: writing the export document, NDJSON and CSV;
 //! - `ndjson`: reading NDJSON, converted into an export document.

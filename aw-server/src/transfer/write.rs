@@ -1,4 +1,4 @@
-//! Writing exports: the export document (spec §5), NDJSON and CSV, one
+//! Writing exports: the export document (`docs/API.md` §5), NDJSON and CSV, one
 //! bucket and one event at a time, so an export of any size is written in
 //! bounded memory.
 //!

@@ -15,15 +15,25 @@ use rocket::fairing::AdHoc;
 use rocket::{Build, Rocket};
 use serde_json::Value;
 
-/// A fresh in-memory store.
-pub fn datastore() -> Datastore {
-    Datastore::open_in_memory().expect("in-memory datastore")
+/// A fresh store in a file of a temporary folder, so tests read through
+/// the routes production uses (reader threads and pooled connections,
+/// which an in-memory store does not have). Keep the folder while the
+/// store is open.
+pub fn datastore() -> (tempfile::TempDir, Datastore) {
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let store = Datastore::open(folder.path().join(DB_FILE)).expect("a file datastore");
+    (folder, store)
 }
+
+/// The name of the test server's database file.
+pub const DB_FILE: &str = "test.db";
 
 /// A server running in a background thread; stopped on drop.
 pub struct TestServer {
     pub port: u16,
     pub datastore: Datastore,
+    /// Holds the database file.
+    _folder: Option<tempfile::TempDir>,
     shutdown: rocket::Shutdown,
     thread: Option<JoinHandle<()>>,
 }
@@ -44,11 +54,14 @@ impl TestServer {
         configure: impl FnOnce(&mut ServerConfig),
         extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
     ) -> TestServer {
-        TestServer::start_on(datastore(), configure, extend)
+        let (folder, datastore) = datastore();
+        TestServer::start_on(Some(folder), datastore, configure, extend)
     }
 
-    /// Over a given store (a file-backed one).
+    /// Over a given store; `folder`, if any, holds its file while the
+    /// server runs, and the configured `db_path` is taken in it.
     pub fn start_on(
+        folder: Option<tempfile::TempDir>,
         datastore: Datastore,
         configure: impl FnOnce(&mut ServerConfig),
         extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
@@ -57,10 +70,13 @@ impl TestServer {
             port: 0,
             hostname: "testhost".to_string(),
             device_id: "test-device-id".to_string(),
-            db_path: "/tmp/test.db".into(),
+            db_path: DB_FILE.into(),
             ..ServerConfig::default()
         };
         configure(&mut config);
+        if let Some(folder) = &folder {
+            config.db_path = folder.path().join(&config.db_path);
+        }
         let rocket = extend(build_rocket(datastore.clone(), config).expect("valid config"));
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -77,6 +93,7 @@ impl TestServer {
         TestServer {
             port,
             datastore,
+            _folder: folder,
             shutdown,
             thread: Some(thread),
         }

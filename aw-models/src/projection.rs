@@ -1,5 +1,5 @@
-//! Events reduced to the data keys a query can observe ([`Reducer`],
-//! [`KeptEvents`]).
+//! Events reduced to the data keys a query can observe ([`Projector`],
+//! [`ProjectedEvents`]).
 //!
 //! A year of browser events holds ~78k distinct data objects, because each
 //! records the tab count beside its URL and title, but the dashboard looks
@@ -19,7 +19,7 @@ use crate::{EventData, SharedEvent};
 /// whole data: two events have the same class exactly when their whole
 /// data objects are equal.
 #[derive(Debug, Clone, Default)]
-pub struct KeptEvents {
+pub struct ProjectedEvents {
     /// The events, newest first as a read gives them.
     pub events: Vec<SharedEvent>,
     /// The class of each event's whole data, in the same order; empty
@@ -31,7 +31,7 @@ pub struct KeptEvents {
 /// Reduces data objects to some keys: equal reduced objects are one shared
 /// object, and each object's class tells whole objects apart.
 #[derive(Debug)]
-pub struct Reducer {
+pub struct Projector {
     keys: Vec<String>,
     kept: Interned,
     /// The entries of each object that are not kept, by content.
@@ -40,13 +40,13 @@ pub struct Reducer {
     classes: HashMap<(u32, u32), u32, foldhash::fast::RandomState>,
 }
 
-impl Reducer {
+impl Projector {
     /// A reducer to `keys` (in any order, repeats ignored).
-    pub fn new(keys: &[String]) -> Reducer {
+    pub fn new(keys: &[String]) -> Projector {
         let mut keys = keys.to_vec();
         keys.sort();
         keys.dedup();
-        Reducer {
+        Projector {
             keys,
             kept: Interned::default(),
             rest: Interned::default(),
@@ -198,7 +198,7 @@ mod tests {
 
     #[test]
     fn equal_reduced_objects_are_one_and_classes_tell_whole_objects_apart() {
-        let mut reducer = Reducer::new(&["url".to_string(), "title".to_string()]);
+        let mut reducer = Projector::new(&["url".to_string(), "title".to_string()]);
         let (a, class_a) = reducer.reduce(data(json!({"url": "u", "title": "t", "tabs": 1})));
         let (b, class_b) = reducer.reduce(data(json!({"url": "u", "title": "t", "tabs": 2})));
         let (c, class_c) = reducer.reduce(data(json!({"tabs": 1, "title": "t", "url": "u"})));

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use aw_datastore::Datastore;
-use aw_models::{Bucket, BucketMetadata, Data, Event, KeptEvents, SharedEvent, TimeInterval};
+use aw_models::{Bucket, BucketMetadata, Data, Event, ProjectedEvents, SharedEvent, TimeInterval};
 use aw_query::{fork_always, query_json, EventSource, MemorySource, SourceError};
 use common::*;
 use serde_json::json;
@@ -40,14 +40,14 @@ impl<S: EventSource> EventSource for Counting<S> {
         self.inner.count_events(bucket_id, interval)
     }
 
-    fn query_bucket_kept(
+    fn query_bucket_projected(
         &self,
         bucket_id: &str,
         interval: &TimeInterval,
         keys: &[String],
-    ) -> Result<KeptEvents, SourceError> {
+    ) -> Result<ProjectedEvents, SourceError> {
         self.kept.fetch_add(1, Ordering::SeqCst);
-        self.inner.query_bucket_kept(bucket_id, interval, keys)
+        self.inner.query_bucket_projected(bucket_id, interval, keys)
     }
 }
 
