@@ -31,12 +31,19 @@ pub const PRIVACY_FILTERS_KEY: &str = "privacy_filters";
 /// server.
 pub const DEFAULT_PATTERN_SIZE_LIMIT: usize = 10 * (1 << 20);
 
+/// Most rules in a set. A person writes a handful; the bound keeps one
+/// request from making the server compile millions of patterns.
+pub const MAX_RULES: usize = 1000;
+
 /// Why a rule set was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RuleError {
     /// The value is not a JSON array.
     #[error("privacy_filters must be a JSON array of rules, not {0}")]
     NotAnArray(&'static str),
+    /// More than [`MAX_RULES`] rules.
+    #[error("privacy_filters has {0} rules; at most {MAX_RULES} are accepted")]
+    TooMany(usize),
     /// One rule is wrong.
     #[error("rule {number}: {problem}")]
     Rule {
@@ -87,6 +94,9 @@ impl PrivacyRules {
             Value::Number(_) => return Err(RuleError::NotAnArray("a number")),
             Value::Bool(_) => return Err(RuleError::NotAnArray("a boolean")),
         };
+        if items.len() > MAX_RULES {
+            return Err(RuleError::TooMany(items.len()));
+        }
         let mut rules = Vec::new();
         for (index, item) in items.iter().enumerate() {
             let problem = |problem: String| RuleError::Rule {
@@ -419,5 +429,10 @@ mod tests {
             assert!(error.contains(needle), "{rule}: {error}");
         }
         assert!(PrivacyRules::compile(&json!({"rules": []}), 1 << 20).is_err());
+        let many = Value::Array(vec![good; MAX_RULES + 1]);
+        assert_eq!(
+            PrivacyRules::compile(&many, 1 << 20).unwrap_err(),
+            RuleError::TooMany(MAX_RULES + 1)
+        );
     }
 }
