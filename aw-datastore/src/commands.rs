@@ -11,6 +11,7 @@ use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEv
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
+use crate::cleanup::{Change, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::pending::SlotReply;
 use crate::writes::PreparedEvent;
 use crate::{EventQuery, ImportSummary, Result};
@@ -81,6 +82,45 @@ pub(crate) enum WriteCommand {
     DeleteSetting {
         key: String,
         reply: Reply<()>,
+    },
+    /// Counts what `DeleteRangeChunk`s would do; changes nothing.
+    PreviewRange {
+        bucket_id: String,
+        start: i64,
+        end: i64,
+        reply: Reply<RangeDeletion>,
+    },
+    /// One chunk of a range deletion (`cleanup.rs`).
+    DeleteRangeChunk {
+        bucket_id: String,
+        start: i64,
+        end: i64,
+        reply: Reply<Chunk<RangeDeletion>>,
+    },
+    /// One chunk of deleting events that ended before `cutoff`.
+    ExpireChunk {
+        bucket_id: String,
+        cutoff: i64,
+        reply: Reply<Chunk<u64>>,
+    },
+    /// One chunk of applying the privacy rules to stored events.
+    RulesChunk {
+        bucket_id: String,
+        after: i64,
+        mode: RulesMode,
+        reply: Reply<Chunk<RulesOutcome>>,
+    },
+    /// Stores what the rules decided for some events (judged on a
+    /// reader's connection by the caller).
+    StoreChanges {
+        bucket_id: String,
+        changes: Vec<Change>,
+        reply: Reply<RulesOutcome>,
+    },
+    /// Gives up to `pages` free pages back to the file system.
+    ReleasePages {
+        pages: i64,
+        reply: Reply<i64>,
     },
 }
 
@@ -154,6 +194,11 @@ pub(crate) enum WorkerMessage {
     },
     /// Commit, fsync, stop the readers and the worker.
     Close {
+        reply: Reply<()>,
+    },
+    /// Commits, then rebuilds the file with `VACUUM` (turning incremental
+    /// vacuum on), outside any transaction.
+    Vacuum {
         reply: Reply<()>,
     },
     /// Answers at once; tells `health` the worker is alive.

@@ -6,8 +6,13 @@
 //! and created again (new row id) never sees the old bucket's event (B-4),
 //! and it is forgotten on every insert into, event delete in, and deletion
 //! of the bucket, and after a failed batch (B-3).
+//!
+//! A heartbeat a privacy rule drops ends the bucket's merge chain: the next
+//! heartbeat is stored as a new event even if it could merge, so no event
+//! stretches across the private interval. That mark outlives a failed
+//! batch (the dropped heartbeat stored nothing that could be rolled back).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use aw_models::{Duration, Event};
 
@@ -15,6 +20,8 @@ use aw_models::{Duration, Event};
 #[derive(Debug, Default)]
 pub(crate) struct LastEvents {
     by_bucket: HashMap<i64, Event>,
+    /// Buckets whose last heartbeat was dropped by a privacy rule.
+    broken: HashSet<i64>,
 }
 
 impl LastEvents {
@@ -36,6 +43,17 @@ impl LastEvents {
     /// Forgets everything (a batch was rolled back).
     pub(crate) fn clear(&mut self) {
         self.by_bucket.clear();
+    }
+
+    /// A heartbeat of the bucket was dropped: the next one must not merge.
+    pub(crate) fn break_chain(&mut self, bucket_row: i64) {
+        self.broken.insert(bucket_row);
+    }
+
+    /// Whether the bucket's chain was broken, mending it: the caller stores
+    /// the heartbeat as a new event.
+    pub(crate) fn take_broken(&mut self, bucket_row: i64) -> bool {
+        self.broken.remove(&bucket_row)
     }
 }
 

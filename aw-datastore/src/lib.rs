@@ -15,16 +15,24 @@
 //! writer keeps them, and a clean close stores them for the next open
 //! (`stats.rs`).
 //!
+//! The writer applies the privacy rules of the `privacy_filters` setting
+//! (`privacy.rs`) in every write path, and runs the long operations on
+//! stored history (range deletes, retention, the rules over history) one
+//! chunk per transaction (`cleanup.rs`, sent by `maintenance.rs`).
+//!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).
 
 mod bounds;
+mod cleanup;
 mod commands;
 mod error;
 mod heartbeat;
 mod local;
 mod lock;
+mod maintenance;
 mod pending;
+mod privacy;
 mod queries;
 mod reader;
 mod route;
@@ -53,8 +61,13 @@ use crate::stats::{SharedStats, StatsWriter};
 use crate::syncer::Syncer;
 use crate::worker::{FileParts, Worker};
 
+pub use cleanup::{RangeDeletion, RulesOutcome};
 pub use error::DatastoreError;
+pub use maintenance::{Expired, RulesReport};
 pub use pending::Pending;
+pub use privacy::{
+    PrivacyRules, RuleError, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY,
+};
 pub use route::{Answer, Read};
 pub use writes::PreparedEvent;
 
@@ -81,6 +94,8 @@ pub struct ImportSummary {
     pub inserted: u64,
     /// Events skipped because an identical one was already in the bucket.
     pub skipped: u64,
+    /// Events the privacy rules dropped (`privacy.rs`).
+    pub dropped: u64,
 }
 
 /// Cheap, cloneable handle to the storage worker.

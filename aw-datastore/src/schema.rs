@@ -133,6 +133,20 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Turns incremental vacuum on in a file that is still empty (SQLite
+/// fixes the mode when it first writes the file: switching to WAL does): pages freed by deletes
+/// can then be given back to the file system without rebuilding the file
+/// (`cleanup.rs`). The mode is a field of the file header that SQLite
+/// handles by itself, so aw-server-rust reads and writes such a file as
+/// any other.
+fn start_incremental_vacuum(conn: &Connection) -> Result<()> {
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
+    if tables == 0 {
+        conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL")?;
+    }
+    Ok(())
+}
+
 /// Settings of the writer connection.
 ///
 /// WAL lets the reader connections read beside the writer, and with
@@ -141,6 +155,7 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
 /// page cache) and is synced later by the worker (see `worker.rs`).
 pub(crate) fn configure_writer(conn: &Connection, file_backed: bool) -> Result<()> {
     conn.busy_timeout(StdDuration::from_secs(5))?;
+    start_incremental_vacuum(conn)?;
     if file_backed {
         let mode: String = conn
             .prepare_cached("PRAGMA journal_mode = WAL")?
@@ -203,6 +218,7 @@ mod tests {
     #[test]
     fn fresh_database_reaches_current_version_with_composite_index_only() {
         let conn = Connection::open_in_memory().unwrap();
+        configure_writer(&conn, false).unwrap();
         migrate(&conn).unwrap();
         assert_eq!(version(&conn).unwrap(), CURRENT_VERSION);
         let mut stmt = conn
@@ -214,6 +230,10 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(names, vec![EVENTS_INDEX.to_string()]);
+        let auto_vacuum: i64 = conn
+            .query_row("PRAGMA auto_vacuum", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(auto_vacuum, 2, "incremental");
         // Running again is a no-op.
         migrate(&conn).unwrap();
     }

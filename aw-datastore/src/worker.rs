@@ -73,9 +73,12 @@ use crossbeam_channel::TryRecvError;
 use rusqlite::{ffi, Connection};
 
 use crate::bounds::{self, DurationBounds, Scan};
+use crate::cleanup;
 use crate::commands::{Reply, WorkerMessage, WriteCommand};
 use crate::heartbeat::LastEvents;
 use crate::lock::{self, FileLock};
+use crate::privacy::{PrivacyRules, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
+use crate::queries;
 use crate::reader;
 use crate::stats::{self, StatsWriter, Stored};
 use crate::syncer::{self, Syncer};
@@ -182,6 +185,12 @@ pub(crate) struct Worker {
     unscanned: Vec<i64>,
     scanning: Option<Scan>,
     closed: Arc<AtomicBool>,
+    /// The privacy rules in force (`privacy.rs`), swapped whole when the
+    /// `privacy_filters` setting is written.
+    privacy: PrivacyRules,
+    /// The rules before the open batch changed them, put back if the
+    /// batch fails (the setting is then rolled back too).
+    privacy_before_batch: Option<PrivacyRules>,
     #[cfg(test)]
     failing_commits: u32,
 }
@@ -211,6 +220,7 @@ impl Worker {
                 .collect::<rusqlite::Result<Vec<i64>>>()?,
         };
         let (wal_path, syncer) = durability.unzip();
+        let privacy = load_privacy_rules(&conn);
         Ok(Worker {
             syncer,
             conn,
@@ -225,6 +235,8 @@ impl Worker {
             unscanned,
             scanning: None,
             closed,
+            privacy,
+            privacy_before_batch: None,
             #[cfg(test)]
             failing_commits: 0,
         })
@@ -381,6 +393,10 @@ impl Worker {
             WorkerMessage::Ping { reply } => {
                 reply.send(Ok(()));
             }
+            WorkerMessage::Vacuum { reply } => {
+                let result = self.commit().and_then(|()| self.vacuum());
+                reply.send(result);
+            }
             #[cfg(test)]
             WorkerMessage::FailCommits { count, reply } => {
                 self.failing_commits = count;
@@ -467,11 +483,87 @@ impl Worker {
                 self.hold(reply, result);
             }
             WriteCommand::SetSetting { key, value, reply } => {
+                // The rules are compiled before anything is stored, so
+                // rules that cannot apply are refused, never half applied.
+                let rules = if key == PRIVACY_FILTERS_KEY {
+                    match PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT) {
+                        Ok(rules) => Some(rules),
+                        Err(err) => {
+                            reply.send(Err(DatastoreError::InvalidInput(err.to_string())));
+                            return;
+                        }
+                    }
+                } else {
+                    None
+                };
                 let result = self.in_savepoint(|conn, _| writes::set_setting(conn, &key, &value));
+                if let (Ok(()), Some(rules)) = (&result, rules) {
+                    self.swap_privacy(rules);
+                }
                 self.hold(reply, result);
             }
             WriteCommand::DeleteSetting { key, reply } => {
                 let result = self.in_savepoint(|conn, _| writes::delete_setting(conn, &key));
+                if result.is_ok() && key == PRIVACY_FILTERS_KEY {
+                    self.swap_privacy(PrivacyRules::default());
+                }
+                self.hold(reply, result);
+            }
+            WriteCommand::PreviewRange {
+                bucket_id,
+                start,
+                end,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    cleanup::preview_range(conn, memory.bounds, &bucket_id, start, end)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::DeleteRangeChunk {
+                bucket_id,
+                start,
+                end,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    cleanup::delete_range_chunk(conn, memory, &bucket_id, start, end)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::ExpireChunk {
+                bucket_id,
+                cutoff,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    cleanup::expire_chunk(conn, memory, &bucket_id, cutoff)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::RulesChunk {
+                bucket_id,
+                after,
+                mode,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    cleanup::rules_chunk(conn, memory, &bucket_id, after, mode)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::StoreChanges {
+                bucket_id,
+                changes,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    cleanup::store_changes(conn, memory, &bucket_id, &changes)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::ReleasePages { pages, reply } => {
+                let result = self.in_savepoint(|conn, _| cleanup::release_pages(conn, pages));
                 self.hold(reply, result);
             }
         }
@@ -498,6 +590,7 @@ impl Worker {
             last_events: &mut self.last_events,
             bounds: &self.bounds,
             stats: &mut self.stats,
+            privacy: &self.privacy,
         };
         let result = command(&self.conn, &mut memory);
         if self.conn.is_autocommit() {
@@ -551,6 +644,7 @@ impl Worker {
         self.batch_len = 0;
         match self.try_commit() {
             Ok(()) => {
+                self.privacy_before_batch = None;
                 // Readers see the batch's facts before its writers hear back.
                 self.stats.publish();
                 if let Some(syncer) = &self.syncer {
@@ -599,9 +693,45 @@ impl Worker {
         self.batch_len = 0;
         self.last_events.clear();
         self.stats.discard();
+        if let Some(rules) = self.privacy_before_batch.take() {
+            self.privacy = rules;
+        }
         for held in self.held.drain(..) {
             held.deliver(Some(failure));
         }
+    }
+
+    /// Puts new privacy rules in force for the rest of the batch and
+    /// after; a failed batch puts the old ones back.
+    fn swap_privacy(&mut self, rules: PrivacyRules) {
+        let old = std::mem::replace(&mut self.privacy, rules);
+        self.privacy_before_batch.get_or_insert(old);
+    }
+
+    /// Rebuilds the file, with incremental vacuum on from then on. Runs
+    /// between batches: `VACUUM` cannot run inside a transaction. It
+    /// writes a copy of the database (a temporary file, then the WAL), so
+    /// it needs free space about the size of the file.
+    fn vacuum(&mut self) -> Result<()> {
+        self.conn
+            .execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM;")?;
+        // Forget what the remembered events may say about rows' pages;
+        // ids and contents are unchanged, so nothing else is stale.
+        self.last_events.clear();
+        self.sync_now()?;
+        // In WAL mode the rebuilt pages are in the WAL, as large as the
+        // file was: copy them into the file and empty the WAL, so the
+        // space is back now, not at the next quiet checkpoint. A reader
+        // in the way only delays that.
+        if self.file.is_some() {
+            let busy: i64 = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| row.get(0))?;
+            if busy != 0 {
+                log::info!("A reader kept the WAL from being emptied after VACUUM");
+            }
+        }
+        Ok(())
     }
 
     /// Gets every committed write onto the disk now.
@@ -654,6 +784,23 @@ impl Worker {
             Err(err) => log::warn!("Could not count bucket events: {err}"),
         }
     }
+}
+
+/// The privacy rules stored in the file. Rules that do not compile (a
+/// file written by a server that stores any JSON) are reported and not
+/// applied: applying some of them would be applying half a rule set.
+fn load_privacy_rules(conn: &Connection) -> PrivacyRules {
+    let value = match queries::setting(conn, PRIVACY_FILTERS_KEY) {
+        Ok(value) => value.unwrap_or_default(),
+        Err(err) => {
+            log::error!("Could not read the privacy filters: {err}");
+            return PrivacyRules::default();
+        }
+    };
+    PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT).unwrap_or_else(|err| {
+        log::error!("The stored privacy filters are not applied: {err}");
+        PrivacyRules::default()
+    })
 }
 
 /// Runs a statement without parameters through the statement cache.

@@ -7,14 +7,20 @@
 //! memory is only *set* after the SQL succeeded, and only *forgotten*
 //! before, so it never describes rows that are not there (the bucket facts
 //! of a failed command are undone by the worker, see `stats.rs`).
+//!
+//! Every path that stores an event's data (heartbeats, inserts, a bucket
+//! created with events, imports) first applies the privacy rules in force
+//! (`privacy.rs`): a dropped event is stored nowhere, a redacted one is
+//! stored (and merged, and deduplicated) with its redacted data.
 
-use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp};
+use aw_models::{Bucket, Data, Duration, Event, SettingValue, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
 use crate::heartbeat::{merge, LastEvents};
+use crate::privacy::{PrivacyRules, Verdict};
 use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
-use crate::rows::{created_text, data_text};
+use crate::rows::{created_text, data_text, parse_data};
 use crate::stats::{BucketStats, StatsWriter};
 use crate::{DatastoreError, ImportSummary, Result};
 
@@ -27,6 +33,8 @@ pub(crate) struct WriterMemory<'a> {
     pub(crate) bounds: &'a DurationBounds,
     /// Count and edges of each bucket, published at commit.
     pub(crate) stats: &'a mut StatsWriter,
+    /// The privacy rules in force.
+    pub(crate) privacy: &'a PrivacyRules,
 }
 
 /// Creates a bucket and inserts its events (ids ignored unless they are
@@ -38,7 +46,10 @@ pub(crate) fn create_bucket(
 ) -> Result<()> {
     let row_id = insert_bucket_row(conn, memory, &bucket)?;
     if let Some(events) = bucket.events {
-        for event in events {
+        for mut event in events {
+            if memory.privacy.apply_to_event(&bucket.id, &mut event) == Verdict::Dropped {
+                continue;
+            }
             insert_one(conn, memory, row_id, event, IdRule::ReplaceInBucket)?;
         }
     }
@@ -113,7 +124,8 @@ enum IdRule {
 /// database fail.
 pub(crate) const MAX_CHOSEN_ID: i64 = (1 << 53) - 1;
 
-/// Inserts events; returns them with their ids.
+/// Inserts events; returns those stored, with their ids (events the
+/// privacy rules drop are left out, as the reference leaves them out).
 pub(crate) fn insert_events(
     conn: &Connection,
     memory: &mut WriterMemory<'_>,
@@ -124,10 +136,20 @@ pub(crate) fn insert_events(
     // Spec §4: an insert makes the next heartbeat compare with the newest
     // stored event.
     memory.last_events.forget(row_id);
-    events
-        .into_iter()
-        .map(|event| insert_one(conn, memory, row_id, event, IdRule::ReplaceInBucket))
-        .collect()
+    let mut stored = Vec::with_capacity(events.len());
+    for mut event in events {
+        if memory.privacy.apply_to_event(bucket_id, &mut event) == Verdict::Dropped {
+            continue;
+        }
+        stored.push(insert_one(
+            conn,
+            memory,
+            row_id,
+            event,
+            IdRule::ReplaceInBucket,
+        )?);
+    }
+    Ok(stored)
 }
 
 fn validate(event: &Event) -> Result<()> {
@@ -237,9 +259,17 @@ pub(crate) fn heartbeat(
     // Spec §3.4: a heartbeat's id is ignored.
     heartbeat.id = None;
     let row_id = bucket_row(conn, bucket_id)?;
-    let last = match memory.last_events.get(row_id) {
-        Some(last) => Some(last.clone()),
-        None => newest_event(conn, row_id)?,
+    if memory.privacy.apply_to_event(bucket_id, &mut heartbeat) == Verdict::Dropped {
+        return dropped_heartbeat(conn, memory, row_id, &heartbeat);
+    }
+    // After a dropped heartbeat the chain starts again (`heartbeat.rs`).
+    let last = if memory.last_events.take_broken(row_id) {
+        None
+    } else {
+        match memory.last_events.get(row_id) {
+            Some(last) => Some(last.clone()),
+            None => newest_event(conn, row_id)?,
+        }
     };
     let merged = last
         .as_ref()
@@ -268,6 +298,29 @@ pub(crate) fn heartbeat(
     };
     memory.last_events.remember(row_id, stored.clone());
     Ok(stored)
+}
+
+/// The answer to a heartbeat a privacy rule dropped, as the reference
+/// answers it: the bucket's last stored event, or, in an empty bucket, an
+/// event at the heartbeat's time with no data (never the private data).
+/// Nothing is stored, and the bucket's merge chain ends here.
+fn dropped_heartbeat(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    row_id: i64,
+    heartbeat: &Event,
+) -> Result<Event> {
+    memory.last_events.break_chain(row_id);
+    let last = match memory.last_events.get(row_id) {
+        Some(last) => Some(last.clone()),
+        None => newest_event(conn, row_id)?,
+    };
+    Ok(last.unwrap_or_else(|| Event {
+        id: None,
+        timestamp: heartbeat.timestamp,
+        duration: Duration::ZERO,
+        data: Data::new(),
+    }))
 }
 
 /// Deletes one event of the bucket; whether one was deleted.
@@ -317,15 +370,19 @@ pub(crate) fn import_bucket(
         }
         None => {
             let row_id = insert_bucket_row(conn, memory, &bucket)?;
-            let inserted = events.len() as u64;
-            for event in events {
-                insert_one(conn, memory, row_id, event, IdRule::Fresh)?;
-            }
-            Ok(ImportSummary {
+            let mut summary = ImportSummary {
                 buckets_created: 1,
-                inserted,
-                skipped: 0,
-            })
+                ..ImportSummary::default()
+            };
+            for mut event in events {
+                if memory.privacy.apply_to_event(&bucket.id, &mut event) == Verdict::Dropped {
+                    summary.dropped += 1;
+                    continue;
+                }
+                insert_one(conn, memory, row_id, event, IdRule::Fresh)?;
+                summary.inserted += 1;
+            }
+            Ok(summary)
         }
     }
 }
@@ -385,8 +442,23 @@ pub(crate) fn import_events(
     memory.last_events.forget(row_id);
     let mut summary = ImportSummary::default();
     let mut rows = InsertRows::new(conn, row_id)?;
+    let filtered = memory.privacy.applies_to(bucket_id);
     for event in events {
-        let PreparedEvent { start, end, data } = event;
+        let PreparedEvent {
+            start,
+            end,
+            mut data,
+        } = event;
+        if filtered {
+            match filter_text(memory.privacy, bucket_id, &data) {
+                Filtered::Kept => {}
+                Filtered::Dropped => {
+                    summary.dropped += 1;
+                    continue;
+                }
+                Filtered::Redacted(redacted) => data = redacted,
+            }
+        }
         if may_hold(memory.stats.get(row_id), start, end) {
             // The lookup must see the events before it.
             rows.write()?;
@@ -401,6 +473,28 @@ pub(crate) fn import_events(
     }
     rows.write()?;
     Ok(summary)
+}
+
+/// What the privacy rules make of a stored data text.
+#[derive(Debug)]
+pub(crate) enum Filtered {
+    Kept,
+    Dropped,
+    Redacted(String),
+}
+
+/// Applies the privacy rules to a data text (as prepared for an import,
+/// or as stored). Text that is not a JSON object is kept as it is: no
+/// rule can match inside it.
+pub(crate) fn filter_text(rules: &PrivacyRules, bucket_id: &str, text: &str) -> Filtered {
+    let Ok(mut data) = parse_data(text) else {
+        return Filtered::Kept;
+    };
+    match rules.apply(bucket_id, &mut data) {
+        Verdict::Kept => Filtered::Kept,
+        Verdict::Dropped => Filtered::Dropped,
+        Verdict::Redacted => Filtered::Redacted(data_text(&data)),
+    }
 }
 
 /// Events of an import waiting to be written by one INSERT of

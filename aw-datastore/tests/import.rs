@@ -31,7 +31,8 @@ fn import_creates_a_missing_bucket_with_fresh_ids() {
         ImportSummary {
             buckets_created: 1,
             inserted: 2,
-            skipped: 0
+            skipped: 0,
+            dropped: 0
         }
     );
     assert_eq!(store.bucket("new").wait().unwrap().kind, "imported-type");

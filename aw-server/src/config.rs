@@ -3,7 +3,7 @@
 //!
 //! The file has the keys of aw-server-rust (`address`, `port`, `cors`,
 //! `cors_regex`, `custom_static`, `[auth] api_key`) so an existing file keeps
-//! working. Command-line flags are parsed in `main.rs` and override the file;
+//! working, and an optional `[retention] keep_days` of ours. Command-line flags are parsed in `main.rs` and override the file;
 //! where the files live is `dirs.rs`'s business.
 
 use std::collections::BTreeMap;
@@ -50,6 +50,15 @@ pub struct AuthConfig {
     pub api_key: Option<String>,
 }
 
+/// `[retention]` of the config file: how long events are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Events that ended more than this many days ago are deleted (at
+    /// start and once a day); at least 1.
+    pub keep_days: u32,
+}
+
 /// The config file as written by the user; every key is optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct FileConfig {
@@ -71,6 +80,9 @@ pub struct FileConfig {
     /// Authentication.
     #[serde(default)]
     pub auth: AuthConfig,
+    /// Retention of old events; absent keeps everything.
+    #[serde(default)]
+    pub retention: Option<RetentionConfig>,
 }
 
 impl FileConfig {
@@ -119,7 +131,12 @@ pub fn default_file_text(testing: bool) -> String {
          \n\
          # Require 'Authorization: Bearer <api_key>' on /api/ requests.\n\
          #[auth]\n\
-         #api_key = \"\"\n"
+         #api_key = \"\"\n\
+         \n\
+         # Delete events that ended more than keep_days days ago (at start\n\
+         # and once a day). Off unless set.\n\
+         #[retention]\n\
+         #keep_days = 365\n"
     )
 }
 
@@ -187,6 +204,8 @@ pub struct ServerConfig {
     pub device_id: String,
     /// Rocket's own (per-request) logging.
     pub verbose: bool,
+    /// Days of events to keep (`[retention] keep_days`); `None` keeps all.
+    pub keep_days: Option<u32>,
 }
 
 impl Default for ServerConfig {
@@ -206,6 +225,7 @@ impl Default for ServerConfig {
             hostname: "localhost".to_string(),
             device_id: "00000000-0000-0000-0000-000000000000".to_string(),
             verbose: false,
+            keep_days: None,
         }
     }
 }
@@ -225,6 +245,14 @@ impl ServerConfig {
             .map(|(name, path)| (name, PathBuf::from(path)))
             .collect();
         self.api_key = file.auth.api_key.filter(|key| !key.is_empty());
+        self.keep_days = match file.retention {
+            None => None,
+            Some(RetentionConfig { keep_days: 0 }) => return Err(ConfigError::Invalid(
+                "[retention] keep_days must be at least 1 (remove the section to keep everything)"
+                    .to_string(),
+            )),
+            Some(RetentionConfig { keep_days }) => Some(keep_days),
+        };
         Ok(())
     }
 }
@@ -256,6 +284,22 @@ api_key = "secret"
             PathBuf::from("/opt/x")
         );
         assert_eq!(config.api_key.as_deref(), Some("secret"));
+    }
+
+    #[test]
+    fn retention_is_off_unless_configured() {
+        let mut config = ServerConfig::default();
+        config
+            .apply_file(FileConfig::parse("", Path::new("c.toml")).unwrap())
+            .unwrap();
+        assert_eq!(config.keep_days, None);
+        let file = FileConfig::parse("[retention]\nkeep_days = 30\n", Path::new("c.toml")).unwrap();
+        config.apply_file(file).unwrap();
+        assert_eq!(config.keep_days, Some(30));
+        let zero = FileConfig::parse("[retention]\nkeep_days = 0\n", Path::new("c.toml")).unwrap();
+        assert!(config.apply_file(zero).is_err());
+        assert!(FileConfig::parse("[retention]\nkeep = 3\n", Path::new("c.toml")).is_err());
+        assert!(FileConfig::parse("[retention]\nkeep_days = -3\n", Path::new("c.toml")).is_err());
     }
 
     #[test]

@@ -28,7 +28,12 @@
 //! - treats `POST /api/0/settings/<key>` with `null` as deleting the key;
 //! - validates a whole import before storing any of it, and answers it
 //!   with an empty body and an `X-Import-Summary` header (JSON counts);
-//! - exempts `/api/0/info/` (with the slash) from the API key too.
+//! - exempts `/api/0/info/` (with the slash) from the API key too;
+//! - refuses a `privacy_filters` setting that is not a valid rule set
+//!   (400 naming the rule), where the reference stores any JSON.
+//!
+//! With `[retention]` configured, [`build_rocket`] starts the retention
+//! schedule (`retention`) when the server lifts off.
 
 mod asset_files;
 mod assets;
@@ -38,6 +43,7 @@ pub mod dirs;
 pub mod endpoints;
 pub mod error;
 pub mod logging;
+pub mod retention;
 mod security;
 mod static_files;
 pub mod transfer;
@@ -84,6 +90,8 @@ pub struct ServerState {
     pub ui: Ui,
     /// `/pages/<name>/` folders.
     pub custom_static: BTreeMap<String, PathBuf>,
+    /// The database file, for the space `POST /api/0/vacuum` gives back.
+    pub db_path: PathBuf,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -124,6 +132,9 @@ pub fn build_rocket(
         },
         ..rocket::Config::default()
     };
+    let retention = config
+        .keep_days
+        .map(|keep_days| (datastore.clone(), keep_days));
     let state = ServerState {
         datastore,
         info: ServerInfo {
@@ -134,8 +145,16 @@ pub fn build_rocket(
         },
         ui: Ui::choose(config.webpath.as_deref(), config.embedded_webui.clone()),
         custom_static: config.custom_static.clone(),
+        db_path: config.db_path.clone(),
     };
-    Ok(rocket::custom(rocket_config)
+    let rocket = rocket::custom(rocket_config);
+    let rocket = match retention {
+        Some((datastore, keep_days)) => rocket.attach(AdHoc::on_liftoff("retention", move |_| {
+            Box::pin(async move { retention::start(datastore, keep_days) })
+        })),
+        None => rocket,
+    };
+    Ok(rocket
         .manage(state)
         .attach(gate)
         .attach(AdHoc::on_response("whole chunks", |_, response| {

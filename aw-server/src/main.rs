@@ -3,7 +3,8 @@
 //! or SIGTERM, then closes the datastore so every acknowledged write is on
 //! disk before exiting 0.
 //!
-//! The server is the default command; `export` and `import` are
+//! The server is the default command; `export`, `import`,
+//! `delete-range`, `apply-privacy-filters` and `vacuum` are
 //! `aw_server::cli`'s. Errors print as one message and exit with 1 (clap's
 //! usage errors with 2).
 
@@ -37,6 +38,15 @@ enum Command {
     /// Merge export files into the buckets of a running server or of the
     /// database file; events already there are skipped.
     Import(cli::import::ImportArgs),
+    /// Remove all activity in [start, end) from some or all buckets:
+    /// events inside are deleted, events crossing an edge are trimmed.
+    DeleteRange(cli::history::DeleteRangeArgs),
+    /// Apply the privacy filters (the `privacy_filters` setting) to the
+    /// events already stored: drop and redact as for new events.
+    ApplyPrivacyFilters(cli::history::ApplyRulesArgs),
+    /// Give the space of deleted events back to the file system by
+    /// rebuilding the database file (needs free space about its size).
+    Vacuum(cli::vacuum::VacuumArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -96,6 +106,9 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Serve(args)) => args,
         Some(Command::Export(args)) => return finish(cli::export::run(args)),
         Some(Command::Import(args)) => return finish(cli::import::run(args)),
+        Some(Command::DeleteRange(args)) => return finish(cli::history::delete_range(args)),
+        Some(Command::ApplyPrivacyFilters(args)) => return finish(cli::history::apply_rules(args)),
+        Some(Command::Vacuum(args)) => return finish(cli::vacuum::run(args)),
         None => cli.server,
     };
     serve(args, purge_delay)
@@ -129,6 +142,9 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         ..ServerConfig::default()
     };
     config.apply_file(file)?;
+    if let Some(keep_days) = config.keep_days {
+        log::info!("Retention: events that ended more than {keep_days} days ago are deleted daily");
+    }
     if let Some(host) = &args.host {
         config.address = config::parse_address(host)?;
     }

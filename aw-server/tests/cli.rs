@@ -560,3 +560,175 @@ fn export_to_a_closed_pipe_stops_quietly() {
     assert!(!stderr.contains("cannot write"), "{stderr}");
     assert!(String::from_utf8_lossy(&first).starts_with("{\"buckets\""));
 }
+
+/// aw-webui's default privacy rules.
+fn webui_rules() -> Value {
+    json!([
+        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+         "pattern": "(?i)(private browsing|incognito)", "action": "drop"},
+        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+         "pattern": "(?i).*banking.*", "action": "redact", "replacement": "REDACTED"}
+    ])
+}
+
+/// A document of one window bucket: a private, a banking and a plain
+/// title, 10:00, 10:10 and 10:20, ten minutes each.
+fn window_document() -> Value {
+    let event = |time: &str, title: &str| {
+        json!({"timestamp": format!("2026-01-01T{time}:00Z"), "duration": 600.0,
+               "data": {"title": title}})
+    };
+    json!({"buckets": {"aw-watcher-window_h": {
+        "id": "aw-watcher-window_h", "type": "currentwindow", "client": "c", "hostname": "h",
+        "events": [event("10:00", "Incognito"), event("10:10", "Banking"), event("10:20", "news")]
+    }}})
+}
+
+/// Saves the privacy rules in `db` through a server on it.
+fn save_rules(root: &Path, db: &Path) {
+    let server = Server::start(root, db);
+    let client = common::Client {
+        port: server.port.parse().unwrap(),
+        headers: Vec::new(),
+    };
+    let reply = client.post_json("/api/0/settings/privacy_filters", &webui_rules());
+    assert_eq!(reply.status, 201, "{}", reply.text());
+}
+
+fn titles(root: &Path, db: &Path) -> Vec<String> {
+    let out = path(root, "titles.json");
+    ok(root, &["export", "--dbpath", s(db), "-o", s(&out)]);
+    let document = read_json(&out);
+    let mut titles: Vec<String> = document["buckets"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|bucket| bucket["events"].as_array().unwrap().clone())
+        .map(|event| event["data"]["title"].as_str().unwrap().to_string())
+        .collect();
+    titles.sort();
+    titles
+}
+
+#[test]
+fn offline_imports_and_history_obey_the_stored_privacy_rules() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let db = path(root, "sqlite.db");
+    let source = path(root, "window.json");
+    fs::write(&source, window_document().to_string()).unwrap();
+    // Stored before the rules: history to clean.
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    save_rules(root, &db);
+    let dry = ok(
+        root,
+        &["apply-privacy-filters", "--dbpath", s(&db), "--dry-run"],
+    );
+    assert!(
+        dry.contains("1 would be dropped, 1 would be redacted"),
+        "{dry}"
+    );
+    assert_eq!(titles(root, &db), ["Banking", "Incognito", "news"]);
+    let real = ok(root, &["apply-privacy-filters", "--dbpath", s(&db)]);
+    assert!(real.contains("1 dropped, 1 redacted"), "{real}");
+    assert_eq!(titles(root, &db), ["REDACTED", "news"]);
+    // An offline import applies the rules as it stores.
+    let fresh = path(root, "fresh.db");
+    save_rules(root, &fresh);
+    let imported = ok(root, &["import", "--dbpath", s(&fresh), s(&source)]);
+    assert!(
+        imported.contains("1 dropped by privacy filters"),
+        "{imported}"
+    );
+    assert_eq!(titles(root, &fresh), ["REDACTED", "news"]);
+}
+
+#[test]
+fn delete_range_works_offline_and_online_with_a_dry_run() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let db = path(root, "sqlite.db");
+    let source = path(root, "window.json");
+    fs::write(&source, window_document().to_string()).unwrap();
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    let range = [
+        "--start",
+        "2026-01-01T10:05:00Z",
+        "--end",
+        "2026-01-01T10:25:00Z",
+    ];
+    let mut args = vec!["delete-range", "--dbpath", s(&db), "--all", "--dry-run"];
+    args.extend(range);
+    let dry = ok(root, &args);
+    assert!(
+        dry.contains("1 events would be deleted, 2 would be trimmed"),
+        "{dry}"
+    );
+    assert_eq!(titles(root, &db).len(), 3);
+    let server = Server::start(root, &db);
+    let mut args = server.args(&["delete-range", "--bucket", "aw-watcher-window_h"]);
+    args.extend(range);
+    let done = ok(root, &args);
+    assert!(done.contains("1 events deleted, 2 trimmed"), "{done}");
+    drop(server);
+    assert_eq!(titles(root, &db), ["Incognito", "news"]);
+    let mut args = vec![
+        "delete-range",
+        "--dbpath",
+        s(&db),
+        "--bucket",
+        "aw-watcher-window_h",
+    ];
+    args.extend([
+        "--start",
+        "2026-01-01T11:00:00Z",
+        "--end",
+        "2026-01-01T10:00:00Z",
+    ]);
+    let refused = fails(root, &args, 1);
+    assert!(refused.contains("before --start"), "{refused}");
+    fails(root, &["delete-range", "--dbpath", s(&db), "--all"], 2);
+}
+
+#[test]
+fn vacuum_works_offline_and_online() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let db = path(root, "sqlite.db");
+    let source = path(root, "window.json");
+    fs::write(&source, window_document().to_string()).unwrap();
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    let offline = ok(root, &["vacuum", "--dbpath", s(&db)]);
+    assert!(
+        offline.contains("it needs about") && offline.contains("Vacuumed:"),
+        "{offline}"
+    );
+    let server = Server::start(root, &db);
+    let online = ok(root, &server.args(&["vacuum"]));
+    assert!(
+        online.contains("through the server") && online.contains("Vacuumed:"),
+        "{online}"
+    );
+    drop(server);
+    assert_eq!(titles(root, &db).len(), 3);
+}
+
+#[test]
+fn help_describes_the_history_commands() {
+    let dir = TempDir::new().unwrap();
+    let help = String::from_utf8(run(dir.path(), &["--help"]).stdout).unwrap();
+    for command in ["delete-range", "apply-privacy-filters", "vacuum"] {
+        assert!(help.contains(command), "{help}");
+    }
+    let help = String::from_utf8(run(dir.path(), &["delete-range", "--help"]).stdout).unwrap();
+    for flag in [
+        "--bucket",
+        "--all",
+        "--start",
+        "--end",
+        "--dry-run",
+        "--dbpath",
+    ] {
+        assert!(help.contains(flag), "{help}");
+    }
+}

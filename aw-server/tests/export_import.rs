@@ -183,7 +183,7 @@ fn reimport_merges_without_duplicates() {
             serde_json::from_str(reply.header("x-import-summary").unwrap()).unwrap()
         })
         .collect();
-    let summary = json!({"buckets_created": 0, "inserted": 0, "skipped": 20});
+    let summary = json!({"buckets_created": 0, "inserted": 0, "skipped": 20, "dropped": 0});
     assert_eq!(summaries, [summary.clone(), summary]);
     assert_eq!(client.get("/api/0/buckets/b/events/count").text(), "20");
     // A document with one more event adds just that one.

@@ -91,6 +91,11 @@ impl ServerProcess {
         )))
     }
 
+    /// The database file the server runs on.
+    pub fn db_path(&self) -> PathBuf {
+        self.root.path().join("bench.db")
+    }
+
     /// `http://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)

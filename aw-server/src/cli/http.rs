@@ -7,8 +7,8 @@ use std::io::{self, Read};
 use std::net::IpAddr;
 use std::time::Duration;
 
-use aw_datastore::ImportSummary;
-use aw_models::Bucket;
+use aw_datastore::{ImportSummary, RangeDeletion, RulesOutcome, RulesReport};
+use aw_models::{Bucket, Timestamp};
 use ureq::http::Response;
 use ureq::{Agent, Body, SendBody};
 
@@ -133,6 +133,85 @@ impl Server {
         Ok(header.map(parse_summary).unwrap_or_default())
     }
 
+    /// `DELETE /api/0/buckets/<id>/events?start&end[&dry_run=true]`.
+    pub fn delete_range(
+        &self,
+        bucket_id: &str,
+        start: Timestamp,
+        end: Timestamp,
+        dry_run: bool,
+    ) -> Result<RangeDeletion, CliError> {
+        let path = format!(
+            "/api/0/buckets/{}/events?start={}&end={}{}",
+            encode(bucket_id),
+            encode(&start.to_string()),
+            encode(&end.to_string()),
+            if dry_run { "&dry_run=true" } else { "" }
+        );
+        let response = self
+            .authorized(self.agent.delete(format!("{}{path}", self.base)))
+            .call()
+            .map_err(|error| self.failure(&path, error))?;
+        let answer = self.answer(&path, response)?;
+        let count = |name: &str| answer[name].as_u64().unwrap_or(0);
+        Ok(RangeDeletion {
+            deleted: count("deleted"),
+            trimmed: count("trimmed"),
+        })
+    }
+
+    /// `POST /api/0/privacy/apply[?dry_run=true]`: the reports per bucket.
+    pub fn apply_privacy(&self, dry_run: bool) -> Result<Vec<RulesReport>, CliError> {
+        let path = format!(
+            "/api/0/privacy/apply{}",
+            if dry_run { "?dry_run=true" } else { "" }
+        );
+        let answer = self.post_empty(&path)?;
+        let mut reports = Vec::new();
+        if let Some(buckets) = answer["buckets"].as_object() {
+            for (bucket_id, counts) in buckets {
+                let count = |name: &str| counts[name].as_u64().unwrap_or(0);
+                reports.push(RulesReport {
+                    bucket_id: bucket_id.clone(),
+                    outcome: RulesOutcome {
+                        examined: count("examined"),
+                        dropped: count("dropped"),
+                        redacted: count("redacted"),
+                    },
+                });
+            }
+        }
+        Ok(reports)
+    }
+
+    /// `POST /api/0/vacuum`: the file's size before and after.
+    pub fn vacuum(&self) -> Result<(u64, u64), CliError> {
+        let answer = self.post_empty("/api/0/vacuum")?;
+        let size = |name: &str| answer[name].as_u64().unwrap_or(0);
+        Ok((size("size_before"), size("size_after")))
+    }
+
+    /// A POST without a body; the JSON answer. No time limit: these are
+    /// long operations.
+    fn post_empty(&self, path: &str) -> Result<serde_json::Value, CliError> {
+        let response = self
+            .authorized(self.agent.post(format!("{}{path}", self.base)))
+            .send_empty()
+            .map_err(|error| self.failure(path, error))?;
+        self.answer(path, response)
+    }
+
+    /// A 200 answer's JSON body, or the refusal as an error.
+    fn answer(&self, path: &str, response: Response<Body>) -> Result<serde_json::Value, CliError> {
+        if response.status() != 200 {
+            return Err(self.refusal(path, response));
+        }
+        response
+            .into_body()
+            .read_json()
+            .map_err(|error| self.failure(path, error))
+    }
+
     fn get(&self, path: &str) -> Result<Response<Body>, CliError> {
         let response = self
             .authorized(self.agent.get(format!("{}{path}", self.base)))
@@ -177,6 +256,7 @@ fn parse_summary(text: &str) -> ImportSummary {
         buckets_created: count("buckets_created"),
         inserted: count("inserted"),
         skipped: count("skipped"),
+        dropped: count("dropped"),
     }
 }
 

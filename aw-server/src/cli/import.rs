@@ -56,12 +56,13 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     let total = result?;
     closed?;
     eprintln!(
-        "Imported {} file{}: {} buckets created, {} events stored, {} skipped as already there, in {:.1} s",
+        "Imported {} file{}: {} buckets created, {} events stored, {} skipped as already there, {} dropped by privacy filters, in {:.1} s",
         args.files.len(),
         if args.files.len() == 1 { "" } else { "s" },
         total.buckets_created,
         total.inserted,
         total.skipped,
+        total.dropped,
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -134,7 +135,9 @@ fn import(target: &Target, file: Checked) -> Result<ImportSummary, CliError> {
                 Streamed(document),
                 &file.buckets,
                 datastore,
-                &mut |summary| bar.set_position(summary.inserted + summary.skipped),
+                &mut |summary| {
+                    bar.set_position(summary.inserted + summary.skipped + summary.dropped)
+                },
             )
             .map_err(|error| CliError(format!("{name}: import failed: {error}")))?;
             bar.finish_and_clear();

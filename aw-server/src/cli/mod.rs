@@ -1,6 +1,7 @@
-//! The `export` and `import` commands of the `aw-server` binary.
+//! The commands of the `aw-server` binary: `export`, `import`,
+//! `delete-range`, `apply-privacy-filters` and `vacuum`.
 //!
-//! Both work either **online**, through the HTTP API of a server that
+//! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
 //! API key as the server), or **offline**, on the database file itself:
 //! with `--dbpath`, or when no server answers (said on stderr). A database
@@ -14,9 +15,11 @@
 //! prints them and exits with status 1.
 
 pub mod export;
+pub mod history;
 mod http;
 pub mod import;
 mod progress;
+pub mod vacuum;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};

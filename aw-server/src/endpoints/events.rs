@@ -1,6 +1,7 @@
-//! Events of a bucket: listing, insertion, count, one event (`docs/API.md` §3.3).
+//! Events of a bucket: listing, insertion, count, one event (`docs/API.md` §3.3),
+//! and deleting a time range (ours, `docs/api-privacy.md`).
 
-use aw_datastore::EventQuery;
+use aw_datastore::{EventQuery, RangeDeletion};
 use aw_models::Event;
 use rocket::data::Data;
 use rocket::http::{ContentType, Status};
@@ -86,6 +87,50 @@ pub async fn delete(
     let bucket_id = bucket_id.to_string();
     blocking(move || Ok(datastore.delete_event(&bucket_id, event_id)?)).await?;
     Ok(Empty(Status::Ok))
+}
+
+/// Removes all activity inside `[start, end)` (both required): events
+/// inside are deleted, events crossing an edge are trimmed to their part
+/// outside, an event spanning the range is split in two. Answers
+/// `{"deleted": n, "trimmed": m}`; with `dry_run=true`, what it would do.
+#[delete("/api/0/buckets/<bucket_id>/events?<start>&<end>&<dry_run>")]
+pub async fn delete_range(
+    bucket_id: &str,
+    start: Option<&str>,
+    end: Option<&str>,
+    dry_run: Option<&str>,
+    state: &State<ServerState>,
+) -> Result<Json<RangeDeletion>, ApiError> {
+    let missing = |name: &str| {
+        ApiError::BadRequest(format!(
+            "Missing '{name}' parameter: a range delete needs both 'start' and 'end' (ISO 8601)"
+        ))
+    };
+    let start = timestamp_param("start", start)?.ok_or_else(|| missing("start"))?;
+    let end = timestamp_param("end", end)?.ok_or_else(|| missing("end"))?;
+    if end < start {
+        return Err(ApiError::BadRequest(format!(
+            "'end' ({end}) is before 'start' ({start})"
+        )));
+    }
+    let dry_run = super::flag_param("dry_run", dry_run)?;
+    let datastore = state.datastore.clone();
+    let bucket_id = bucket_id.to_string();
+    let done = blocking(move || {
+        if dry_run {
+            Ok(datastore.preview_range_deletion(&bucket_id, start, end)?)
+        } else {
+            let done = datastore.delete_range(&bucket_id, start, end, &mut |_| {})?;
+            log::info!(
+                "Deleted {start} to {end} of bucket {bucket_id}: {} events deleted, {} trimmed",
+                done.deleted,
+                done.trimmed
+            );
+            Ok(done)
+        }
+    })
+    .await?;
+    Ok(Json(done))
 }
 
 fn parse_event_id(text: &str) -> Result<i64, ApiError> {

@@ -38,8 +38,9 @@ use crate::ServerState;
 pub const IMPORT_LIMIT: ByteUnit = ByteUnit::Megabyte(1000);
 
 /// The header of a successful import's answer with what it did, as JSON
-/// `{"buckets_created", "inserted", "skipped"}` (the `import` command
-/// reports it). The body stays empty, as `docs/API.md` §3.5 says and clients expect.
+/// `{"buckets_created", "inserted", "skipped", "dropped"}` (`dropped`: by
+/// the privacy filters; the `import` command reports it). The body stays
+/// empty, as `docs/API.md` §3.5 says and clients expect.
 pub const SUMMARY_HEADER: &str = "X-Import-Summary";
 
 /// 200 with an empty body and the [`SUMMARY_HEADER`].
@@ -49,8 +50,8 @@ pub struct Imported(pub ImportSummary);
 impl<'r> Responder<'r, 'static> for Imported {
     fn respond_to(self, _request: &'r Request<'_>) -> response::Result<'static> {
         let summary = format!(
-            "{{\"buckets_created\":{},\"inserted\":{},\"skipped\":{}}}",
-            self.0.buckets_created, self.0.inserted, self.0.skipped
+            "{{\"buckets_created\":{},\"inserted\":{},\"skipped\":{},\"dropped\":{}}}",
+            self.0.buckets_created, self.0.inserted, self.0.skipped, self.0.dropped
         );
         Ok(Response::build()
             .status(Status::Ok)
@@ -83,10 +84,11 @@ pub async fn import(
         }
     };
     log::info!(
-        "Import: {} buckets created, {} events stored, {} duplicates skipped",
+        "Import: {} buckets created, {} events stored, {} duplicates skipped, {} dropped by privacy filters",
         summary.buckets_created,
         summary.inserted,
-        summary.skipped
+        summary.skipped,
+        summary.dropped
     );
     Ok(Imported(summary))
 }

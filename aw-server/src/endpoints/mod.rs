@@ -13,6 +13,7 @@ pub mod heartbeat;
 pub mod import;
 pub mod info;
 pub mod openapi;
+pub mod privacy;
 pub mod query;
 pub mod settings;
 
@@ -47,6 +48,7 @@ pub fn routes() -> Vec<Route> {
         events::count,
         events::get,
         events::delete,
+        events::delete_range,
         heartbeat::heartbeat,
         export::export_all,
         export::export_bucket,
@@ -56,6 +58,8 @@ pub fn routes() -> Vec<Route> {
         settings::get,
         settings::set,
         settings::delete,
+        privacy::apply,
+        privacy::vacuum,
     ]
 }
 
@@ -133,6 +137,21 @@ pub fn limit_param(value: Option<&str>) -> Result<Option<usize>, ApiError> {
     }
 }
 
+/// Parses a yes/no query parameter: absent is no; `true`/`1` and
+/// `false`/`0` (any case); anything else is 400.
+pub fn flag_param(name: &str, value: Option<&str>) -> Result<bool, ApiError> {
+    match value
+        .map(|text| text.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("false") | Some("0") => Ok(false),
+        Some("true") | Some("1") | Some("") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "Invalid '{name}' parameter '{other}': expected true or false"
+        ))),
+    }
+}
+
 /// Refuses bucket ids no client would create: empty, over 1000 bytes, or
 /// with control characters (which break logs, file names and terminals).
 pub fn check_bucket_id(bucket_id: &str) -> Result<(), ApiError> {
@@ -167,6 +186,18 @@ mod tests {
         assert!(timestamp_param("start", Some("yesterday")).is_err());
         assert!(timestamp_param("start", Some("2021-06-01T10:00:00")).is_err());
         assert_eq!(timestamp_param("start", None).unwrap(), None);
+    }
+
+    #[test]
+    fn flags_are_true_false_or_refused() {
+        assert!(!flag_param("dry_run", None).unwrap());
+        for yes in ["true", "1", "TRUE", ""] {
+            assert!(flag_param("dry_run", Some(yes)).unwrap(), "{yes}");
+        }
+        for no in ["false", "0"] {
+            assert!(!flag_param("dry_run", Some(no)).unwrap(), "{no}");
+        }
+        assert!(flag_param("dry_run", Some("maybe")).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use aw_datastore::{PrivacyRules, PRIVACY_FILTERS_KEY};
 use aw_models::SettingValue;
 use rocket::data::Data;
 use rocket::http::Status;
@@ -32,11 +33,18 @@ pub async fn get(key: &str, state: &State<ServerState>) -> Result<Json<SettingVa
 }
 
 /// Stores any JSON value (201). Storing `null` deletes the key, which reads
-/// back the same.
+/// back the same. `privacy_filters` must be a valid rule set (400 naming
+/// the rule otherwise, and the rules in force stay): unlike the reference,
+/// which stores anything and ignores rules it cannot use.
 #[post("/api/0/settings/<key>", data = "<body>")]
 pub async fn set(key: &str, body: Data<'_>, state: &State<ServerState>) -> Result<Empty, ApiError> {
     check_key(key)?;
     let value: SettingValue = read_json(body, JSON_LIMIT).await?;
+    if key == PRIVACY_FILTERS_KEY {
+        // The query language's size limit for the patterns too.
+        PrivacyRules::compile(&value, aw_query::limits::MAX_REGEX_SIZE)
+            .map_err(|error| ApiError::BadRequest(format!("Invalid privacy filters: {error}")))?;
+    }
     let datastore = state.datastore.clone();
     let key = key.to_string();
     blocking(move || {

@@ -442,6 +442,7 @@ pub fn add(total: &mut ImportSummary, part: ImportSummary) {
     total.buckets_created += part.buckets_created;
     total.inserted += part.inserted;
     total.skipped += part.skipped;
+    total.dropped += part.dropped;
 }
 
 /// Streams one export document through `sink`. The first error wins: a

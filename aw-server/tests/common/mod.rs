@@ -33,7 +33,7 @@ pub struct TestServer {
     pub port: u16,
     pub datastore: Datastore,
     /// Holds the database file.
-    _folder: tempfile::TempDir,
+    _folder: Option<tempfile::TempDir>,
     shutdown: rocket::Shutdown,
     thread: Option<JoinHandle<()>>,
 }
@@ -54,6 +54,18 @@ impl TestServer {
         configure: impl FnOnce(&mut ServerConfig),
         extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
     ) -> TestServer {
+        let (folder, datastore) = datastore();
+        TestServer::start_on(Some(folder), datastore, configure, extend)
+    }
+
+    /// Over a given store; `folder`, if any, holds its file while the
+    /// server runs, and the configured `db_path` is taken in it.
+    pub fn start_on(
+        folder: Option<tempfile::TempDir>,
+        datastore: Datastore,
+        configure: impl FnOnce(&mut ServerConfig),
+        extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
+    ) -> TestServer {
         let mut config = ServerConfig {
             port: 0,
             hostname: "testhost".to_string(),
@@ -62,8 +74,9 @@ impl TestServer {
             ..ServerConfig::default()
         };
         configure(&mut config);
-        let (folder, datastore) = datastore();
-        config.db_path = folder.path().join(&config.db_path);
+        if let Some(folder) = &folder {
+            config.db_path = folder.path().join(&config.db_path);
+        }
         let rocket = extend(build_rocket(datastore.clone(), config).expect("valid config"));
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::spawn(move || {

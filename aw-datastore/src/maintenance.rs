@@ -1,0 +1,325 @@
+//! The long operations on stored history: deleting a time range, expiring
+//! old events, applying the privacy rules to stored events, and giving
+//! freed space back.
+//!
+//! Each is a loop on the caller's thread that sends the writer one chunk
+//! command at a time (`cleanup.rs`): every chunk is its own transaction,
+//! so heartbeats queued meanwhile are served between chunks, a kill
+//! leaves each event untouched or fully processed, and the same call made
+//! again finishes the work.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aw_models::Timestamp;
+use rusqlite::Connection;
+
+use crate::bounds::DurationBounds;
+use crate::cleanup::{self, Chunk, RangeDeletion, RulesMode, RulesOutcome};
+use crate::commands::{WorkerMessage, WriteCommand};
+use crate::local::LocalReads;
+use crate::privacy::{PrivacyRules, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
+use crate::{Datastore, DatastoreError, Result};
+
+/// Events a retention run deleted from one bucket.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Expired {
+    /// The bucket.
+    pub bucket_id: String,
+    /// Events deleted.
+    pub deleted: u64,
+}
+
+/// What the privacy rules did, or would do, to one bucket's history.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RulesReport {
+    /// The bucket.
+    pub bucket_id: String,
+    /// Its counts.
+    #[serde(flatten)]
+    pub outcome: RulesOutcome,
+}
+
+/// Free pages given back to the file system per command.
+const RELEASE_PAGES: i64 = 128;
+
+impl Datastore {
+    /// What [`Datastore::delete_range`] would do; changes nothing.
+    pub fn preview_range_deletion(
+        &self,
+        bucket_id: &str,
+        start: Timestamp,
+        end: Timestamp,
+    ) -> Result<RangeDeletion> {
+        check_range(start, end)?;
+        if start == end {
+            // An empty range holds no activity; the bucket must exist.
+            self.bucket(bucket_id).wait()?;
+            return Ok(RangeDeletion::default());
+        }
+        if let Some(local) = &self.local {
+            return read_here(local, &self.closed, |conn, bounds| {
+                cleanup::preview_range(conn, bounds, bucket_id, start.nanos(), end.nanos())
+            });
+        }
+        self.write(|reply| WriteCommand::PreviewRange {
+            bucket_id: bucket_id.to_string(),
+            start: start.nanos(),
+            end: end.nanos(),
+            reply,
+        })
+    }
+
+    /// Removes all activity of the bucket inside `[start, end)`: events
+    /// entirely inside are deleted, events crossing an edge are cut to
+    /// their part outside, an event spanning the whole range is split in
+    /// two (counted once as trimmed). `progress` hears the running totals
+    /// after each chunk.
+    pub fn delete_range(
+        &self,
+        bucket_id: &str,
+        start: Timestamp,
+        end: Timestamp,
+        progress: &mut dyn FnMut(RangeDeletion),
+    ) -> Result<RangeDeletion> {
+        check_range(start, end)?;
+        let mut total = RangeDeletion::default();
+        if start == end {
+            self.bucket(bucket_id).wait()?;
+            return Ok(total);
+        }
+        loop {
+            let chunk: Chunk<RangeDeletion> =
+                self.write(|reply| WriteCommand::DeleteRangeChunk {
+                    bucket_id: bucket_id.to_string(),
+                    start: start.nanos(),
+                    end: end.nanos(),
+                    reply,
+                })?;
+            total.deleted += chunk.done.deleted;
+            total.trimmed += chunk.done.trimmed;
+            progress(total);
+            if !chunk.more {
+                self.release_free_pages()?;
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Deletes, from every bucket, the events that ended before `cutoff`
+    /// (retention). Returns the buckets that lost events. `progress`
+    /// hears the events deleted so far.
+    pub fn expire(&self, cutoff: Timestamp, progress: &mut dyn FnMut(u64)) -> Result<Vec<Expired>> {
+        let mut report = Vec::new();
+        let mut total = 0;
+        for bucket_id in self.buckets().wait()?.into_keys() {
+            let mut deleted = 0;
+            loop {
+                let chunk = match self.write(|reply| WriteCommand::ExpireChunk {
+                    bucket_id: bucket_id.clone(),
+                    cutoff: cutoff.nanos(),
+                    reply,
+                }) {
+                    Ok(chunk) => chunk,
+                    // Deleted meanwhile: nothing left to expire.
+                    Err(DatastoreError::NoSuchBucket(_)) => break,
+                    Err(err) => return Err(err),
+                };
+                deleted += chunk.done;
+                total += chunk.done;
+                progress(total);
+                if !chunk.more {
+                    break;
+                }
+            }
+            if deleted > 0 {
+                report.push(Expired { bucket_id, deleted });
+            }
+        }
+        if total > 0 {
+            self.release_free_pages()?;
+        }
+        Ok(report)
+    }
+
+    /// What [`Datastore::apply_privacy_rules`] would do, per bucket the
+    /// rules apply to; changes nothing.
+    pub fn preview_privacy_rules(
+        &self,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
+        self.rules_over_history(RulesMode::Count, progress)
+    }
+
+    /// Applies the privacy rules in force to the stored events: deletes
+    /// those a `drop` rule matches and stores the redacted data of those a
+    /// `redact` rule changes. Returns the counts per bucket the rules apply
+    /// to; `progress` hears each bucket's running counts.
+    pub fn apply_privacy_rules(
+        &self,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
+        self.rules_over_history(RulesMode::Apply, progress)
+    }
+
+    fn rules_over_history(
+        &self,
+        mode: RulesMode,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
+        let Some(local) = &self.local else {
+            return self.rules_on_writer(mode, progress);
+        };
+        // The rules in force, as the writer compiled them from the same
+        // setting (`worker.rs`): stored rules that do not compile are none.
+        let rules = match self.setting(PRIVACY_FILTERS_KEY).wait()? {
+            None => PrivacyRules::default(),
+            Some(value) => {
+                PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT).unwrap_or_default()
+            }
+        };
+        let mut reports = Vec::new();
+        for bucket_id in self.buckets().wait()?.into_keys() {
+            if !rules.applies_to(&bucket_id) {
+                continue;
+            }
+            let mut report = RulesReport {
+                bucket_id,
+                outcome: RulesOutcome::default(),
+            };
+            let mut after = i64::MIN;
+            loop {
+                // The events are read and judged on this thread, so the
+                // writer, which heartbeats wait for, only stores changes.
+                let rows = match read_here(local, &self.closed, |conn, _| {
+                    cleanup::rows_after(conn, &report.bucket_id, after)
+                }) {
+                    Ok(rows) => rows,
+                    Err(DatastoreError::NoSuchBucket(_)) => break,
+                    Err(err) => return Err(err),
+                };
+                let (judged, changes) = cleanup::judge(&rules, &report.bucket_id, &rows);
+                let done = if mode == RulesMode::Apply && !changes.is_empty() {
+                    let mut stored = self.write(|reply| WriteCommand::StoreChanges {
+                        bucket_id: report.bucket_id.clone(),
+                        changes,
+                        reply,
+                    })?;
+                    stored.examined = judged.examined;
+                    stored
+                } else {
+                    judged
+                };
+                report.outcome.examined += done.examined;
+                report.outcome.dropped += done.dropped;
+                report.outcome.redacted += done.redacted;
+                progress(&report);
+                after = rows.last().map_or(after, |row| row.0);
+                if rows.len() < cleanup::CHUNK {
+                    break;
+                }
+            }
+            reports.push(report);
+        }
+        if mode == RulesMode::Apply {
+            self.release_free_pages()?;
+        }
+        Ok(reports)
+    }
+
+    /// [`Datastore::apply_privacy_rules`] with the writer doing all the
+    /// work: in-memory databases have no other connection.
+    fn rules_on_writer(
+        &self,
+        mode: RulesMode,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
+        let mut reports = Vec::new();
+        for bucket_id in self.buckets().wait()?.into_keys() {
+            let mut report = RulesReport {
+                bucket_id,
+                outcome: RulesOutcome::default(),
+            };
+            let mut after = i64::MIN;
+            loop {
+                let chunk = match self.write(|reply| WriteCommand::RulesChunk {
+                    bucket_id: report.bucket_id.clone(),
+                    after,
+                    mode,
+                    reply,
+                }) {
+                    Ok(chunk) => chunk,
+                    Err(DatastoreError::NoSuchBucket(_)) => break,
+                    Err(err) => return Err(err),
+                };
+                report.outcome.examined += chunk.done.examined;
+                report.outcome.dropped += chunk.done.dropped;
+                report.outcome.redacted += chunk.done.redacted;
+                after = chunk.after;
+                progress(&report);
+                if !chunk.more {
+                    break;
+                }
+            }
+            if report.outcome.examined > 0 {
+                reports.push(report);
+            }
+        }
+        Ok(reports)
+    }
+
+    /// Gives the file's free pages back to the file system, a few
+    /// thousand at a time, in a database with incremental vacuum on (new
+    /// databases, and any after [`Datastore::vacuum`]); elsewhere it does
+    /// nothing. Returns the free pages left.
+    pub fn release_free_pages(&self) -> Result<i64> {
+        let mut left = i64::MAX;
+        loop {
+            let now = self.write(|reply| WriteCommand::ReleasePages {
+                pages: RELEASE_PAGES,
+                reply,
+            })?;
+            // No progress: incremental vacuum is off in this file.
+            if now == 0 || now >= left {
+                return Ok(now);
+            }
+            left = now;
+        }
+    }
+
+    /// Rebuilds the database file (SQLite's `VACUUM`), which gives every
+    /// free page back and turns incremental vacuum on for later deletes.
+    /// It writes a whole copy of the database first, so it needs free
+    /// space about the size of the file, and writes wait while it runs.
+    pub fn vacuum(&self) -> Result<()> {
+        self.call(|reply| WorkerMessage::Vacuum { reply })
+    }
+}
+
+/// Runs `read` on a pooled read connection on this thread (with the
+/// range bounds), waiting for one when all are lent.
+fn read_here<T>(
+    local: &LocalReads,
+    closed: &AtomicBool,
+    read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
+) -> Result<T> {
+    loop {
+        if closed.load(Ordering::SeqCst) {
+            return Err(DatastoreError::Closed);
+        }
+        if let Some(lent) = local.lend() {
+            return lent
+                .read(|conn, bounds, _| read(conn, bounds))
+                .unwrap_or(Err(DatastoreError::Closed));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+fn check_range(start: Timestamp, end: Timestamp) -> Result<()> {
+    if start > end {
+        return Err(DatastoreError::InvalidInput(format!(
+            "the range must end after it starts (start {start}, end {end})"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,116 @@
+//! Cleaning stored history (ours, `docs/api-privacy.md`):
+//! `POST /api/0/privacy/apply` applies the privacy rules in force to the
+//! events already stored, `POST /api/0/vacuum` gives the space deleted
+//! events took back to the file system. The range delete is in `events`.
+//! The work is the datastore's, chunk by chunk so heartbeats keep flowing.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use aw_datastore::{RulesOutcome, RulesReport};
+use rocket::serde::json::Json;
+use rocket::{post, State};
+use serde::Serialize;
+
+use super::{background, blocking, flag_param};
+use crate::error::ApiError;
+use crate::ServerState;
+
+/// The answer of `POST /api/0/privacy/apply`.
+#[derive(Debug, Serialize)]
+pub struct Applied {
+    /// Whether this was a dry run (nothing changed).
+    pub dry_run: bool,
+    /// Events dropped (or that would be), all buckets.
+    pub dropped: u64,
+    /// Events redacted (or that would be), all buckets.
+    pub redacted: u64,
+    /// Per bucket the rules apply to: `examined`, `dropped`, `redacted`.
+    pub buckets: BTreeMap<String, RulesOutcome>,
+}
+
+impl Applied {
+    fn new(dry_run: bool, reports: Vec<RulesReport>) -> Applied {
+        let mut applied = Applied {
+            dry_run,
+            dropped: 0,
+            redacted: 0,
+            buckets: BTreeMap::new(),
+        };
+        for report in reports {
+            applied.dropped += report.outcome.dropped;
+            applied.redacted += report.outcome.redacted;
+            applied.buckets.insert(report.bucket_id, report.outcome);
+        }
+        applied
+    }
+}
+
+/// Applies the rules of the `privacy_filters` setting to stored events
+/// (with `dry_run=true`, counts what it would do).
+#[post("/api/0/privacy/apply?<dry_run>")]
+pub async fn apply(
+    dry_run: Option<&str>,
+    state: &State<ServerState>,
+) -> Result<Json<Applied>, ApiError> {
+    let dry_run = flag_param("dry_run", dry_run)?;
+    let datastore = state.datastore.clone();
+    // The events are read and judged on this thread (`maintenance.rs` in
+    // aw-datastore): a low-priority one, so heartbeats get the CPU first.
+    let applied = background(move || {
+        let reports = if dry_run {
+            datastore.preview_privacy_rules(&mut |_| {})?
+        } else {
+            datastore.apply_privacy_rules(&mut |_| {})?
+        };
+        Ok(Applied::new(dry_run, reports))
+    })
+    .await?;
+    if !dry_run {
+        log::info!(
+            "Privacy filters applied to history: {} events dropped, {} redacted",
+            applied.dropped,
+            applied.redacted
+        );
+    }
+    Ok(Json(applied))
+}
+
+/// The answer of `POST /api/0/vacuum`: the file's size before and after.
+#[derive(Debug, Serialize)]
+pub struct Vacuumed {
+    /// Bytes of the database file (with its WAL) before.
+    pub size_before: u64,
+    /// Bytes after.
+    pub size_after: u64,
+}
+
+/// Rebuilds the database file so the space of deleted events is given
+/// back (SQLite's `VACUUM`, which also turns incremental vacuum on for
+/// later deletes). Writes wait while it runs; it needs free disk space
+/// about the size of the file.
+#[post("/api/0/vacuum")]
+pub async fn vacuum(state: &State<ServerState>) -> Result<Json<Vacuumed>, ApiError> {
+    let datastore = state.datastore.clone();
+    let path = state.db_path.clone();
+    let vacuumed = blocking(move || {
+        let size_before = database_size(&path);
+        datastore.vacuum()?;
+        let size_after = database_size(&path);
+        log::info!("Vacuumed the database: {size_before} -> {size_after} bytes");
+        Ok(Vacuumed {
+            size_before,
+            size_after,
+        })
+    })
+    .await?;
+    Ok(Json(vacuumed))
+}
+
+/// Bytes of a database file and its WAL (0 for what is missing).
+pub fn database_size(path: &Path) -> u64 {
+    let size = |path: &Path| std::fs::metadata(path).map_or(0, |meta| meta.len());
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    size(path) + size(Path::new(&wal))
+}
