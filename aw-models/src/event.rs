@@ -83,28 +83,60 @@ struct EventWire {
 }
 
 /// An id: an integer, also written with a fraction of zero (`7.0`, as
-/// JSON Schema counts integers), or null.
+/// JSON Schema counts integers), or null. A visitor, not an untagged enum,
+/// which would buffer every id it reads.
 fn whole_number<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<i64>, D::Error> {
-    use serde::de::Error;
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Number {
-        Integer(i64),
-        Float(f64),
-    }
-    match Option::<Number>::deserialize(deserializer)? {
-        None => Ok(None),
-        Some(Number::Integer(id)) => Ok(Some(id)),
-        // Exactly representable and in range: below 2^63 in magnitude.
-        Some(Number::Float(id)) if id.fract() == 0.0 && id.abs() < 9.223_372_036_854_775e18 => {
-            Ok(Some(id as i64))
+    use serde::de::{Error, Visitor};
+
+    struct Id;
+
+    impl<'de> Visitor<'de> for Id {
+        type Value = Option<i64>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a whole number or null")
         }
-        Some(Number::Float(id)) => Err(D::Error::custom(format!(
-            "invalid id {id}: expected a whole number"
-        ))),
+
+        fn visit_i64<E: Error>(self, id: i64) -> Result<Option<i64>, E> {
+            Ok(Some(id))
+        }
+
+        fn visit_u64<E: Error>(self, id: u64) -> Result<Option<i64>, E> {
+            i64::try_from(id)
+                .map(Some)
+                .map_err(|_| E::custom(format!("invalid id {id}: too large")))
+        }
+
+        fn visit_f64<E: Error>(self, id: f64) -> Result<Option<i64>, E> {
+            // Exactly a whole number, and below 2^63 in magnitude.
+            if id.fract() == 0.0 && id.abs() < 9.223_372_036_854_775e18 {
+                Ok(Some(id as i64))
+            } else {
+                Err(E::custom(format!(
+                    "invalid id {id}: expected a whole number"
+                )))
+            }
+        }
+
+        fn visit_none<E: Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(
+            self,
+            deserializer: D,
+        ) -> Result<Option<i64>, D::Error> {
+            deserializer.deserialize_any(Id)
+        }
     }
+
+    deserializer.deserialize_option(Id)
 }
 
 impl TryFrom<EventWire> for Event {
