@@ -41,7 +41,7 @@ pub enum RuleError {
     /// The value is not a JSON array.
     #[error("privacy_filters must be a JSON array of rules, not {0}")]
     NotAnArray(&'static str),
-    /// More than [`MAX_RULES`] rules.
+    /// More than `MAX_RULES` (1000) rules.
     #[error("privacy_filters has {0} rules; at most {MAX_RULES} are accepted")]
     TooMany(usize),
     /// One rule is wrong.
