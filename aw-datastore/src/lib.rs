@@ -267,7 +267,7 @@ impl Datastore {
 
     /// Every bucket by id, with `metadata` filled in and `events: None`.
     pub fn buckets(&self) -> Read<'_, BTreeMap<String, Bucket>> {
-        Read::new(self, OnCaller::Always, None, |reply| ReadCommand::Buckets {
+        Read::new(self, OnCaller::Always, |reply| ReadCommand::Buckets {
             reply,
         })
     }
@@ -275,11 +275,9 @@ impl Datastore {
     /// One bucket, with `metadata`.
     pub fn bucket(&self, bucket_id: &str) -> Read<'_, Bucket> {
         let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Always, None, move |reply| {
-            ReadCommand::Bucket {
-                bucket_id: id,
-                reply,
-            }
+        Read::new(self, OnCaller::Always, move |reply| ReadCommand::Bucket {
+            bucket_id: id,
+            reply,
         })
     }
 
@@ -360,12 +358,10 @@ impl Datastore {
     /// "Events").
     pub fn events(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<Event>> {
         let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Never, None, move |reply| {
-            ReadCommand::Events {
-                bucket_id: id,
-                query,
-                reply,
-            }
+        Read::new(self, OnCaller::Never, move |reply| ReadCommand::Events {
+            bucket_id: id,
+            query,
+            reply,
         })
     }
 
@@ -375,7 +371,7 @@ impl Datastore {
     /// the query language, which reads whole years at a time.
     pub fn shared_events(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<SharedEvent>> {
         let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Never, None, move |reply| {
+        Read::new(self, OnCaller::Never, move |reply| {
             ReadCommand::SharedEvents {
                 bucket_id: id,
                 query,
@@ -400,7 +396,7 @@ impl Datastore {
     ) -> Read<'_, ProjectedEvents> {
         let id = bucket_id.to_string();
         let keys = keys.to_vec();
-        Read::new(self, OnCaller::Never, None, move |reply| {
+        Read::new(self, OnCaller::Never, move |reply| {
             ReadCommand::ProjectedEvents {
                 bucket_id: id,
                 query,
@@ -420,8 +416,7 @@ impl Datastore {
         let id = bucket_id.to_string();
         Read::new(
             self,
-            OnCaller::IfShort(query),
-            Some(bucket_id),
+            OnCaller::IfShort(bucket_id.to_string(), query),
             move |reply| ReadCommand::EventsJson {
                 bucket_id: id,
                 query,
@@ -456,7 +451,7 @@ impl Datastore {
             }
         };
         let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Never, None, move |reply| {
+        Read::new(self, OnCaller::Never, move |reply| {
             ReadCommand::EventsPage {
                 bucket_id: id,
                 after,
@@ -469,12 +464,10 @@ impl Datastore {
     /// One event of the bucket; `NoSuchEvent` if missing or in another bucket.
     pub fn event(&self, bucket_id: &str, event_id: i64) -> Read<'_, Event> {
         let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Always, None, move |reply| {
-            ReadCommand::Event {
-                bucket_id: id,
-                event_id,
-                reply,
-            }
+        Read::new(self, OnCaller::Always, move |reply| ReadCommand::Event {
+            bucket_id: id,
+            event_id,
+            reply,
         })
     }
 
@@ -498,13 +491,11 @@ impl Datastore {
         end: Option<Timestamp>,
     ) -> Read<'_, u64> {
         let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Always, None, move |reply| {
-            ReadCommand::Count {
-                bucket_id: id,
-                start,
-                end,
-                reply,
-            }
+        Read::new(self, OnCaller::Always, move |reply| ReadCommand::Count {
+            bucket_id: id,
+            start,
+            end,
+            reply,
         })
     }
 
@@ -548,16 +539,17 @@ impl Datastore {
 
     /// Every setting.
     pub fn settings(&self) -> Read<'_, BTreeMap<String, SettingValue>> {
-        Read::new(self, OnCaller::Always, None, |reply| {
-            ReadCommand::Settings { reply }
+        Read::new(self, OnCaller::Always, |reply| ReadCommand::Settings {
+            reply,
         })
     }
 
     /// One setting, `None` if unset.
     pub fn setting(&self, key: &str) -> Read<'_, Option<SettingValue>> {
         let key = key.to_string();
-        Read::new(self, OnCaller::Always, None, move |reply| {
-            ReadCommand::Setting { key, reply }
+        Read::new(self, OnCaller::Always, move |reply| ReadCommand::Setting {
+            key,
+            reply,
         })
     }
 
@@ -597,8 +589,15 @@ impl Datastore {
     }
 
     /// Runs a read command on this thread when a pooled connection is free
-    /// (`local.rs`), else gives the command back.
-    pub(crate) fn read_here<T, C>(&self, command: C) -> std::result::Result<Result<T>, C>
+    /// (`local.rs`), else gives the command back. With `only_if_short`
+    /// (a bucket and a listing), also gives it back unless the listing is
+    /// estimated at no more than [`SMALL_READ`] events (by `limit` or by
+    /// the bucket's known density over the range), on the same connection.
+    pub(crate) fn read_here<T, C>(
+        &self,
+        command: C,
+        only_if_short: Option<(&str, EventQuery)>,
+    ) -> std::result::Result<Result<T>, C>
     where
         C: FnOnce(Reply<T>) -> ReadCommand,
     {
@@ -614,33 +613,29 @@ impl Datastore {
         // The reader threads' dispatch, answering through a channel that
         // holds the reply when `serve` returns.
         let (reply, answer) = bounded(1);
+        let mut command = Some(command);
         lent.read(|conn, bounds, stats| {
-            reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
+            if let Some((bucket_id, query)) = only_if_short {
+                let short = queries::estimated_rows(conn, stats, bucket_id, query)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|rows| rows <= SMALL_READ);
+                if !short {
+                    return;
+                }
+            }
+            if let Some(command) = command.take() {
+                reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
+            }
         });
-        Ok(answer.try_recv().unwrap_or(Err(DatastoreError::Closed)))
-    }
-
-    /// Whether a listing of `query` in `bucket_id` is estimated at no more
-    /// than [`SMALL_READ`] events (by `limit` or by the bucket's known
-    /// density over the range), so an async caller may run it itself.
-    pub(crate) fn is_short(&self, bucket_id: &str, query: EventQuery) -> bool {
-        let Some(local) = &self.local else {
-            return false;
-        };
-        let Some(lent) = local.lend() else {
-            return false;
-        };
-        lent.read(|conn, _, stats| {
-            queries::estimated_rows(conn, stats, bucket_id, query)
-                .ok()
-                .flatten()
-                .is_some_and(|rows| rows <= SMALL_READ)
-        })
-        .unwrap_or(false)
+        match command {
+            Some(command) => Err(command),
+            None => Ok(answer.try_recv().unwrap_or(Err(DatastoreError::Closed))),
+        }
     }
 
     fn read<T>(&self, command: impl FnOnce(Reply<T>) -> ReadCommand) -> Result<T> {
-        let command = match self.read_here(command) {
+        let command = match self.read_here(command, None) {
             Ok(result) => return result,
             Err(command) => command,
         };

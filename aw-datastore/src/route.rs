@@ -35,12 +35,12 @@ use crate::{Datastore, DatastoreError, Result};
 type Command<T> = Box<dyn FnOnce(Reply<T>) -> ReadCommand + Send>;
 
 /// When an awaiting caller may run a read on its own thread.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum OnCaller {
     /// Always: the operation is cheap (buckets, one event, a count).
     Always,
-    /// When the listing of `query` is estimated short.
-    IfShort(crate::EventQuery),
+    /// When the listing of `query` in this bucket is estimated short.
+    IfShort(String, crate::EventQuery),
     /// Never: the read may be long.
     Never,
 }
@@ -50,7 +50,6 @@ pub(crate) enum OnCaller {
 #[must_use = "a read does nothing until it is waited for or awaited"]
 pub struct Read<'a, T> {
     store: &'a Datastore,
-    bucket_id: Option<String>,
     on_caller: OnCaller,
     /// The command, or why there is none (bad arguments).
     command: std::result::Result<Command<T>, DatastoreError>,
@@ -59,7 +58,6 @@ pub struct Read<'a, T> {
 impl<T> std::fmt::Debug for Read<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Read")
-            .field("bucket_id", &self.bucket_id)
             .field("on_caller", &self.on_caller)
             .finish()
     }
@@ -69,12 +67,10 @@ impl<'a, T: Send + 'static> Read<'a, T> {
     pub(crate) fn new(
         store: &'a Datastore,
         on_caller: OnCaller,
-        bucket_id: Option<&str>,
         command: impl FnOnce(Reply<T>) -> ReadCommand + Send + 'static,
     ) -> Read<'a, T> {
         Read {
             store,
-            bucket_id: bucket_id.map(str::to_string),
             on_caller,
             command: Ok(Box::new(command)),
         }
@@ -84,7 +80,6 @@ impl<'a, T: Send + 'static> Read<'a, T> {
     pub(crate) fn failed(store: &'a Datastore, error: DatastoreError) -> Read<'a, T> {
         Read {
             store,
-            bucket_id: None,
             on_caller: OnCaller::Never,
             command: Err(error),
         }
@@ -110,13 +105,13 @@ impl<T: Send + 'static> IntoFuture for Read<'_, T> {
         if store.closed.load(Ordering::SeqCst) {
             return Answer::Ready(Some(Err(DatastoreError::Closed)));
         }
-        let here = match (self.on_caller, self.bucket_id.as_deref()) {
-            (OnCaller::Always, _) => true,
-            (OnCaller::IfShort(query), Some(bucket_id)) => store.is_short(bucket_id, query),
-            _ => false,
+        let here = match &self.on_caller {
+            OnCaller::Always => Some(None),
+            OnCaller::IfShort(bucket_id, query) => Some(Some((bucket_id.as_str(), *query))),
+            OnCaller::Never => None,
         };
-        if here {
-            match store.read_here(command) {
+        if let Some(only_if_short) = here {
+            match store.read_here(command, only_if_short) {
                 Ok(answer) => return Answer::Ready(Some(answer)),
                 Err(back) => command = back,
             }
