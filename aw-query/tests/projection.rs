@@ -17,10 +17,10 @@ use serde_json::json;
 /// `fork_always` is one switch for the process: the tests take turns.
 static TURN: Mutex<()> = Mutex::new(());
 
-/// A source that counts the reads of kept keys it is asked for.
+/// A source that counts the projected reads it is asked for.
 struct Counting<S> {
     inner: S,
-    kept: AtomicUsize,
+    projected: AtomicUsize,
 }
 
 impl<S: EventSource> EventSource for Counting<S> {
@@ -46,7 +46,7 @@ impl<S: EventSource> EventSource for Counting<S> {
         interval: &TimeInterval,
         keys: &[String],
     ) -> Result<ProjectedEvents, SourceError> {
-        self.kept.fetch_add(1, Ordering::SeqCst);
+        self.projected.fetch_add(1, Ordering::SeqCst);
         self.inner.query_bucket_projected(bucket_id, interval, keys)
     }
 }
@@ -132,7 +132,7 @@ fn datastore(web: i64) -> Datastore {
     store
 }
 
-/// The dashboard's program, and others that read kept keys.
+/// The dashboard's program, and others whose reads are projected.
 const PROGRAMS: &[&str] = &[
     r#"
     events = flood(query_bucket("aw-watcher-window_laptop"));
@@ -172,7 +172,7 @@ const PROGRAMS: &[&str] = &[
 ];
 
 /// The answers of `program` on `source`, read whole (a day is too short
-/// for kept reads) and with kept reads forced, and how many kept reads
+/// for projected reads) and with projected reads forced, and how many projected reads
 /// the second asked for.
 fn both<S: EventSource>(program: &str, source: &Counting<S>) -> (String, String, usize) {
     let periods = [period()];
@@ -182,28 +182,32 @@ fn both<S: EventSource>(program: &str, source: &Counting<S>) -> (String, String,
     };
     fork_always(false);
     let whole = run();
-    let before = source.kept.load(Ordering::SeqCst);
+    let before = source.projected.load(Ordering::SeqCst);
     fork_always(true);
-    let kept = run();
+    let projected = run();
     fork_always(false);
-    (whole, kept, source.kept.load(Ordering::SeqCst) - before)
+    (
+        whole,
+        projected,
+        source.projected.load(Ordering::SeqCst) - before,
+    )
 }
 
-fn check<S: EventSource>(source: &Counting<S>, kept_reads: &[usize]) {
+fn check<S: EventSource>(source: &Counting<S>, projected_reads: &[usize]) {
     let _turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
-    for (program, expected) in PROGRAMS.iter().zip(kept_reads) {
-        let (whole, kept, reads) = both(program, source);
+    for (program, expected) in PROGRAMS.iter().zip(projected_reads) {
+        let (whole, projected, reads) = both(program, source);
         assert!(!whole.starts_with("error"), "{whole}");
-        assert_eq!(kept, whole, "{program}");
-        assert_eq!(reads, *expected, "kept reads of {program}");
+        assert_eq!(projected, whole, "{program}");
+        assert_eq!(reads, *expected, "projected reads of {program}");
     }
 }
 
 #[test]
-fn kept_reads_from_memory_answer_as_whole_reads() {
+fn projected_reads_from_memory_answer_as_whole_reads() {
     let source = Counting {
         inner: memory(600),
-        kept: AtomicUsize::new(0),
+        projected: AtomicUsize::new(0),
     };
     // The dashboard: the AFK and browser reads (the window's events are
     // categorized, which matches every value).
@@ -211,11 +215,11 @@ fn kept_reads_from_memory_answer_as_whole_reads() {
 }
 
 #[test]
-fn kept_reads_from_the_datastore_answer_as_whole_reads() {
+fn projected_reads_from_the_datastore_answer_as_whole_reads() {
     for web in [600, 25_000] {
         let source = Counting {
             inner: datastore(web),
-            kept: AtomicUsize::new(0),
+            projected: AtomicUsize::new(0),
         };
         check(&source, &[2, 1, 0]);
     }

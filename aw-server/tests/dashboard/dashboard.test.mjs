@@ -12,11 +12,8 @@ import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, HOST, TZ, launchChromium, seed, startServer } from './server.mjs';
 
-import { HOST, TZ, seed, startServer } from './server.mjs';
-
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SHOTS = join(ROOT, 'target', 'dashboard-screenshots');
 const DAY = '2026-03-10';
@@ -53,20 +50,7 @@ before(async () => {
     throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test-dashboard installs it`);
   }
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    env: { ...process.env, TZ },
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   console.log(`# Chromium ${browser.version()}`);
 });
 

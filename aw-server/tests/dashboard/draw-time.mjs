@@ -8,26 +8,12 @@
 //
 //   node draw-time.mjs DB HOST DATE [DATE...]
 
-import { chromium } from 'playwright-core';
-
-import { TZ, startServer } from './server.mjs';
+import { TZ, launchChromium, startServer } from './server.mjs';
 
 const [dbPath, host, ...dates] = process.argv.slice(2);
 const LOADS = Number(process.env.LOADS || 15);
 const server = await startServer({ dbPath });
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  env: { ...process.env, TZ },
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launchChromium();
 console.log(`Chromium ${browser.version()}, ${LOADS} loads per day after one warm-up`);
 const median = values => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,13 +1,40 @@
 // Starts the aw-server binary on a free port with its own database, config
-// and home folder, and seeds it through the HTTP API, as a watcher would.
+// and home folder, seeds it through the HTTP API, as a watcher would, and
+// launches the Chromium the tests and the draw-time benchmark drive.
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { chromium } from 'playwright-core';
+
 /** The time zone of the server, of Chromium and of the seeded data. */
 export const TZ = 'Asia/Kolkata';
+
+/** Debian's Chromium, as scripts/test-dashboard installs it. */
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+/**
+ * Headless Chromium in the pinned time zone, with the flags this machine's
+ * closed network needs (no background or component requests).
+ */
+export async function launchChromium() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    env: { ...process.env, TZ },
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
 /** Local times of the seed are written with this offset (Kolkata has no DST). */
 const OFFSET = '+05:30';
 export const HOST = 'testhost';

@@ -270,48 +270,29 @@ fn run_round(
     }));
     let month_start = spec.day_start(spec.days / 2);
     let month_end = spec.day_start(spec.days / 2 + 30);
+    // Clears `[start, end)` of every bucket; answers each bucket's counts.
+    let delete_all = |start: Timestamp, end: Timestamp, what: &str| {
+        let totals: Vec<Value> = ids
+            .iter()
+            .map(|id| {
+                let path = format!("{url}/api/0/buckets/{id}/events?{}", range(start, end));
+                check(delete(&agent, &path), what)
+            })
+            .collect();
+        json!(totals)
+    };
     done.push(timed(
         "delete one month, 3 buckets",
         &url,
         &beat_path,
-        || {
-            let mut totals = Vec::new();
-            for id in ids {
-                totals.push(check(
-                    delete(
-                        &agent,
-                        &format!(
-                            "{url}/api/0/buckets/{id}/events?{}",
-                            range(month_start, month_end)
-                        ),
-                    ),
-                    "delete month",
-                ));
-            }
-            json!(totals)
-        },
+        || delete_all(month_start, month_end, "delete month"),
     ));
     let half = spec.day_start(spec.days / 2);
     done.push(timed(
         "delete the first half year, 3 buckets",
         &url,
         &beat_path,
-        || {
-            let mut totals = Vec::new();
-            for id in ids {
-                totals.push(check(
-                    delete(
-                        &agent,
-                        &format!(
-                            "{url}/api/0/buckets/{id}/events?{}",
-                            range(spec.day_start(0), half)
-                        ),
-                    ),
-                    "delete half",
-                ));
-            }
-            json!(totals)
-        },
+        || delete_all(spec.day_start(0), half, "delete half"),
     ));
     server.restart()?;
     let size_deleted = megabytes(&server.db_path());
