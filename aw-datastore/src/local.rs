@@ -100,6 +100,31 @@ impl LocalReads {
         })
     }
 
+    /// [`LocalReads::lend`], or else the next connection given back, for
+    /// callers that would rather wait than use a reader thread; `None`
+    /// once the datastore has closed.
+    pub(crate) fn lend_waiting(&self) -> Option<Lent<'_>> {
+        loop {
+            if self.closed.load(Ordering::SeqCst) {
+                return None;
+            }
+            if let Some(lent) = self.lend() {
+                return Some(lent);
+            }
+            // A connection given back ends the wait at once; the timeout
+            // only lets a close be noticed.
+            if let Ok(conn) = self
+                .idle
+                .recv_timeout(std::time::Duration::from_millis(100))
+            {
+                return Some(Lent {
+                    pool: self,
+                    conn: Some(conn),
+                });
+            }
+        }
+    }
+
     /// Closes the idle connections; lent ones close when given back.
     pub(crate) fn close_idle(&self) {
         while let Ok(conn) = self.idle.try_recv() {

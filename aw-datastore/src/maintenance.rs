@@ -8,8 +8,6 @@
 //! leaves each event untouched or fully processed, and the same call made
 //! again finishes the work.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use aw_models::Timestamp;
 use rusqlite::Connection;
 
@@ -57,7 +55,7 @@ impl Datastore {
             return Ok(RangeDeletion::default());
         }
         if let Some(local) = &self.local {
-            return read_here(local, &self.closed, |conn, bounds| {
+            return read_here(local, |conn, bounds| {
                 cleanup::preview_range(conn, bounds, bucket_id, start.nanos(), end.nanos())
             });
         }
@@ -190,7 +188,7 @@ impl Datastore {
             loop {
                 // The events are read and judged on this thread, so the
                 // writer, which heartbeats wait for, only stores changes.
-                let rows = match read_here(local, &self.closed, |conn, _| {
+                let rows = match read_here(local, |conn, _| {
                     cleanup::rows_after(conn, &report.bucket_id, after)
                 }) {
                     Ok(rows) => rows,
@@ -299,20 +297,12 @@ impl Datastore {
 /// range bounds), waiting for one when all are lent.
 fn read_here<T>(
     local: &LocalReads,
-    closed: &AtomicBool,
     read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
 ) -> Result<T> {
-    loop {
-        if closed.load(Ordering::SeqCst) {
-            return Err(DatastoreError::Closed);
-        }
-        if let Some(lent) = local.lend() {
-            return lent
-                .read(|conn, bounds, _| read(conn, bounds))
-                .unwrap_or(Err(DatastoreError::Closed));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    local
+        .lend_waiting()
+        .and_then(|lent| lent.read(|conn, bounds, _| read(conn, bounds)))
+        .unwrap_or(Err(DatastoreError::Closed))
 }
 
 fn check_range(start: Timestamp, end: Timestamp) -> Result<()> {
