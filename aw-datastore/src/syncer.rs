@@ -345,14 +345,13 @@ fn run(conn: &Connection, wal: &Path, shared: &Shared) {
         schedule.retry_at = None;
         let checkpoint = schedule.checkpoint(now);
         drop(schedule);
-        let checkpoint_wait = if checkpoint == Checkpoint::Truncate {
+        let truncating = checkpoint == Checkpoint::Truncate;
+        if truncating {
             // Waiting for readers holds the writer back: briefly only.
-            Some(conn.busy_timeout(RECOVERY_RETRY / 2))
-        } else {
-            None
-        };
+            let _ = conn.busy_timeout(RECOVERY_RETRY / 2);
+        }
         let result = sync(conn, wal, checkpoint);
-        if checkpoint_wait.is_some() {
+        if truncating {
             let _ = conn.busy_timeout(crate::schema::SYNCER_BUSY_TIMEOUT);
         }
         let (size, free) = measure(wal);
