@@ -63,8 +63,10 @@ pub(crate) const IDLE_SYNC: StdDuration = StdDuration::from_secs(1);
 pub(crate) const MAX_UNSYNCED: StdDuration = StdDuration::from_secs(15);
 /// Longest time between checkpoints under constant writes.
 pub(crate) const CHECKPOINT_INTERVAL: StdDuration = StdDuration::from_secs(60);
-/// How often the WAL's size is looked at while commits come.
-pub(crate) const SIZE_CHECK: StdDuration = StdDuration::from_secs(1);
+/// How often the WAL's size is looked at while commits come: two small
+/// system calls, often enough that a WAL growing by megabytes a second
+/// does not outrun a nearly full disk between two looks.
+pub(crate) const SIZE_CHECK: StdDuration = StdDuration::from_millis(250);
 /// A WAL larger than this is checkpointed without waiting for the
 /// interval.
 pub(crate) const WAL_LIMIT: u64 = 64 << 20;
@@ -81,8 +83,9 @@ pub(crate) enum Checkpoint {
     Skip,
     /// What no reader still needs, without waiting for anyone.
     Passive,
-    /// Everything, then the WAL truncated to nothing: waits briefly for
-    /// readers and the writer (a full disk's recovery).
+    /// What it can, then everything and the WAL truncated to nothing,
+    /// which waits briefly for readers and the writer and gives the WAL's
+    /// space back (a full or nearly full disk).
     Truncate,
 }
 
@@ -94,12 +97,18 @@ pub(crate) enum Checkpoint {
 /// the `fsync` still makes the commits durable.
 pub(crate) fn sync(conn: &Connection, wal: &Path, checkpoint: Checkpoint) -> Result<bool> {
     let mut emptied = false;
-    let sql = match checkpoint {
-        Checkpoint::Skip => None,
-        Checkpoint::Passive => Some("PRAGMA wal_checkpoint(PASSIVE)"),
-        Checkpoint::Truncate => Some("PRAGMA wal_checkpoint(TRUNCATE)"),
+    let steps: &[&str] = match checkpoint {
+        Checkpoint::Skip => &[],
+        Checkpoint::Passive => &["PRAGMA wal_checkpoint(PASSIVE)"],
+        // The passive step copies the frames even when the truncating one
+        // cannot get past the writer in time: the WAL is then reused
+        // from its start, and only its space is not given back yet.
+        Checkpoint::Truncate => &[
+            "PRAGMA wal_checkpoint(PASSIVE)",
+            "PRAGMA wal_checkpoint(TRUNCATE)",
+        ],
     };
-    if let Some(sql) = sql {
+    for sql in steps {
         // Busy (a reader or another checkpoint in the way) is an answer
         // row, not an error: (busy, frames in the WAL, frames copied).
         let answer = conn.prepare_cached(sql).and_then(|mut statement| {
@@ -112,7 +121,7 @@ pub(crate) fn sync(conn: &Connection, wal: &Path, checkpoint: Checkpoint) -> Res
             })
         });
         match answer {
-            Ok((busy, frames, copied)) => emptied = busy == 0 && frames == copied,
+            Ok((busy, frames, copied)) => emptied |= busy == 0 && frames == copied,
             Err(err) => log::warn!("Could not fold the WAL into the database yet: {err}"),
         }
     }
@@ -130,7 +139,14 @@ pub(crate) fn sync(conn: &Connection, wal: &Path, checkpoint: Checkpoint) -> Res
 /// a quarter of the free space (a checkpoint needs about the WAL's size
 /// free), ignoring WALs under a megabyte.
 pub(crate) fn wal_too_large(wal: u64, free: Option<u64>) -> bool {
-    wal > WAL_LIMIT || (wal > 1 << 20 && free.is_some_and(|free| wal > free / 4))
+    wal > WAL_LIMIT || space_is_low(wal, free)
+}
+
+/// Whether a WAL of `wal` bytes takes over a quarter of the `free` bytes
+/// left (ignoring WALs under a megabyte): its checkpoints then also
+/// truncate it, to give its space back.
+pub(crate) fn space_is_low(wal: u64, free: Option<u64>) -> bool {
+    wal > 1 << 20 && free.is_some_and(|free| wal > free / 4)
 }
 
 /// The WAL's size and the free space of its disk.
@@ -172,6 +188,8 @@ struct Schedule {
     /// A commit failed for lack of space and the WAL has not been emptied
     /// since.
     disk_full: bool,
+    /// At the last look, the WAL took much of the free space left.
+    space_low: bool,
     stop: bool,
 }
 
@@ -204,6 +222,9 @@ impl Schedule {
             return Checkpoint::Truncate;
         }
         let wanted = self.checkpoint_at.is_some_and(|at| now >= at);
+        if wanted && self.space_low {
+            return Checkpoint::Truncate;
+        }
         let idle = self.last_commit.is_none_or(|last| now >= last + IDLE_SYNC);
         let overdue = self
             .last_checkpoint
@@ -335,6 +356,7 @@ fn run(conn: &Connection, wal: &Path, shared: &Shared) {
             drop(schedule);
             let (size, free) = measure(wal);
             schedule = shared.schedule();
+            schedule.space_low = space_is_low(size, free);
             if wal_too_large(size, free) {
                 schedule.checkpoint_at.get_or_insert(now);
             }
@@ -357,6 +379,7 @@ fn run(conn: &Connection, wal: &Path, shared: &Shared) {
         let (size, free) = measure(wal);
         schedule = shared.schedule();
         schedule.last_size_check = Some(now);
+        schedule.space_low = space_is_low(size, free);
         match result {
             Ok(emptied) => {
                 if checkpoint != Checkpoint::Skip {
@@ -438,6 +461,13 @@ mod tests {
             wanted.checkpoint(start + IDLE_SYNC / 2),
             Checkpoint::Passive
         );
+        // With the disk nearly full, a wanted checkpoint also truncates.
+        let low = Schedule {
+            space_low: true,
+            ..wanted
+        };
+        assert_eq!(low.checkpoint(start + IDLE_SYNC / 2), Checkpoint::Truncate);
+        assert_eq!(low.checkpoint(start + IDLE_SYNC / 8), Checkpoint::Skip);
         // A full disk empties the WAL whatever else holds.
         let full = Schedule {
             disk_full: true,
