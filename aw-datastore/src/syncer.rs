@@ -36,7 +36,8 @@
 //! folded in again. Every [`SIZE_CHECK`] while commits come, the syncer
 //! looks at the WAL's size and the disk's free space, and checkpoints
 //! early when the WAL is over [`WAL_LIMIT`] or over a quarter of the free
-//! space ([`wal_too_large`]); a checkpoint that a reader kept from
+//! space ([`wal_too_large`]), and in the second case ([`space_is_low`])
+//! also truncates it, so its space goes back; a checkpoint that a reader kept from
 //! finishing is tried again every [`CHECKPOINT_RETRY`] while the WAL is
 //! that large, so a long read delays the WAL's reset by about that much
 //! after it ends.
