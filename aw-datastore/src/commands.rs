@@ -7,7 +7,9 @@
 //! reply goes to a thread blocked in a call, or to an async task awaiting
 //! a `Pending` (`pending.rs`).
 
-use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp};
+use aw_models::{
+    Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp, UpdateBucket,
+};
 use crossbeam_channel::Sender;
 use std::collections::BTreeMap;
 
@@ -47,6 +49,11 @@ pub(crate) enum WriteCommand {
     },
     DeleteBucket {
         bucket_id: String,
+        reply: Reply<()>,
+    },
+    UpdateBucket {
+        bucket_id: String,
+        update: UpdateBucket,
         reply: Reply<()>,
     },
     InsertEvents {

@@ -49,7 +49,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use aw_models::{Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp};
+use aw_models::{
+    Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp, UpdateBucket,
+};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use rusqlite::{Connection, OpenFlags};
 
@@ -284,6 +286,17 @@ impl Datastore {
     /// Creates a bucket (`created` defaults to now); inserts `bucket.events` if any.
     pub fn create_bucket(&self, bucket: Bucket) -> Result<()> {
         self.write(|reply| WriteCommand::CreateBucket { bucket, reply })
+    }
+
+    /// Replaces the fields `update` gives of a bucket (`type`, `client`,
+    /// `hostname`, `data`); [`DatastoreError::NoSuchBucket`] if it is
+    /// missing.
+    pub fn update_bucket(&self, bucket_id: &str, update: UpdateBucket) -> Result<()> {
+        self.write(|reply| WriteCommand::UpdateBucket {
+            bucket_id: bucket_id.to_string(),
+            update,
+            reply,
+        })
     }
 
     /// Deletes a bucket and all its events.

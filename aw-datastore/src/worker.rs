@@ -436,6 +436,15 @@ impl Worker {
                     .in_savepoint(|conn, memory| writes::delete_bucket(conn, memory, &bucket_id));
                 self.hold(reply, result);
             }
+            WriteCommand::UpdateBucket {
+                bucket_id,
+                update,
+                reply,
+            } => {
+                let result =
+                    self.in_savepoint(|conn, _| writes::update_bucket(conn, &bucket_id, update));
+                self.hold(reply, result);
+            }
             WriteCommand::InsertEvents {
                 bucket_id,
                 events,

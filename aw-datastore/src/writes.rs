@@ -13,7 +13,7 @@
 //! (`privacy.rs`): a dropped event is stored nowhere, a redacted one is
 //! stored (and merged, and deduplicated) with its redacted data.
 
-use aw_models::{Bucket, Data, Duration, Event, SettingValue, Timestamp};
+use aw_models::{Bucket, Data, Duration, Event, SettingValue, Timestamp, UpdateBucket};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
@@ -104,6 +104,29 @@ pub(crate) fn delete_bucket(
     // the bound here cannot confuse a later bucket.
     memory.bounds.forget(row_id);
     memory.stats.forget(row_id);
+    Ok(())
+}
+
+/// Replaces the fields of a bucket that `update` gives (`docs/API.md`
+/// §3.2). The bucket's id, row and events stay as they are.
+pub(crate) fn update_bucket(
+    conn: &Connection,
+    bucket_id: &str,
+    update: UpdateBucket,
+) -> Result<()> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let data = update.data.as_ref().map(data_text);
+    conn.prepare_cached(
+        "UPDATE buckets SET type = coalesce(?2, type), client = coalesce(?3, client),
+         hostname = coalesce(?4, hostname), data = coalesce(?5, data) WHERE id = ?1",
+    )?
+    .execute(params![
+        row_id,
+        update.kind,
+        update.client,
+        update.hostname,
+        data
+    ])?;
     Ok(())
 }
 

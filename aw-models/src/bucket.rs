@@ -49,6 +49,26 @@ pub struct Bucket {
     pub last_updated: Option<Timestamp>,
 }
 
+/// The body of `PUT /api/0/buckets/{bid}` (the Python server's update):
+/// each field given replaces the stored one, absent ones are kept. Other
+/// keys (`id`, `created`, ...) are ignored, as the Python server ignores
+/// them: a bucket's id and creation time never change.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct UpdateBucket {
+    /// New bucket type.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// New watcher name.
+    #[serde(default)]
+    pub client: Option<String>,
+    /// New host name.
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// New free-form object (replaces the whole object).
+    #[serde(default)]
+    pub data: Option<Data>,
+}
+
 /// The body of `POST /api/0/buckets/{bid}`; the id comes from the path.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CreateBucket {
@@ -133,5 +153,27 @@ mod tests {
             json!({"type": 1, "client": "c", "hostname": "h"})
         )
         .is_err());
+    }
+
+    #[test]
+    fn update_request_fields_are_each_optional() {
+        let empty: UpdateBucket = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(empty, UpdateBucket::default());
+        let full: UpdateBucket = serde_json::from_value(
+            json!({"type": "t", "client": "c", "hostname": "h", "data": {"k": 1}, "id": "ignored"}),
+        )
+        .unwrap();
+        assert_eq!(full.kind.as_deref(), Some("t"));
+        assert_eq!(full.data.unwrap()["k"], 1);
+        for bad in [
+            json!({"type": 1}),
+            json!({"data": []}),
+            json!({"hostname": {}}),
+        ] {
+            assert!(
+                serde_json::from_value::<UpdateBucket>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

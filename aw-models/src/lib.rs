@@ -27,7 +27,7 @@ mod query;
 mod shared;
 mod time;
 
-pub use bucket::{Bucket, BucketMetadata, CreateBucket};
+pub use bucket::{Bucket, BucketMetadata, CreateBucket, UpdateBucket};
 pub use data::{hash_json, EventData, SharedEntries, StringPool};
 pub use error::ModelError;
 pub use event::Event;

@@ -328,7 +328,12 @@ fn cases() -> Vec<Case> {
             status: 400,
         },
         // Routing.
-        case("PUT", "/api/0/buckets/fixture", bucket, 405),
+        case("PATCH", "/api/0/buckets/fixture", bucket, 405),
+        case("PUT", "/api/0/buckets/fixture", r#"{"type": 1}"#, 400),
+        case("PUT", "/api/0/buckets/fixture", r#"{"data": [1]}"#, 400),
+        case("PUT", "/api/0/buckets/fixture", "[]", 400),
+        case("PUT", "/api/0/buckets/fixture", "{", 400),
+        case("PUT", "/api/0/buckets/nothing", bucket, 404),
         get("/api/0/buckets/fixture/nothing", 404),
         Case {
             method: "POST",

@@ -192,3 +192,74 @@ fn create_works_without_content_type() {
     );
     assert_eq!(reply.status, 200);
 }
+
+/// `PUT /api/0/buckets/<id>` (the Python server's update) replaces the
+/// fields it is given and keeps the rest, the id, creation time and events.
+#[test]
+fn update_replaces_given_fields_and_keeps_the_rest() {
+    let server = TestServer::start();
+    let client = server.client();
+    let body = json!({"type": "currentwindow", "client": "aw-watcher-window",
+                      "hostname": "old", "created": "2021-06-01T09:00:00Z",
+                      "data": {"keep": false}});
+    assert_eq!(client.post_json("/api/0/buckets/b1", &body).status, 200);
+    let events =
+        json!([{"timestamp": "2021-06-01T10:00:00Z", "duration": 5, "data": {"app": "x"}}]);
+    assert_eq!(
+        client.post_json("/api/0/buckets/b1/events", &events).status,
+        200
+    );
+
+    let update = |body: serde_json::Value| {
+        let text = body.to_string();
+        client.request(
+            "PUT",
+            "/api/0/buckets/b1",
+            &[("Content-Type", "application/json")],
+            Some(text.as_bytes()),
+        )
+    };
+    let reply = update(
+        json!({"hostname": "new", "data": {"device_id": "d"}, "id": "other",
+                              "created": "2000-01-01T00:00:00Z"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let answered = reply.json();
+    let stored = client.get("/api/0/buckets/b1").json();
+    assert_eq!(answered, stored);
+    assert_eq!(stored["id"], "b1");
+    assert_eq!(stored["hostname"], "new");
+    assert_eq!(stored["data"], json!({"device_id": "d"}));
+    assert_eq!(stored["type"], "currentwindow");
+    assert_eq!(stored["client"], "aw-watcher-window");
+    assert_eq!(stored["created"], "2021-06-01T09:00:00Z");
+    assert_eq!(stored["metadata"]["start"], "2021-06-01T10:00:00Z");
+
+    let reply = update(json!({"type": "afkstatus", "client": "c2"}));
+    assert_eq!(reply.status, 200);
+    let stored = client.get("/api/0/buckets/b1").json();
+    assert_eq!(
+        (stored["type"].as_str(), stored["client"].as_str()),
+        (Some("afkstatus"), Some("c2"))
+    );
+    assert_eq!(stored["hostname"], "new");
+    assert_eq!(
+        client
+            .get("/api/0/buckets/b1/events")
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    assert_eq!(update(json!({"hostname": 5})).status, 400);
+    assert_eq!(
+        client.get("/api/0/buckets/b1").json(),
+        stored,
+        "a bad body changes nothing"
+    );
+    let missing = client.request("PUT", "/api/0/buckets/nope", &[], Some(b"{}"));
+    assert_eq!(missing.status, 404);
+    assert!(missing.json()["message"].is_string());
+}

@@ -83,7 +83,7 @@ fn a_known_path_with_another_method_is_405_with_allow() {
     let client = server.client();
     for (method, path, allow) in [
         ("TRACE", "/api/0/buckets", "GET"),
-        ("PUT", "/api/0/buckets/b", "DELETE, GET, POST"),
+        ("PATCH", "/api/0/buckets/b", "DELETE, GET, POST, PUT"),
         ("PATCH", "/api/0/buckets/b/events/7", "DELETE, GET"),
         ("DELETE", "/api/0/info", "GET"),
         ("PUT", "/api/0/query", "POST"),

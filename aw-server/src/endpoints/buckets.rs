@@ -3,11 +3,11 @@
 use std::collections::BTreeMap;
 
 use aw_datastore::DatastoreError;
-use aw_models::{Bucket, CreateBucket};
+use aw_models::{Bucket, CreateBucket, UpdateBucket};
 use rocket::data::Data;
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{delete, get, post, State};
+use rocket::{delete, get, post, put, State};
 
 use super::{blocking, check_bucket_id, read_json, Empty, JSON_LIMIT};
 use crate::error::ApiError;
@@ -52,6 +52,33 @@ pub async fn create(
         Err(ApiError::Datastore(DatastoreError::BucketExists(_))) => Ok(Empty(Status::NotModified)),
         Err(error) => Err(error),
     }
+}
+
+/// Updates a bucket's `type`, `client`, `hostname` or `data` (the Python
+/// server's endpoint): the fields given replace the stored ones. Answers
+/// the bucket as stored now; 404 for an unknown bucket, 400 for a body
+/// that is not such an object (400 also for well-formed JSON of the wrong
+/// shape, which other endpoints answer with 422: the Python server's
+/// endpoint answers 400 to both).
+#[put("/api/0/buckets/<bucket_id>", data = "<body>")]
+pub async fn update(
+    bucket_id: &str,
+    body: Data<'_>,
+    state: &State<ServerState>,
+) -> Result<Json<Bucket>, ApiError> {
+    let body: serde_json::Value = read_json(body, JSON_LIMIT).await?;
+    if !body.is_object() {
+        // serde would take a list as the struct's fields in order.
+        return Err(ApiError::BadRequest(
+            "Invalid request body: expected an object".to_string(),
+        ));
+    }
+    let update: UpdateBucket = serde_json::from_value(body)
+        .map_err(|error| ApiError::BadRequest(format!("Invalid request body: {error}")))?;
+    let datastore = state.datastore.clone();
+    let id = bucket_id.to_string();
+    blocking(move || Ok(datastore.update_bucket(&id, update)?)).await?;
+    Ok(Json(state.datastore.bucket(bucket_id).await?))
 }
 
 /// Deletes a bucket and its events; `?force=1` is accepted and ignored.

@@ -42,6 +42,7 @@ pub fn routes() -> Vec<Route> {
         buckets::list,
         buckets::get,
         buckets::create,
+        buckets::update,
         buckets::delete,
         events::list,
         events::insert,
