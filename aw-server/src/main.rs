@@ -9,6 +9,7 @@
 //! usage errors with 2).
 
 mod allocator;
+mod service;
 
 use std::path::PathBuf;
 
@@ -179,7 +180,11 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     log::info!("Using database {}", config.db_path.display());
     let datastore = Datastore::open(&config.db_path)
         .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
-    let rocket = aw_server::build_rocket(datastore.clone(), config)?;
+    let rocket = aw_server::build_rocket(datastore.clone(), config)?.attach(
+        rocket::fairing::AdHoc::on_liftoff("systemd readiness", |_| {
+            Box::pin(async { service::ready() })
+        }),
+    );
 
     let launched = match rocket::execute(rocket.launch()) {
         // Rocket reports a shutdown as failed when connection tasks still
@@ -193,6 +198,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         }
         other => other.map(|_| ()),
     };
+    service::stopping();
     // Whatever ended the server, make every acknowledged write durable.
     let closed = datastore.close();
     launched.context("server failed")?;

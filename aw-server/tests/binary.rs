@@ -375,3 +375,57 @@ fn the_server_runs_with_a_short_purge_delay_unless_told_otherwise() {
     assert_eq!(purge_delay_of(root.path(), None), ["100"]);
     assert_eq!(purge_delay_of(root.path(), Some("1000")), ["1000"]);
 }
+
+/// Under systemd (`Type=notify`, `aw-server.service`) the server says
+/// READY=1 on `$NOTIFY_SOCKET` once it accepts connections, and STOPPING=1
+/// on SIGTERM. The socket here is a plain Unix datagram socket standing in
+/// for systemd's, which is all the protocol is.
+#[cfg(unix)]
+#[test]
+fn systemd_hears_ready_once_the_server_answers() {
+    use std::os::unix::net::UnixDatagram;
+    use std::time::Duration;
+
+    let root = TempDir::new().unwrap();
+    let socket_path = root.path().join("notify.sock");
+    let socket = UnixDatagram::bind(&socket_path).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let port = free_port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aw-server"))
+        .args(["--testing", "--port", &port.to_string()])
+        .env("XDG_CONFIG_HOME", xdg(root.path(), "config"))
+        .env("XDG_DATA_HOME", xdg(root.path(), "data"))
+        .env("XDG_CACHE_HOME", xdg(root.path(), "cache"))
+        .env("HOME", root.path())
+        .env("NOTIFY_SOCKET", &socket_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut message = [0u8; 512];
+    let received = |message: &mut [u8; 512]| {
+        let length = socket.recv(message).expect("no notification within 60 s");
+        String::from_utf8_lossy(&message[..length]).into_owned()
+    };
+    let ready = received(&mut message);
+    assert!(ready.lines().any(|line| line == "READY=1"), "{ready:?}");
+    // Ready means answering: no retry needed.
+    let client = Client {
+        port,
+        headers: Vec::new(),
+    };
+    assert_eq!(client.get("/api/0/info").status, 200);
+
+    let process = Process { child, client };
+    signal(&process, "TERM");
+    let stopping = received(&mut message);
+    assert!(
+        stopping.lines().any(|line| line == "STOPPING=1"),
+        "{stopping:?}"
+    );
+    child = process.child;
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
