@@ -28,6 +28,7 @@ mod cleanup;
 mod commands;
 mod error;
 mod heartbeat;
+mod legacy;
 mod local;
 mod lock;
 mod maintenance;
@@ -65,6 +66,9 @@ use crate::worker::{FileParts, Worker};
 
 pub use cleanup::{RangeDeletion, RulesOutcome};
 pub use error::DatastoreError;
+pub use legacy::{
+    LegacyBucket, LegacyChunk, LegacyDatabase, LEGACY_FILE_NAME, LEGACY_TESTING_FILE_NAME,
+};
 pub use maintenance::{Expired, RulesReport};
 pub use pending::Pending;
 pub use privacy::{

@@ -29,6 +29,26 @@ fn ensure(dir: Option<PathBuf>, what: &str) -> io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// The Python aw-server's database, which the first start imports
+/// (`transfer::legacy`): `$XDG_DATA_HOME/activitywatch/aw-server/`
+/// `peewee-sqlite.v2.db` (`peewee-sqlite-testing.v2.db` in testing mode).
+/// Nothing is created.
+pub fn legacy_db_path(testing: bool) -> io::Result<PathBuf> {
+    let name = if testing {
+        aw_datastore::LEGACY_TESTING_FILE_NAME
+    } else {
+        aw_datastore::LEGACY_FILE_NAME
+    };
+    dirs::data_dir()
+        .map(|dir| dir.join("activitywatch").join("aw-server").join(name))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "cannot determine the data directory (is $HOME set?)",
+            )
+        })
+}
+
 /// The config directory, created if missing.
 pub fn config_dir() -> io::Result<PathBuf> {
     ensure(

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use aw_datastore::Datastore;
-use aw_server::{cli, config, dirs, logging, ServerConfig};
+use aw_server::{cli, config, dirs, logging, transfer, ServerConfig};
 use clap::{Args, Parser, Subcommand};
 
 /// ActivityWatch server: stores events from watchers and serves them to
@@ -77,8 +77,8 @@ struct ServerArgs {
     /// Use this device id instead of the persisted one.
     #[arg(long)]
     device_id: Option<String>,
-    /// Accepted for compatibility; legacy Python databases are never
-    /// imported.
+    /// Do not import the Python aw-server's database on the first start
+    /// with a new database (as aw-server-rust).
     #[arg(long)]
     no_legacy_import: bool,
     /// Debug logging, including every request.
@@ -178,6 +178,14 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     config.hostname = gethostname::gethostname().to_string_lossy().into_owned();
 
     log::info!("Using database {}", config.db_path.display());
+    // aw-server-rust's conditions: the default database, new, and not
+    // told otherwise.
+    if args.dbpath.is_none() && !args.no_legacy_import {
+        match dirs::legacy_db_path(args.testing) {
+            Ok(source) => transfer::legacy::import_on_first_start(&source, &config.db_path),
+            Err(error) => log::warn!("Not looking for a Python aw-server database: {error}"),
+        }
+    }
     let datastore = Datastore::open(&config.db_path)
         .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
     let rocket = aw_server::build_rocket(datastore.clone(), config)?.attach(

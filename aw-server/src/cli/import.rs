@@ -16,7 +16,7 @@ use std::io::{self, BufReader, BufWriter, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use aw_datastore::ImportSummary;
+use aw_datastore::{ImportSummary, LegacyDatabase};
 use aw_models::Bucket;
 use clap::Args;
 use indicatif::ProgressBar;
@@ -24,15 +24,21 @@ use indicatif::ProgressBar;
 use super::progress::{self, Unit};
 use super::{close, connect, CliError, ConnectionArgs, Target};
 use crate::transfer::document::{add, reader, Tally};
+use crate::transfer::legacy::{self, LegacyImport};
 use crate::transfer::ndjson::{self, NdjsonError};
 use crate::transfer::{import_validated, walk, Streamed};
 
 /// Flags of `import`.
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
-    /// Export documents (JSON) or NDJSON exports to import.
+    /// Export documents (JSON) or NDJSON exports to import; with
+    /// `--legacy`, Python aw-server databases.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// The files are databases of the Python aw-server
+    /// (`peewee-sqlite.v2.db`, in `~/.local/share/activitywatch/aw-server/`).
+    #[arg(long)]
+    pub legacy: bool,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -50,6 +56,9 @@ struct Checked {
 /// Runs `import`.
 pub fn run(args: ImportArgs) -> Result<(), CliError> {
     let started = Instant::now();
+    if args.legacy {
+        return run_legacy(args, started);
+    }
     let target = connect(&args.connection, true)?;
     let result = import_all(&target, &args.files);
     let closed = close(target);
@@ -159,6 +168,93 @@ fn import(target: &Target, file: Checked) -> Result<ImportSummary, CliError> {
                 .map_err(|error| CliError(format!("{name}: {error}")))?;
             bar.finish_and_clear();
             Ok(summary)
+        }
+    }
+}
+
+/// `import --legacy`: every file is opened and checked before anything is
+/// stored, then each is imported (`transfer::legacy`): offline straight
+/// into the datastore, online as an export document sent to the server.
+fn run_legacy(args: ImportArgs, started: Instant) -> Result<(), CliError> {
+    let legacies = args
+        .files
+        .iter()
+        .map(|path| {
+            LegacyDatabase::open(path)
+                .map_err(|error| CliError(format!("{error}; nothing imported")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let target = connect(&args.connection, true)?;
+    let mut total = LegacyImport::default();
+    let mut result = Ok(());
+    for legacy in legacies {
+        match import_legacy(&target, legacy) {
+            Ok(part) => {
+                total.buckets += part.buckets;
+                total.events += part.events;
+                total.unreadable += part.unreadable;
+                add(&mut total.summary, part.summary);
+            }
+            Err(error) => {
+                result = Err(error);
+                break;
+            }
+        }
+    }
+    let closed = close(target);
+    result?;
+    closed?;
+    eprintln!(
+        "Imported {} Python aw-server database{}: {total}, in {:.1} s",
+        args.files.len(),
+        if args.files.len() == 1 { "" } else { "s" },
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Imports one opened legacy database into the target.
+fn import_legacy(target: &Target, legacy: LegacyDatabase) -> Result<LegacyImport, CliError> {
+    let name = legacy.path().display().to_string();
+    let failed =
+        |error: &dyn std::fmt::Display| CliError(format!("{name}: import failed: {error}"));
+    let buckets = legacy.buckets().map_err(|error| failed(&error))?;
+    let events = buckets.iter().map(|bucket| bucket.events).sum();
+    match target {
+        Target::Offline { datastore, .. } => {
+            let bar = progress::bar(Some(events), Unit::Events, format!("Importing {name}"));
+            let imported =
+                legacy::import(legacy, datastore, &mut |handled| bar.set_position(handled))
+                    .map_err(|error| failed(&error))?;
+            bar.finish_and_clear();
+            Ok(imported)
+        }
+        Target::Online(server) => {
+            let bar = progress::bar(Some(events), Unit::Events, format!("Reading {name}"));
+            let mut document = tempfile::tempfile().map_err(|error| failed(&error))?;
+            let (_, unreadable) =
+                legacy::write_document(&legacy, BufWriter::new(&mut document), &mut |written| {
+                    bar.set_position(written)
+                })
+                .map_err(|error| failed(&error))?;
+            bar.finish_and_clear();
+            let size = document.metadata().map_err(|error| failed(&error))?.len();
+            document.rewind().map_err(|error| failed(&error))?;
+            let bar = progress::bar(Some(size), Unit::Bytes, format!("Sending {name}"));
+            let mut reading = Progress {
+                inner: BufReader::with_capacity(256 * 1024, &document),
+                bar: &bar,
+            };
+            let summary = server
+                .import(&mut reading, size)
+                .map_err(|error| CliError(format!("{name}: {error}")))?;
+            bar.finish_and_clear();
+            Ok(LegacyImport {
+                buckets: buckets.len() as u64,
+                events,
+                summary,
+                unreadable,
+            })
         }
     }
 }

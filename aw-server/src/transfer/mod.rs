@@ -5,11 +5,13 @@
 //! - `document`: reading export documents (`docs/API.md` §5) with a streaming serde
 //!   visitor, and the validate-then-store import of a document file;
 //! - `write`: writing the export document, NDJSON and CSV;
-//! - `ndjson`: reading NDJSON, converted into an export document.
+//! - `ndjson`: reading NDJSON, converted into an export document;
+//! - `legacy`: importing the Python aw-server's database.
 //!
 //! Nothing here holds a whole document or a whole bucket in memory.
 
 pub mod document;
+pub mod legacy;
 pub mod ndjson;
 pub mod write;
 
