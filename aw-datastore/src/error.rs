@@ -35,6 +35,11 @@ pub enum DatastoreError {
     /// file; nothing was opened. See `lock.rs`.
     #[error("The database {} is in use by another process", .0.display())]
     InUse(std::path::PathBuf),
+    /// The database cannot be opened with the password given (or
+    /// without one), or a password was given to a build that cannot
+    /// encrypt (`key.rs`); the message says which it may be.
+    #[error("Encryption: {0}")]
+    Encryption(String),
     /// The worker thread has stopped (closed, or died); nothing was done.
     #[error("The datastore is closed")]
     Closed,

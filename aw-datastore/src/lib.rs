@@ -28,6 +28,7 @@ mod cleanup;
 mod commands;
 mod error;
 mod heartbeat;
+mod key;
 mod legacy;
 mod local;
 mod lock;
@@ -66,6 +67,7 @@ use crate::worker::{FileParts, Worker};
 
 pub use cleanup::{RangeDeletion, RulesOutcome};
 pub use error::DatastoreError;
+pub use key::{DatabaseKey, ENCRYPTION_AVAILABLE};
 pub use legacy::{
     LegacyBucket, LegacyChunk, LegacyDatabase, LEGACY_FILE_NAME, LEGACY_TESTING_FILE_NAME,
 };
@@ -140,7 +142,18 @@ const CLOSED_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 impl Datastore {
     /// Opens (creating and migrating as needed) the database file.
     pub fn open(path: impl AsRef<Path>) -> Result<Datastore> {
+        Datastore::open_with_key(path, None)
+    }
+
+    /// [`Datastore::open`] for a file encrypted with `key` (created
+    /// encrypted when new); `None` is a plain file. See `key.rs`: a key
+    /// that does not fit, a key for a plain file, no key for an encrypted
+    /// one, or a key in a build without the `sqlcipher` feature fail with
+    /// [`DatastoreError::Encryption`] and change nothing.
+    pub fn open_with_key(path: impl AsRef<Path>, key: Option<&DatabaseKey>) -> Result<Datastore> {
         let path = path.as_ref();
+        // Before anything is locked, read or created.
+        key::usable(key)?;
         // Before SQLite touches the file, so a served file is not even
         // migrated by a second process; the writer thread holds the lock.
         let mut lock = lock::lock(path)?;
@@ -149,6 +162,8 @@ impl Datastore {
         let unchanged =
             !vouched.is_empty() && lock::fingerprint(path)?.is_some_and(|now| now == vouched);
         let conn = Connection::open(path)?;
+        key::apply(&conn, key)?;
+        key::check(&conn, path, key)?;
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
         let wal_path = conn
@@ -179,10 +194,11 @@ impl Datastore {
         // schema, and before the writer starts so a failure is an `Err`.
         let mut readers = Vec::with_capacity(reader::READERS);
         for _ in 0..reader::READERS {
-            readers.push(local::open_reader(path)?);
+            readers.push(local::open_reader(path, key)?);
         }
         let local = LocalReads::new(
             path.to_path_buf(),
+            key.cloned(),
             Arc::clone(&bounds),
             Arc::clone(&shared_stats),
             Arc::clone(&closed),
@@ -199,6 +215,7 @@ impl Datastore {
                     path,
                     OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
                 )?;
+                key::apply(&syncer_conn, key)?;
                 schema::configure_syncer(&syncer_conn)?;
                 Some((wal_path.clone(), Syncer::start(syncer_conn, wal_path)?))
             }

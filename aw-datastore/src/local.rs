@@ -21,6 +21,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
+use crate::key::{self, DatabaseKey};
 use crate::schema;
 use crate::stats::SharedStats;
 use crate::Result;
@@ -31,11 +32,12 @@ use crate::Result;
 pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 /// A read-only connection configured like the reader threads'.
-pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
+pub(crate) fn open_reader(path: &Path, key: Option<&DatabaseKey>) -> Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
+    key::apply(&conn, key)?;
     schema::configure_reader(&conn)?;
     Ok(conn)
 }
@@ -44,6 +46,7 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
 #[derive(Debug)]
 pub(crate) struct LocalReads {
     path: PathBuf,
+    key: Option<DatabaseKey>,
     bounds: Arc<DurationBounds>,
     stats: Arc<SharedStats>,
     closed: Arc<AtomicBool>,
@@ -56,6 +59,7 @@ pub(crate) struct LocalReads {
 impl LocalReads {
     pub(crate) fn new(
         path: PathBuf,
+        key: Option<DatabaseKey>,
         bounds: Arc<DurationBounds>,
         stats: Arc<SharedStats>,
         closed: Arc<AtomicBool>,
@@ -63,6 +67,7 @@ impl LocalReads {
         let (returned, idle) = bounded(MAX_CONNECTIONS);
         LocalReads {
             path,
+            key,
             bounds,
             stats,
             closed,
@@ -84,7 +89,7 @@ impl LocalReads {
                     self.open.fetch_sub(1, Ordering::SeqCst);
                     return None;
                 }
-                match open_reader(&self.path) {
+                match open_reader(&self.path, self.key.as_ref()) {
                     Ok(conn) => conn,
                     Err(err) => {
                         self.open.fetch_sub(1, Ordering::SeqCst);

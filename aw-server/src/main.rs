@@ -81,6 +81,11 @@ struct ServerArgs {
     /// with a new database (as aw-server-rust).
     #[arg(long)]
     no_legacy_import: bool,
+    /// Password of the encrypted database (builds with the `sqlcipher`
+    /// feature); a new database is created encrypted with it. Prefer the
+    /// environment variable: a flag is visible to other users in `ps`.
+    #[arg(long, env = "AW_DB_PASSWORD", hide_env_values = true)]
+    db_password: Option<String>,
     /// Debug logging, including every request.
     #[arg(long)]
     verbose: bool,
@@ -177,16 +182,23 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     };
     config.hostname = gethostname::gethostname().to_string_lossy().into_owned();
 
+    let key =
+        cli::database_key(args.db_password.as_deref()).map_err(|error| anyhow::anyhow!(error))?;
+    if key.is_some() {
+        log::info!("The database is encrypted (SQLCipher)");
+    }
     log::info!("Using database {}", config.db_path.display());
     // aw-server-rust's conditions: the default database, new, and not
     // told otherwise.
     if args.dbpath.is_none() && !args.no_legacy_import {
         match dirs::legacy_db_path(args.testing) {
-            Ok(source) => transfer::legacy::import_on_first_start(&source, &config.db_path),
+            Ok(source) => {
+                transfer::legacy::import_on_first_start(&source, &config.db_path, key.as_ref())
+            }
             Err(error) => log::warn!("Not looking for a Python aw-server database: {error}"),
         }
     }
-    let datastore = Datastore::open(&config.db_path)
+    let datastore = Datastore::open_with_key(&config.db_path, key.as_ref())
         .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
     let rocket = aw_server::build_rocket(datastore.clone(), config)?.attach(
         rocket::fairing::AdHoc::on_liftoff("systemd readiness", |_| {

@@ -24,7 +24,7 @@ pub mod vacuum;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 
-use aw_datastore::{Datastore, DatastoreError};
+use aw_datastore::{DatabaseKey, Datastore, DatastoreError};
 use aw_models::Timestamp;
 use clap::Args;
 
@@ -58,6 +58,19 @@ pub struct ConnectionArgs {
     /// Work on this database file directly, without a server.
     #[arg(long)]
     pub dbpath: Option<PathBuf>,
+    /// Password of an encrypted database file (builds with the
+    /// `sqlcipher` feature); used when working on the file directly.
+    #[arg(long, env = "AW_DB_PASSWORD", hide_env_values = true)]
+    pub db_password: Option<String>,
+}
+
+/// The key that `--db-password` or `AW_DB_PASSWORD` gives, if any; an
+/// empty one is refused.
+pub fn database_key(password: Option<&str>) -> Result<Option<DatabaseKey>, CliError> {
+    password
+        .map(DatabaseKey::new)
+        .transpose()
+        .map_err(|error| CliError(error.to_string()))
 }
 
 /// What a command works on.
@@ -81,8 +94,9 @@ pub enum Target {
 /// `create` says whether a missing database file may be created (import)
 /// or is an error (export).
 pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> {
+    let key = database_key(args.db_password.as_deref())?;
     if let Some(path) = &args.dbpath {
-        return open(path, create);
+        return open(path, key.as_ref(), create);
     }
     let config_path = match &args.config {
         Some(path) => path.clone(),
@@ -133,12 +147,12 @@ pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> 
                 "No server answers on {authority}; working on the database file {}",
                 path.display()
             );
-            open(&path, create)
+            open(&path, key.as_ref(), create)
         }
     }
 }
 
-fn open(path: &Path, create: bool) -> Result<Target, CliError> {
+fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, CliError> {
     if !create && !path.exists() {
         return Err(CliError(format!("no database file at {}", path.display())));
     }
@@ -146,7 +160,7 @@ fn open(path: &Path, create: bool) -> Result<Target, CliError> {
         std::fs::create_dir_all(parent)
             .map_err(|error| CliError(format!("cannot create {}: {error}", parent.display())))?;
     }
-    match Datastore::open(path) {
+    match Datastore::open_with_key(path, key) {
         Ok(datastore) => Ok(Target::Offline {
             datastore,
             path: path.to_path_buf(),

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::sync_channel;
 use std::time::Instant;
 
-use aw_datastore::{Datastore, DatastoreError, ImportSummary, LegacyDatabase, PreparedEvent};
+use aw_datastore::{
+    DatabaseKey, Datastore, DatastoreError, ImportSummary, LegacyDatabase, PreparedEvent,
+};
 use aw_models::Bucket;
 
 use super::document::add;
@@ -157,7 +159,7 @@ pub fn write_document(
 /// puts it at `db_path`. A missing source is not worth a word above info;
 /// a source that cannot be read gets a warning naming the file and the
 /// server starts with an empty database as usual. Never fails the start.
-pub fn import_on_first_start(source: &Path, db_path: &Path) {
+pub fn import_on_first_start(source: &Path, db_path: &Path, key: Option<&DatabaseKey>) {
     if db_path.exists() {
         return;
     }
@@ -173,9 +175,9 @@ pub fn import_on_first_start(source: &Path, db_path: &Path) {
         "New database: importing the Python aw-server database {}",
         source.display()
     );
-    match import_into_new(source, db_path) {
+    match import_into_new(source, db_path, key) {
         Ok(Some(imported)) => log::info!(
-            "Imported {}: {imported}, in {:.1} s",
+            "Imported {}: {imported}, in {:.2} s",
             source.display(),
             started.elapsed().as_secs_f64()
         ),
@@ -215,12 +217,16 @@ fn remove_database_files(path: &Path) -> io::Result<()> {
 
 /// Imports into the staging file, closes it, then links it to `db_path`
 /// unless that appeared meanwhile (`Ok(None)`).
-fn import_into_new(source: &Path, db_path: &Path) -> Result<Option<LegacyImport>, DatastoreError> {
+fn import_into_new(
+    source: &Path,
+    db_path: &Path,
+    key: Option<&DatabaseKey>,
+) -> Result<Option<LegacyImport>, DatastoreError> {
     let legacy = LegacyDatabase::open(source)?;
     let staging = staging_path(db_path);
     // Left by a start that was killed midway.
     remove_database_files(&staging)?;
-    let datastore = Datastore::open(&staging)?;
+    let datastore = Datastore::open_with_key(&staging, key)?;
     let total = legacy
         .buckets()?
         .iter()
