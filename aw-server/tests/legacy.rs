@@ -518,3 +518,29 @@ fn import_legacy_refuses_a_file_that_is_not_one_and_stores_nothing() {
     );
     assert!(!db.exists(), "nothing is stored when one file is bad");
 }
+
+/// `import --legacy` through a running server: the file is sent as an
+/// export document to `POST /api/0/import`.
+#[test]
+fn import_legacy_through_a_running_server() {
+    let root = TempDir::new().unwrap();
+    let db = root.path().join("served.db");
+    let server = Server::start(root.path(), &["--dbpath", db.to_str().unwrap()]);
+    for run in 0..2 {
+        let output = Command::new(env!("CARGO_BIN_EXE_aw-server"))
+            .args(["import", "--legacy", "--testing", "--port"])
+            .arg(server.client.port.to_string())
+            .arg(FIXTURE)
+            .env("XDG_CONFIG_HOME", root.path().join("config"))
+            .env("XDG_DATA_HOME", root.path().join("data"))
+            .env("HOME", root.path())
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{report}");
+        let stored = if run == 0 { "3002 stored" } else { "0 stored" };
+        assert!(report.contains(stored), "run {run}: {report}");
+    }
+    assert_holds_the_fixture(&server.client);
+    server.stop();
+}
