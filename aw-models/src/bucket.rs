@@ -50,7 +50,8 @@ pub struct Bucket {
 }
 
 /// The body of `PUT /api/0/buckets/{bid}` (the Python server's update):
-/// each field given replaces the stored one, absent ones are kept. Other
+/// each field given replaces the stored one, absent (or `null`) ones are
+/// kept. Other
 /// keys (`id`, `created`, ...) are ignored, as the Python server ignores
 /// them: a bucket's id and creation time never change.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
