@@ -9,23 +9,18 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::free_port;
+use common::{binary_in, free_port};
 #[cfg(feature = "sqlcipher")]
 use common::{spawn_listening, Client};
 use tempfile::TempDir;
 
 fn server(root: &Path, db: &Path, password: Option<&str>) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
+    let mut command = binary_in(root);
     command
         .args(["--testing", "--no-legacy-import", "--port"])
         .arg(free_port().to_string())
         .arg("--dbpath")
         .arg(db)
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CACHE_HOME", root.join("cache"))
-        .env("HOME", root)
-        .env_remove("AW_DB_PASSWORD")
         .stdin(Stdio::null())
         .stdout(Stdio::null());
     if let Some(password) = password {

@@ -9,6 +9,7 @@
 
 mod common;
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -17,7 +18,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use aw_models::Timestamp;
-use common::{free_port, Client};
+use common::{binary_in, free_port, Client};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -47,14 +48,10 @@ fn place_legacy(root: &Path, from: &Path) {
 }
 
 fn command(root: &Path, port: u16, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
+    let mut command = binary_in(root);
     command
         .args(["--testing", "--port", &port.to_string()])
         .args(args)
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CACHE_HOME", root.join("cache"))
-        .env("HOME", root)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -427,14 +424,11 @@ fn import_legacy_killed_midway_and_rerun_stores_everything_once() {
     write_large_legacy(&legacy, 2, 100_000);
     let db = root.path().join("new.db");
     let import = |root: &Path| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
+        let mut command = binary_in(root);
         command
             .args(["import", "--legacy", "--dbpath"])
             .arg(&db)
             .arg(&legacy)
-            .env("XDG_CONFIG_HOME", root.join("config"))
-            .env("XDG_DATA_HOME", root.join("data"))
-            .env("HOME", root)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -472,24 +466,34 @@ fn import_legacy_killed_midway_and_rerun_stores_everything_once() {
     server.stop();
 }
 
+/// Runs `aw-server import --legacy ARGS...` with the test's private
+/// folders: its exit status and report.
+fn import_legacy(root: &Path, args: &[&OsStr]) -> (Option<i32>, String) {
+    let output = binary_in(root)
+        .args(["import", "--legacy"])
+        .args(args)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), report)
+}
+
+/// Imports the fixture twice with `target` flags: all of it, then nothing.
+fn imports_all_then_nothing(root: &Path, target: &[&OsStr]) {
+    for (run, stored) in ["3002 stored", "0 stored"].into_iter().enumerate() {
+        let mut args = target.to_vec();
+        args.push(FIXTURE.as_ref());
+        let (status, report) = import_legacy(root, &args);
+        assert_eq!(status, Some(0), "{report}");
+        assert!(report.contains(stored), "run {run}: {report}");
+    }
+}
+
 #[test]
 fn import_legacy_twice_adds_nothing_the_second_time() {
     let root = TempDir::new().unwrap();
     let db = root.path().join("new.db");
-    for run in 0..2 {
-        let output = Command::new(env!("CARGO_BIN_EXE_aw-server"))
-            .args(["import", "--legacy", "--dbpath"])
-            .arg(&db)
-            .arg(FIXTURE)
-            .env("HOME", root.path())
-            .env("XDG_CONFIG_HOME", root.path().join("config"))
-            .output()
-            .unwrap();
-        let report = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{report}");
-        let stored = if run == 0 { "3002 stored" } else { "0 stored" };
-        assert!(report.contains(stored), "run {run}: {report}");
-    }
+    imports_all_then_nothing(root.path(), &["--dbpath".as_ref(), db.as_os_str()]);
     let server = Server::start(root.path(), &["--dbpath", db.to_str().unwrap()]);
     assert_holds_the_fixture(&server.client);
     server.stop();
@@ -501,17 +505,16 @@ fn import_legacy_refuses_a_file_that_is_not_one_and_stores_nothing() {
     let db = root.path().join("new.db");
     let bad = root.path().join("bad.db");
     fs::write(&bad, b"garbage".repeat(1000)).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_aw-server"))
-        .args(["import", "--legacy", "--dbpath"])
-        .arg(&db)
-        .arg(FIXTURE)
-        .arg(&bad)
-        .env("HOME", root.path())
-        .env("XDG_CONFIG_HOME", root.path().join("config"))
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{report}");
+    let (status, report) = import_legacy(
+        root.path(),
+        &[
+            "--dbpath".as_ref(),
+            db.as_os_str(),
+            FIXTURE.as_ref(),
+            bad.as_os_str(),
+        ],
+    );
+    assert_eq!(status, Some(1), "{report}");
     assert!(
         report.contains("bad.db") && report.contains("nothing imported"),
         "{report}"
@@ -526,21 +529,11 @@ fn import_legacy_through_a_running_server() {
     let root = TempDir::new().unwrap();
     let db = root.path().join("served.db");
     let server = Server::start(root.path(), &["--dbpath", db.to_str().unwrap()]);
-    for run in 0..2 {
-        let output = Command::new(env!("CARGO_BIN_EXE_aw-server"))
-            .args(["import", "--legacy", "--testing", "--port"])
-            .arg(server.client.port.to_string())
-            .arg(FIXTURE)
-            .env("XDG_CONFIG_HOME", root.path().join("config"))
-            .env("XDG_DATA_HOME", root.path().join("data"))
-            .env("HOME", root.path())
-            .output()
-            .unwrap();
-        let report = String::from_utf8_lossy(&output.stderr);
-        assert!(output.status.success(), "{report}");
-        let stored = if run == 0 { "3002 stored" } else { "0 stored" };
-        assert!(report.contains(stored), "run {run}: {report}");
-    }
+    let port = server.client.port.to_string();
+    imports_all_then_nothing(
+        root.path(),
+        &["--testing".as_ref(), "--port".as_ref(), port.as_ref()],
+    );
     assert_holds_the_fixture(&server.client);
     server.stop();
 }

@@ -333,6 +333,21 @@ pub fn encode(segment: &str) -> String {
         .collect()
 }
 
+/// The binary under test with its config, data and cache folders (and
+/// `HOME`) in `root`, so nothing of the user's is read or written and a
+/// first start finds only what the test put there.
+#[allow(dead_code)] // not every test file spawns the binary
+pub fn binary_in(root: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aw-server"));
+    command
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CACHE_HOME", root.join("cache"))
+        .env("HOME", root)
+        .env_remove("AW_DB_PASSWORD");
+    command
+}
+
 /// A free TCP port on the loopback interface.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -24,7 +24,10 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, binary: str, root: Path):
+    """The server on `root/test.db`, or with `default_db`, on the default
+    database of its (private) data folder, as a first start would."""
+
+    def __init__(self, binary: str, root: Path, default_db: bool = False):
         self.port = _free_port()
         self.root = root
         self.db = root / "test.db"
@@ -36,8 +39,9 @@ class Server:
             XDG_CACHE_HOME=str(root / "cache"),
             HOME=str(root / "home"),
         )
+        db_flags = [] if default_db else ["--dbpath", str(self.db)]
         self.process = subprocess.Popen(
-            [binary, "--testing", "--port", str(self.port), "--dbpath", str(self.db)],
+            [binary, "--testing", "--port", str(self.port), *db_flags],
             env=self.env,
             stdout=self.log,
             stderr=subprocess.STDOUT,

@@ -6,7 +6,6 @@ aw-core puts it in testing mode, under that data folder.
 """
 
 import os
-import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,35 +13,12 @@ from aw_client import ActivityWatchClient
 from aw_core.models import Event
 from aw_datastore.storages.peewee import PeeweeStorage
 
-from conftest import Server, _free_port
+from conftest import Server
 
 BUCKETS = {
     "aw-watcher-window_pyhost": ("currentwindow", "aw-watcher-window"),
     "aw-watcher-afk_pyhost": ("afkstatus", "aw-watcher-afk"),
 }
-
-
-class FirstStart(Server):
-    """The server on its default (new) database: no --dbpath."""
-
-    def __init__(self, binary: str, root: Path):
-        self.port = _free_port()
-        self.root = root
-        self.log = open(root / "server.log", "wb")
-        self.env = dict(
-            os.environ,
-            XDG_CONFIG_HOME=str(root / "config"),
-            XDG_DATA_HOME=str(root / "data"),
-            XDG_CACHE_HOME=str(root / "cache"),
-            HOME=str(root / "home"),
-        )
-        self.process = subprocess.Popen(
-            [binary, "--testing", "--port", str(self.port)],
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        self._wait_until_up()
 
 
 def write_python_database(path: Path) -> PeeweeStorage:
@@ -74,7 +50,7 @@ def test_first_start_imports_the_python_servers_database(tmp_path):
     expected = {bucket_id: storage.get_events(bucket_id, limit=-1) for bucket_id in BUCKETS}
     storage.db.close()
 
-    server = FirstStart(binary, tmp_path)
+    server = Server(binary, tmp_path, default_db=True)
     try:
         client = ActivityWatchClient("aw-test-client", testing=True, host="127.0.0.1", port=server.port)
         buckets = client.get_buckets()
