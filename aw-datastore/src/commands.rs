@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::cleanup::{Change, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::pending::SlotReply;
+use crate::sync_folder::{PullCounts, Replacement};
 use crate::writes::PreparedEvent;
 use crate::{EventQuery, ImportSummary, Result};
 
@@ -116,6 +117,15 @@ pub(crate) enum WriteCommand {
         bucket_id: String,
         changes: Vec<Change>,
         reply: Reply<RulesOutcome>,
+    },
+    /// One chunk of a pull from a sync folder (`sync_folder/store.rs`).
+    PullChunk {
+        target: Bucket,
+        replacements: Vec<Replacement>,
+        events: Vec<PreparedEvent>,
+        /// The pull's progress, stored with the chunk: key and JSON text.
+        progress: Option<(String, String)>,
+        reply: Reply<PullCounts>,
     },
     /// Gives up to `pages` free pages back to the file system.
     ReleasePages {
