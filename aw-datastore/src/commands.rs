@@ -120,7 +120,8 @@ pub(crate) enum WriteCommand {
     },
     /// One chunk of a pull from a sync folder (`sync_folder/store.rs`).
     PullChunk {
-        target: Bucket,
+        /// Boxed: a bucket would make every message as large as it.
+        target: Box<Bucket>,
         replacements: Vec<Replacement>,
         events: Vec<PreparedEvent>,
         /// The pull's progress, stored with the chunk: key and JSON text.

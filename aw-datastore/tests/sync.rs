@@ -319,7 +319,11 @@ fn aw_sync_files_are_pulled_without_writing_beside_them() {
     let sync = tempfile::tempdir().unwrap();
     let path = reference_file(sync.path());
     let before = files_in(sync.path());
-    assert_eq!(before, [path.clone()], "the WAL was checkpointed at close");
+    assert_eq!(
+        before,
+        std::slice::from_ref(&path),
+        "the WAL was checkpointed at close"
+    );
     let db = TempDb::new();
     let store = db.open();
     let folder = folder_for(sync.path(), "dev-b");

@@ -47,7 +47,7 @@ pub struct Source {
 }
 
 /// Something in the folder that is not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
     /// Its path inside the folder.
     pub name: String,

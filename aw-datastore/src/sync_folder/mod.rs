@@ -53,7 +53,7 @@ pub struct SyncProgress {
 }
 
 /// What a push did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PushReport {
     /// The copy written.
     pub file: PathBuf,
@@ -66,7 +66,7 @@ pub struct PushReport {
 }
 
 /// What a pull did, per file read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PullReport {
     /// The files read.
     pub sources: Vec<SourceReport>,
@@ -75,7 +75,7 @@ pub struct PullReport {
 }
 
 /// What was pulled from one file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SourceReport {
     /// The file, inside the folder.
     pub file: String,

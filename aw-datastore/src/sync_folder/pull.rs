@@ -296,7 +296,7 @@ fn pull_bucket(
             let value = serde_json::to_string(&state).unwrap_or_default();
             let done = store
                 .write(|reply| WriteCommand::PullChunk {
-                    target: target.clone(),
+                    target: Box::new(target.clone()),
                     replacements: std::mem::take(&mut replacements),
                     events,
                     progress: Some((key.to_string(), value)),

@@ -37,7 +37,7 @@ pub(crate) struct Replacement {
 }
 
 /// What a pull stored.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PullCounts {
     /// Events added.
     pub inserted: u64,
