@@ -14,7 +14,9 @@
 //! trim and insert (`stats.rs`), and the duration bounds need nothing, as
 //! events only get shorter and a bound is an upper bound (`bounds.rs`).
 //! Every chunk that changes a bucket counts a change for the sync push
-//! (`note_change`), which then compares that bucket with its copy.
+//! (`note_change`), which then compares that bucket with its copy; one
+//! that deletes from a pulled copy records the deleted time
+//! (`note_deleted`), so no later pull stores it again.
 
 use std::collections::HashMap;
 
@@ -23,7 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::bounds::DurationBounds;
 use crate::privacy::PrivacyRules;
 use crate::queries::bucket_row;
-use crate::sync_folder::note_change;
+use crate::sync_folder::{note_change, note_deleted};
 use crate::writes::{filter_text, Filtered, WriterMemory};
 use crate::Result;
 
@@ -128,6 +130,7 @@ pub(crate) fn delete_range_chunk(
     if !events.is_empty() {
         memory.last_events.forget(row_id);
         note_change(conn, bucket_id)?;
+        note_deleted(conn, bucket_id, Some(start), end)?;
     }
     for &(id, event_start, event_end) in &events {
         if event_start >= start && event_end <= end {
@@ -189,6 +192,7 @@ pub(crate) fn expire_chunk(
     if !events.is_empty() {
         memory.last_events.forget(row_id);
         note_change(conn, bucket_id)?;
+        note_deleted(conn, bucket_id, None, cutoff)?;
     }
     for &(id, start, end) in &events {
         conn.prepare_cached("DELETE FROM events WHERE id = ?1")?

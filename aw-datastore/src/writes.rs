@@ -22,7 +22,7 @@ use crate::privacy::{PrivacyRules, Verdict};
 use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
 use crate::rows::{created_text, data_text, parse_data};
 use crate::stats::{BucketStats, StatsWriter};
-use crate::sync_folder::note_change;
+use crate::sync_folder::{note_change, note_deleted};
 use crate::{DatastoreError, ImportSummary, Result};
 
 /// The writer's memory that commands read and update.
@@ -349,6 +349,7 @@ pub(crate) fn delete_event(
         return Ok(false);
     };
     note_change(conn, bucket_id)?;
+    note_deleted(conn, bucket_id, Some(start), end)?;
     memory.last_events.forget(row_id);
     memory
         .stats

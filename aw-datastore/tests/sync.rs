@@ -235,6 +235,40 @@ fn deletions_and_redactions_reach_copies_and_a_copys_own_deletions_stand() {
 }
 
 #[test]
+fn a_copys_range_deletes_and_retention_stand_when_the_origin_rebuilds_its_file() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
+        .unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    // Here: retention takes what ended before 260, a range delete 500-700.
+    let expired = b.expire(common::at(260), &mut |_| {}).unwrap();
+    assert_eq!(expired[0].deleted, 3);
+    b.delete_range(COPY, common::at(500), common::at(700), &mut |_| {})
+        .unwrap();
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 5);
+    // The origin's file is rebuilt (a new epoch): read again from the start.
+    std::fs::remove_file(a_folder.own_file()).unwrap();
+    assert_eq!(push(&a, &a_folder).written, 10);
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!((counts.inserted, counts.skipped), (0, 10));
+    let starts: Vec<i64> = titles(&b, COPY).iter().map(|t| t.0).collect();
+    assert_eq!(starts, [300, 400, 700, 800, 900]);
+    // New activity at the origin still arrives.
+    a.insert_events(WINDOW, vec![window(1_000, 10, "new")])
+        .unwrap();
+    push(&a, &a_folder);
+    assert_eq!(pull(&b, &b_folder).sources[0].counts.inserted, 1);
+}
+
+#[test]
 fn pulled_events_obey_the_pullers_privacy_rules() {
     let sync = tempfile::tempdir().unwrap();
     let (a_db, b_db) = (TempDb::new(), TempDb::new());

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 pub use layout::{find_sources, Skipped, Source, SyncFolder, FILE_NAME};
 pub use store::PullCounts;
-pub(crate) use store::{note_change, pull_chunk, Replacement};
+pub(crate) use store::{note_change, note_deleted, pull_chunk, Replacement};
 
 use crate::{Datastore, DatastoreError, Result};
 

@@ -10,12 +10,19 @@
 //! their old times (and data, where several share the times) and changed
 //! or deleted; one that is not found was deleted here, and stays deleted.
 //!
-//! Both counters live in `key_value` outside the `settings.` prefix, as
-//! the bucket facts do (`stats.rs`), so aw-server-rust ignores them.
+//! What is deleted here from a pulled copy (a range delete, retention, a
+//! single event) is recorded per copy ([`DELETED_PREFIX`], `note_deleted`)
+//! and pulled events in it are not stored again, so a deletion here
+//! stands even when the origin's file is rebuilt and read from the start.
+//!
+//! The counters, the progress and the record live in `key_value` outside
+//! the `settings.` prefix, as the bucket facts do (`stats.rs`), so
+//! aw-server-rust ignores them.
 
 use aw_models::{Bucket, Timestamp};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
+use super::is_own_bucket;
 use crate::queries::bucket_row;
 use crate::writes::{filter_text, import_events, insert_bucket_row, Filtered, WriterMemory};
 use crate::{DatastoreError, PreparedEvent, Result};
@@ -24,6 +31,90 @@ use crate::{DatastoreError, PreparedEvent, Result};
 pub(crate) const CHANGES_PREFIX: &str = "aw-server.history-changes.";
 /// Key prefix of a pull's progress (then the source and the bucket).
 pub(crate) const PULLED_PREFIX: &str = "aw-server.sync-pulled.";
+/// Key prefix of what was deleted here from a pulled copy (then its id).
+pub(crate) const DELETED_PREFIX: &str = "aw-server.sync-deleted.";
+/// Most ranges the record of a copy keeps; past it, the oldest are
+/// joined (a larger range withholds more, never less).
+const MAX_RANGES: usize = 1_000;
+
+/// What was deleted here from a pulled copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct Deleted {
+    /// Events that end before this were deleted (retention).
+    before: Option<i64>,
+    /// Time ranges `[start, end)` deleted, sorted, disjoint.
+    ranges: Vec<(i64, i64)>,
+}
+
+impl Deleted {
+    /// Whether an event from `start` to `end` lies in deleted time.
+    fn covers(&self, start: i64, end: i64) -> bool {
+        if self.before.is_some_and(|before| end < before) {
+            return true;
+        }
+        let at = self
+            .ranges
+            .partition_point(|&(_, range_end)| range_end <= start);
+        self.ranges
+            .get(at)
+            .is_some_and(|&(range_start, _)| range_start < end.max(start + 1))
+    }
+
+    fn add(&mut self, start: i64, end: i64) {
+        self.ranges.push((start, end.max(start + 1)));
+        self.ranges.sort_unstable();
+        let mut joined: Vec<(i64, i64)> = Vec::with_capacity(self.ranges.len());
+        for &(start, end) in &self.ranges {
+            match joined.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => joined.push((start, end)),
+            }
+        }
+        while joined.len() > MAX_RANGES {
+            let second = joined.remove(1);
+            joined[0].1 = second.1;
+        }
+        self.ranges = joined;
+    }
+}
+
+fn load_deleted(conn: &Connection, bucket_id: &str) -> Result<Deleted> {
+    let text: Option<String> = conn
+        .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
+        .query_row([format!("{DELETED_PREFIX}{bucket_id}")], |row| row.get(0))
+        .optional()?;
+    Ok(text
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default())
+}
+
+/// What was deleted from a pulled copy: the events of `[start, end)`, or
+/// (`start` = `None`) those ending before `end`. Nothing for an own
+/// bucket, whose deletions reach the copies through the push.
+pub(crate) fn note_deleted(
+    conn: &Connection,
+    bucket_id: &str,
+    start: Option<i64>,
+    end: i64,
+) -> Result<()> {
+    if is_own_bucket(bucket_id) {
+        return Ok(());
+    }
+    let mut deleted = load_deleted(conn, bucket_id)?;
+    match start {
+        Some(start) => deleted.add(start, end),
+        None => deleted.before = Some(deleted.before.map_or(end, |before| before.max(end))),
+    }
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![
+        format!("{DELETED_PREFIX}{bucket_id}"),
+        serde_json::to_string(&deleted).unwrap_or_default(),
+        Timestamp::now().nanos() / 1_000_000_000
+    ])?;
+    Ok(())
+}
 
 /// A pulled event that changed or was deleted at its origin: its times
 /// (and data, when known) as it was pulled, and what it is now.
@@ -41,7 +132,7 @@ pub(crate) struct Replacement {
 pub struct PullCounts {
     /// Events added.
     pub inserted: u64,
-    /// Events already stored as they are.
+    /// Events already stored as they are, or in time deleted here.
     pub skipped: u64,
     /// Events the privacy rules dropped.
     pub dropped: u64,
@@ -82,6 +173,13 @@ pub(crate) fn pull_chunk(
     for replacement in replacements {
         replace(conn, memory, &target.id, row_id, replacement, &mut counts)?;
     }
+    let deleted = load_deleted(conn, &target.id)?;
+    let before = events.len();
+    let events: Vec<PreparedEvent> = events
+        .into_iter()
+        .filter(|event| !deleted.covers(event.start, event.end))
+        .collect();
+    counts.skipped += (before - events.len()) as u64;
     if !events.is_empty() {
         let summary = import_events(conn, memory, &target.id, events)?;
         counts.inserted += summary.inserted;
@@ -185,4 +283,26 @@ pub(crate) fn note_change(conn: &Connection, bucket_id: &str) -> Result<()> {
         Timestamp::now().nanos() / 1_000_000_000
     ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deleted_time_is_joined_and_covers_what_overlaps_it() {
+        let mut deleted = Deleted::default();
+        deleted.add(100, 200);
+        deleted.add(150, 250);
+        deleted.add(400, 400);
+        assert_eq!(deleted.ranges, [(100, 250), (400, 401)]);
+        assert!(deleted.covers(90, 110));
+        assert!(deleted.covers(249, 300));
+        assert!(!deleted.covers(250, 300));
+        assert!(!deleted.covers(0, 100));
+        assert!(deleted.covers(400, 400));
+        deleted.before = Some(50);
+        assert!(deleted.covers(0, 49));
+        assert!(!deleted.covers(0, 50));
+    }
 }
