@@ -380,3 +380,105 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
     let refused = fails(&bare_root, &["sync", "--testing", "--port", &bare.port]);
     assert!(refused.contains("no [sync] section"), "{refused}");
 }
+
+/// Size of a file, 0 if missing.
+fn size(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |meta| meta.len())
+}
+
+/// Runs `aw-server args` and SIGKILLs it once `started` holds, while it
+/// still runs; panics if it ended first.
+fn kill_when(root: &Path, args: &[&str], mut started: impl FnMut() -> bool) {
+    let mut child = binary(root)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the pass to get under way", || {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("{args:?} ended ({status}) before it could be killed midway");
+        }
+        started()
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_pass_killed_midway_is_finished_by_the_next() {
+    const EVENTS: i64 = 30_000;
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let folder = root.join("sync");
+    fs::create_dir_all(&folder).unwrap();
+    let origin_db = root.join("origin.db");
+    {
+        let store = Datastore::open(&origin_db).unwrap();
+        let bucket: aw_models::Bucket = serde_json::from_value(json!({
+            "id": WINDOW, "type": "currentwindow", "client": "w", "hostname": "laptop"}))
+        .unwrap();
+        store.create_bucket(bucket).unwrap();
+        for chunk in 0..EVENTS / 5_000 {
+            let events = (0..5_000)
+                .map(|i| {
+                    let second = (chunk * 5_000 + i) * 10;
+                    serde_json::from_value(json!({
+                        "timestamp": aw_models::Timestamp::from_nanos(second * 1_000_000_000 + 1_600_000_000_000_000_000),
+                        "duration": 5.0,
+                        "data": {"app": "editor", "title": format!("file {}", second % 977)}}))
+                    .unwrap()
+                })
+                .collect();
+            store.import_events(WINDOW, events).unwrap();
+        }
+        store.close().unwrap();
+    }
+    let origin = [
+        "--device-id",
+        "dev-o",
+        "--folder",
+        folder.to_str().unwrap(),
+        "--dbpath",
+        origin_db.to_str().unwrap(),
+    ];
+    let copy = folder.join("dev-o").join("test.db");
+    // The push is killed while it writes the copy: the copy rolls back to
+    // what it was, and a file with a journal beside it is not pulled.
+    kill_when(
+        root,
+        &[&["sync", "--mode", "push"][..], &origin].concat(),
+        || size(&PathBuf::from(format!("{}-journal", copy.display()))) > 0 && size(&copy) > 1 << 20,
+    );
+    let puller_db = root.join("puller.db");
+    let puller = [
+        "--device-id",
+        "dev-p",
+        "--folder",
+        folder.to_str().unwrap(),
+        "--dbpath",
+        puller_db.to_str().unwrap(),
+    ];
+    let refused = ok(root, &[&["sync", "--mode", "pull"][..], &puller].concat());
+    assert!(refused.contains("skipped dev-o/test.db"), "{refused}");
+    ok(root, &[&["sync", "--mode", "push"][..], &origin].concat());
+    // The pull is killed after some chunks are stored.
+    let wal = PathBuf::from(format!("{}-wal", puller_db.display()));
+    kill_when(
+        root,
+        &[&["sync", "--mode", "pull"][..], &puller].concat(),
+        || size(&wal) > 1 << 20,
+    );
+    let finished = ok(root, &[&["sync", "--mode", "pull"][..], &puller].concat());
+    assert!(
+        finished.contains("dev-o/test.db (device dev-o)"),
+        "{finished}"
+    );
+    let store = Datastore::open(&puller_db).unwrap();
+    assert_eq!(
+        store.count_events(WINDOW_COPY, None, None).wait().unwrap(),
+        EVENTS as u64,
+        "every event once: {finished}"
+    );
+    store.close().unwrap();
+}

@@ -95,8 +95,21 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
 }
 
 /// Opens another device's file read-only and immutable (see the module
-/// doc) and checks that it has a schema this program reads.
+/// doc) and checks that it has a schema this program reads. A file with a
+/// rollback journal or a non-empty WAL beside it is being written, or was
+/// left half-written by a crash of its device: read immutable, it could
+/// be torn, so it is refused until its device has finished.
 pub(crate) fn open_source(path: &Path) -> Result<Connection> {
+    for suffix in ["-journal", "-wal"] {
+        let mut beside = path.as_os_str().to_owned();
+        beside.push(suffix);
+        if std::fs::metadata(&beside).is_ok_and(|meta| meta.len() > 0) {
+            return Err(DatastoreError::InvalidInput(format!(
+                "its device is writing it (a {suffix} file is beside it); it is read on a \
+                 later pass"
+            )));
+        }
+    }
     let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
     let conn = Connection::open_with_flags(
         uri,
