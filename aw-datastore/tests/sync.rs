@@ -232,6 +232,12 @@ fn deletions_and_redactions_reach_copies_and_a_copys_own_deletions_stand() {
     push(&a, &a_folder);
     pull(&b, &b_folder);
     assert_eq!(titles(&b, COPY), [(100, 10, "REDACTED".to_string())]);
+    // The origin deletes the whole bucket: its events leave the copy.
+    a.delete_bucket(WINDOW).unwrap();
+    push(&a, &a_folder);
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!(counts.deleted, 1);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 0);
 }
 
 #[test]

@@ -31,7 +31,8 @@ const OWN_TABLES: &str = "
         bucket TEXT PRIMARY KEY,
         high_water INTEGER NOT NULL,
         tail_start INTEGER NOT NULL,
-        changes INTEGER NOT NULL
+        changes INTEGER NOT NULL,
+        count INTEGER NOT NULL
     );
     CREATE TABLE IF NOT EXISTS aw_sync_log (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -45,6 +45,9 @@ struct Pulled {
     tail: Vec<(i64, i64, i64)>,
     /// The last `aw_sync_log` entry applied.
     log: i64,
+    /// The bucket here that the file's bucket goes into.
+    #[serde(default)]
+    target: String,
 }
 
 /// Why a file's pull stopped.
@@ -117,6 +120,10 @@ fn pull_source(
                 .collect::<rusqlite::Result<Vec<_>>>()
         })
         .map_err(|error| file(error.into()))?;
+    let present: Vec<String> = buckets
+        .iter()
+        .map(|(_, bucket)| bucket.id.clone())
+        .collect();
     for (row_id, bucket) in buckets {
         // Copies of copies are left alone: every device pulls from the
         // origin's own file, so nothing comes back to its origin or
@@ -147,7 +154,6 @@ fn pull_source(
         let file = SourceFile {
             conn: &conn,
             has_log,
-            max_id,
         };
         let counts = pull_bucket(
             store, &file, row_id, &bucket, &target, &key, stored, state, progress,
@@ -155,7 +161,110 @@ fn pull_source(
         report.counts.add(counts);
         report.buckets.push(target.id);
     }
+    if has_log {
+        let counts = pull_deleted_buckets(store, local, &conn, &source.name, &present)?;
+        report.counts.add(counts);
+    }
     Ok(())
+}
+
+/// Buckets pulled from this file before that its device has deleted
+/// since: their events, logged one by one at the origin, are deleted from
+/// the copies here (the copies' buckets stay, as any bucket here stays
+/// until deleted here).
+fn pull_deleted_buckets(
+    store: &Datastore,
+    local: &LocalReads,
+    conn: &Connection,
+    source: &str,
+    present: &[String],
+) -> std::result::Result<PullCounts, Failure> {
+    let prefix = format!(
+        "{PULLED_PREFIX}[{},",
+        serde_json::to_string(source).unwrap_or_default()
+    );
+    let pulled = read_here(local, |local_conn, _| progress_under(local_conn, &prefix))
+        .map_err(Failure::Local)?;
+    let mut counts = PullCounts::default();
+    for (key, mut state) in pulled {
+        let Ok((_, bucket_id)) =
+            serde_json::from_str::<(String, String)>(&key[PULLED_PREFIX.len()..])
+        else {
+            continue;
+        };
+        if present.contains(&bucket_id) || state.target.is_empty() {
+            continue;
+        }
+        let replacements = logged(conn, None, &bucket_id, &mut state)
+            .map_err(|error| Failure::Source(error.into()))?;
+        if replacements.is_empty() {
+            continue;
+        }
+        let target = match store.bucket(&state.target).wait() {
+            Ok(target) => target,
+            // Deleted here as well: nothing left to delete.
+            Err(DatastoreError::NoSuchBucket(_)) => continue,
+            Err(error) => return Err(Failure::Local(error)),
+        };
+        let value = serde_json::to_string(&state).unwrap_or_default();
+        let done = store
+            .write(|reply| WriteCommand::PullChunk {
+                target: Box::new(target),
+                replacements,
+                events: Vec::new(),
+                progress: Some((key.clone(), value)),
+                reply,
+            })
+            .map_err(Failure::Local)?;
+        counts.add(done);
+    }
+    Ok(counts)
+}
+
+/// What the file's `aw_sync_log` says about `bucket_id` after
+/// `state.log`, as replacements of the events pulled before; advances
+/// `state.log`. `row_id` is the bucket's row in the file, `None` when the
+/// bucket is gone from it.
+fn logged(
+    conn: &Connection,
+    row_id: Option<i64>,
+    bucket_id: &str,
+    state: &mut Pulled,
+) -> rusqlite::Result<Vec<Replacement>> {
+    let entries = conn
+        .prepare_cached(
+            "SELECT seq, event_id, starttime, endtime, data FROM aw_sync_log
+             WHERE bucket = ?1 AND seq > ?2 ORDER BY seq",
+        )?
+        .query_map(params![bucket_id, state.log], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                row.get::<_, i64>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, String>(4)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut replacements = Vec::new();
+    for (seq, event_id, start, end, data) in entries {
+        state.log = seq;
+        if event_id > state.high_water {
+            // Never pulled; what it is now comes with the new events.
+            continue;
+        }
+        let now = match row_id {
+            Some(row_id) => row_by_id(conn, row_id, event_id)?,
+            None => None,
+        };
+        replacements.push(Replacement {
+            start,
+            end,
+            old_data: Some(data),
+            new: now.as_ref().map(prepared),
+        });
+    }
+    Ok(replacements)
 }
 
 /// An open file of another device and what is known of it.
@@ -163,8 +272,6 @@ struct SourceFile<'c> {
     conn: &'c Connection,
     /// Whether it has our `aw_sync_log` (pushed by this program).
     has_log: bool,
-    /// Its largest event id.
-    max_id: i64,
 }
 
 #[allow(
@@ -200,39 +307,9 @@ fn pull_bucket(
     }
     // What the origin deleted or changed after pushing it.
     if source.has_log {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT seq, event_id, starttime, endtime, data FROM aw_sync_log
-                 WHERE bucket = ?1 AND seq > ?2 ORDER BY seq",
-            )
-            .map_err(file)?;
-        let entries = stmt
-            .query_map(params![bucket.id, state.log], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, i64>(1)?,
-                    row.get::<_, i64>(2)?,
-                    row.get::<_, i64>(3)?,
-                    row.get::<_, String>(4)?,
-                ))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(file)?;
-        for (seq, event_id, start, end, data) in entries {
-            state.log = seq;
-            if event_id > state.high_water {
-                // Never pulled; what it is now comes with the new events.
-                continue;
-            }
-            let now = row_by_id(conn, row_id, event_id).map_err(file)?;
-            replacements.push(Replacement {
-                start,
-                end,
-                old_data: Some(data),
-                new: now.as_ref().map(prepared),
-            });
-        }
+        replacements.extend(logged(conn, Some(row_id), &bucket.id, &mut state).map_err(file)?);
     }
+    state.target.clone_from(&target.id);
     let newest: Option<i64> = conn
         .query_row(
             "SELECT max(starttime) FROM events WHERE bucketrow = ?1",
@@ -255,28 +332,46 @@ fn pull_bucket(
             })
             .map_err(file)?,
     };
-    // Counted only when there is something new: a no-op pass costs a few
-    // index lookups per bucket.
-    let total: u64 = if state.high_water < source.max_id {
-        conn.query_row(
-            "SELECT count(*) FROM events WHERE bucketrow = ?1 AND id > ?2",
-            params![row_id, state.high_water],
-            |row| row.get(0),
-        )
-        .map_err(file)?
-    } else {
-        0
-    };
     let mut stage = SyncProgress {
         stage: format!("Pulling {}", target.id),
         done: 0,
-        total: Some(total),
+        total: None,
+    };
+    // Our files say how far each bucket's ids go: with nothing above what
+    // was read, the walk by id (over the other buckets' later events) is
+    // skipped.
+    let pushed_to: Option<i64> = if source.has_log {
+        conn.query_row(
+            "SELECT high_water FROM aw_sync_pushed WHERE bucket = ?1",
+            [&bucket.id],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(file)?
+    } else {
+        None
     };
     let mut counts = PullCounts::default();
     let mut written = stored;
     loop {
-        let rows = rows_after(conn, row_id, state.high_water).map_err(file)?;
+        let rows = if pushed_to.is_some_and(|to| to <= state.high_water) {
+            Vec::new()
+        } else {
+            rows_after(conn, row_id, state.high_water).map_err(file)?
+        };
         let last = (rows.len() as i64) < CHUNK;
+        if stage.total.is_none() && !last {
+            // Counted only when there is more than a chunk: the count walks
+            // the bucket's index, a few milliseconds per month of history.
+            let more: u64 = conn
+                .query_row(
+                    "SELECT count(*) FROM events WHERE bucketrow = ?1 AND id > ?2",
+                    params![row_id, state.high_water],
+                    |row| row.get(0),
+                )
+                .map_err(file)?;
+            stage.total = Some(more);
+        }
         state.high_water = rows.last().map_or(state.high_water, |row| row.0);
         if last {
             // Only what was read in full is recorded as read.
@@ -342,9 +437,13 @@ fn prepared(row: &Row) -> PreparedEvent {
     PreparedEvent::stored(row.1, row.2, row.3.clone())
 }
 
+/// Up to [`CHUNK`] events of the bucket with ids above `after`: a walk of
+/// the table in id order from there. Through the bucket's time index each
+/// chunk would sort all of the bucket's later events by id (a year took
+/// minutes), and a pass with nothing new would scan the whole bucket.
 fn rows_after(conn: &Connection, row_id: i64, after: i64) -> rusqlite::Result<Vec<Row>> {
     conn.prepare_cached(
-        "SELECT id, starttime, endtime, data FROM events
+        "SELECT id, starttime, endtime, data FROM events NOT INDEXED
          WHERE bucketrow = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
     )?
     .query_map(params![row_id, after, CHUNK], |row| {
@@ -369,6 +468,20 @@ fn last_log(conn: &Connection) -> Result<i64> {
             row.get(0)
         })?,
     )
+}
+
+/// Every stored progress whose key starts with `prefix`.
+fn progress_under(conn: &Connection, prefix: &str) -> Result<Vec<(String, Pulled)>> {
+    let rows = conn
+        .prepare_cached("SELECT key, value FROM key_value WHERE substr(key, 1, length(?1)) = ?1")?
+        .query_map([prefix], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(key, text)| Some((key, serde_json::from_str(&text).ok()?)))
+        .collect())
 }
 
 fn read_progress(conn: &Connection, key: &str) -> Result<Option<Pulled>> {

@@ -43,6 +43,8 @@ type Row = (i64, i64, i64, String);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pushed {
     high_water: i64,
+    /// The bucket's event count here when it was pushed.
+    count: u64,
     tail_start: i64,
     changes: i64,
 }
@@ -66,18 +68,25 @@ pub(crate) fn push(
         ..PushReport::default()
     };
     for bucket in &buckets {
-        let total = store.count_events(&bucket.id, None, None).wait()?;
         let mut stage = SyncProgress {
             stage: format!("Pushing {}", bucket.id),
             done: 0,
-            total: Some(total),
+            total: None,
         };
-        progress(&stage);
         copy.execute_batch("BEGIN")?;
-        let result = push_bucket(local, &copy, folder, bucket, &mut report, &mut |done| {
-            stage.done = done;
-            progress(&stage);
-        });
+        let result = push_bucket(
+            store,
+            local,
+            &copy,
+            folder,
+            bucket,
+            &mut report,
+            &mut |done, total| {
+                stage.done = done;
+                stage.total = total;
+                progress(&stage);
+            },
+        );
         match result {
             Ok(()) => copy.execute_batch("COMMIT")?,
             Err(error) => {
@@ -123,22 +132,28 @@ pub(crate) fn push(
     Ok(report)
 }
 
+/// Pushes one bucket; `progress` hears the events done and, when the
+/// whole bucket is compared, its size (counting it costs a scan of its
+/// index when its facts are not known, too much for every pass).
 fn push_bucket(
+    store: &Datastore,
     local: &LocalReads,
     copy: &Connection,
     folder: &SyncFolder,
     bucket: &Bucket,
     report: &mut PushReport,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<()> {
     let (copy_row, recreated) = copy_bucket(copy, folder, bucket)?;
     let pushed = copy
         .query_row(
-            "SELECT high_water, tail_start, changes FROM aw_sync_pushed WHERE bucket = ?1",
+            "SELECT high_water, tail_start, changes, count FROM aw_sync_pushed
+             WHERE bucket = ?1",
             [&bucket.id],
             |row| {
                 Ok(Pushed {
                     high_water: row.get(0)?,
+                    count: row.get(3)?,
                     tail_start: row.get(1)?,
                     changes: row.get(2)?,
                 })
@@ -146,25 +161,32 @@ fn push_bucket(
         )
         .optional()?;
     let changes = read_here(local, |conn, _| local_changes(conn, &bucket.id))?;
+    // Read before the events: one added meanwhile makes the next pass look.
+    let count = store.count_events(&bucket.id, None, None).wait()?;
     let mut high_water = pushed.map_or(0, |pushed| pushed.high_water);
     let mut done = 0;
     match pushed {
         Some(pushed) if pushed.changes == changes && !recreated => {
-            // New events, then the tail that heartbeats extend.
+            // New events, then the tail that heartbeats extend. Only adding
+            // events changes the count without counting a change, so an
+            // equal count means none was added: the walk by id, which
+            // passes over the other buckets' later events, is skipped.
             let mut after = pushed.high_water;
-            loop {
-                let rows = read_here(local, |conn, _| {
-                    rows_after(conn, &bucket.id, after, i64::MAX)
-                })?;
-                for row in &rows {
-                    report.written += write_row(copy, copy_row, &bucket.id, row, false)?;
-                }
-                done += rows.len() as u64;
-                progress(done);
-                after = rows.last().map_or(after, |row| row.0);
-                high_water = high_water.max(after);
-                if (rows.len() as i64) < CHUNK {
-                    break;
+            if count != pushed.count {
+                loop {
+                    let rows = read_here(local, |conn, _| {
+                        rows_after(conn, &bucket.id, after, i64::MAX)
+                    })?;
+                    for row in &rows {
+                        report.written += write_row(copy, copy_row, &bucket.id, row, false)?;
+                    }
+                    done += rows.len() as u64;
+                    progress(done, None);
+                    after = rows.last().map_or(after, |row| row.0);
+                    high_water = high_water.max(after);
+                    if (rows.len() as i64) < CHUNK {
+                        break;
+                    }
                 }
             }
             let tail = read_here(local, |conn, _| {
@@ -176,6 +198,7 @@ fn push_bucket(
         }
         _ => {
             // The whole bucket against the copy, a range of ids at a time.
+            progress(0, Some(count));
             let mut after = 0;
             loop {
                 let rows = read_here(local, |conn, _| {
@@ -198,7 +221,7 @@ fn push_bucket(
                     report.deleted += 1;
                 }
                 done += rows.len() as u64;
-                progress(done);
+                progress(done, Some(count));
                 high_water = high_water.max(rows.last().map_or(0, |row| row.0));
                 if last == i64::MAX {
                     break;
@@ -214,14 +237,22 @@ fn push_bucket(
     )?;
     let now = Pushed {
         high_water,
+        count,
         tail_start,
         changes,
     };
     if pushed != Some(now) {
         copy.execute(
-            "INSERT OR REPLACE INTO aw_sync_pushed (bucket, high_water, tail_start, changes)
-             VALUES (?1, ?2, ?3, ?4)",
-            params![bucket.id, now.high_water, now.tail_start, now.changes],
+            "INSERT OR REPLACE INTO aw_sync_pushed
+                 (bucket, high_water, tail_start, changes, count)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                bucket.id,
+                now.high_water,
+                now.tail_start,
+                now.changes,
+                now.count
+            ],
         )?;
     }
     Ok(())
