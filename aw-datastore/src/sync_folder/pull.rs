@@ -32,8 +32,9 @@ use crate::maintenance::read_here;
 use crate::queries::bucket_parts;
 use crate::{Datastore, DatastoreError, PreparedEvent, Result};
 
-/// Events per chunk stored by the writer: a few milliseconds of its time.
-const CHUNK: i64 = 1_000;
+/// Events per chunk stored by the writer: a heartbeat queued behind a
+/// chunk waits for it (`benches/runs/2026-11-27-sync.md`).
+const CHUNK: i64 = 500;
 
 /// The progress of pulling one bucket of one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
