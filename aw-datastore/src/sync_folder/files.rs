@@ -41,7 +41,8 @@ const OWN_TABLES: &str = "
         starttime INTEGER NOT NULL,
         endtime INTEGER NOT NULL,
         data TEXT NOT NULL
-    );";
+    );
+    CREATE INDEX IF NOT EXISTS aw_sync_log_bucket_seq ON aw_sync_log(bucket, seq);";
 
 /// Opens (creating) this device's copy and checks that it is this
 /// device's: a copy with another device id in it is refused; a file

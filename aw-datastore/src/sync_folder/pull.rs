@@ -232,6 +232,17 @@ fn logged(
     bucket_id: &str,
     state: &mut Pulled,
 ) -> rusqlite::Result<Vec<Replacement>> {
+    let (oldest, newest): (Option<i64>, Option<i64>) = conn
+        .prepare_cached("SELECT min(seq), max(seq) FROM aw_sync_log")?
+        .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    if let Some(oldest) = oldest.filter(|&oldest| oldest > state.log + 1 && state.high_water > 0) {
+        log::warn!(
+            "Sync: the origin's log no longer has entries {} to {} (pruned before this device \
+             read them); what bucket {bucket_id} lost or changed then stays here as pulled",
+            state.log + 1,
+            oldest - 1
+        );
+    }
     let entries = conn
         .prepare_cached(
             "SELECT seq, event_id, starttime, endtime, data FROM aw_sync_log
@@ -247,9 +258,11 @@ fn logged(
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // Every entry of this bucket up to the newest was read (the file does
+    // not change while it is open), so the next pass starts after it.
+    state.log = state.log.max(newest.unwrap_or(0));
     let mut replacements = Vec::new();
-    for (seq, event_id, start, end, data) in entries {
-        state.log = seq;
+    for (_, event_id, start, end, data) in entries {
         if event_id > state.high_water {
             // Never pulled; what it is now comes with the new events.
             continue;
