@@ -228,7 +228,7 @@ pub struct SyncStatus {
 pub struct SyncState {
     /// `[sync]`, if configured.
     pub settings: Option<SyncSettings>,
-    /// This device's id and host name.
+    /// This device's id: its file in the folder is under it.
     pub device_id: String,
     /// This device's host name.
     pub hostname: String,

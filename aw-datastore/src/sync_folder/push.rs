@@ -31,7 +31,7 @@ use crate::local::LocalReads;
 use crate::maintenance::read_here;
 use crate::queries::bucket_row;
 use crate::rows::{created_text, data_text};
-use crate::{Datastore, Result};
+use crate::{Datastore, DatastoreError, Result};
 
 /// Events read from this database per read.
 const CHUNK: i64 = 5_000;
@@ -89,6 +89,11 @@ pub(crate) fn push(
         );
         match result {
             Ok(()) => copy.execute_batch("COMMIT")?,
+            // Deleted while being pushed: the next pass removes its copy.
+            Err(DatastoreError::NoSuchBucket(_)) => {
+                copy.execute_batch("ROLLBACK")?;
+                continue;
+            }
             Err(error) => {
                 let _ = copy.execute_batch("ROLLBACK");
                 return Err(error);
