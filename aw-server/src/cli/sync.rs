@@ -22,7 +22,7 @@ pub struct SyncArgs {
     /// Which way: push this device's buckets, pull the others', or both.
     #[arg(long, value_enum, default_value = "both")]
     pub mode: SyncMode,
-    /// The shared folder (default: the config file's [sync] folder,
+    /// The shared folder (default: the folder of the config file's sync section,
     /// $AW_SYNC_DIR, or ~/ActivityWatchSync).
     #[arg(long)]
     pub folder: Option<PathBuf>,
