@@ -359,6 +359,22 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
                 == 200
     });
     assert_eq!(server.count(WINDOW_COPY), 1);
+    // Each pass is logged, in the server's log file too.
+    let logs = root
+        .join("cache")
+        .join("activitywatch")
+        .join("log")
+        .join("aw-server-rust");
+    eventually("a pass in the log file", || {
+        fs::read_dir(&logs)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|entry| {
+                fs::read_to_string(entry.path())
+                    .is_ok_and(|text| text.contains("Sync (both) with") && text.contains("1 new"))
+            })
+    });
     let status = client.get("/api/0/sync/status").json();
     assert_eq!(status["interval_seconds"], 1);
     assert!(status["next_pass"].is_string(), "{status}");
