@@ -81,7 +81,6 @@ pub(crate) fn pull(
             Ok(()) => report.sources.push(done),
             Err(Failure::Local(error)) => return Err(error),
             Err(Failure::Source(error)) => {
-                log::warn!("Sync: skipped {}: {error}", source.path.display());
                 report.skipped.push(Skipped {
                     name: source.name.clone(),
                     reason: error.to_string(),
