@@ -7,49 +7,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
 
 use aw_datastore::{Datastore, EventQuery};
-use common::{free_port, spawn_listening, Client};
+use common::{binary, fails, free_port, ok, spawn_listening, Client};
 use serde_json::{json, Value};
 use tempfile::TempDir;
-
-/// The binary with private XDG folders under `root`.
-fn binary(root: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
-    command
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CACHE_HOME", root.join("cache"))
-        .env("HOME", root)
-        .env_remove("AW_SYNC_DIR")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null());
-    command
-}
-
-fn run(root: &Path, args: &[&str]) -> Output {
-    binary(root).args(args).output().expect("run aw-server")
-}
-
-/// Runs a command that must succeed; returns its stderr.
-fn ok(root: &Path, args: &[&str]) -> String {
-    let output = run(root, args);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
-    stderr
-}
-
-/// Runs a command that must fail with status 1; returns its stderr.
-fn fails(root: &Path, args: &[&str]) -> String {
-    let output = run(root, args);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
-    stderr
-}
 
 /// Writes the testing config file of `root` with a `[sync]` section.
 fn configure_sync(root: &Path, folder: &Path, interval_seconds: u64) {
@@ -292,6 +258,7 @@ fn two_servers_and_a_database_file_sync_through_one_folder() {
             "--folder",
             other.to_str().unwrap(),
         ],
+        1,
     );
     assert!(refused.contains("syncs with"), "{refused}");
 
@@ -393,7 +360,7 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
     assert!(reply.assert_error(409).contains("[sync]"));
     let status = bare.client().get("/api/0/sync/status").json();
     assert_eq!(status["enabled"], false);
-    let refused = fails(&bare_root, &["sync", "--testing", "--port", &bare.port]);
+    let refused = fails(&bare_root, &["sync", "--testing", "--port", &bare.port], 1);
     assert!(refused.contains("no [sync] section"), "{refused}");
 }
 
