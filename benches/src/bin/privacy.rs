@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use aw_benches::dataset::{self, DatasetSpec};
 use aw_benches::heartbeats::{quantile_ms, timed, Timed};
-use aw_benches::http;
+use aw_benches::http::{self, check};
 use aw_benches::server::ServerProcess;
 use aw_models::Timestamp;
 use clap::Parser;
@@ -48,16 +48,6 @@ fn megabytes(path: &Path) -> f64 {
     (size(path) + size(Path::new(&wal))) as f64 / 1e6
 }
 
-fn check(reply: http::Reply, what: &str) -> Value {
-    assert_eq!(
-        reply.status,
-        200,
-        "{what}: {}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    serde_json::from_slice(&reply.body).unwrap_or(Value::Null)
-}
-
 fn delete(agent: &ureq::Agent, url: &str) -> http::Reply {
     let mut response = agent.delete(url).call().expect("DELETE");
     let status = response.status().as_u16();
@@ -74,16 +64,7 @@ fn range(start: Timestamp, end: Timestamp) -> String {
 fn main() -> io::Result<()> {
     let args = Args::parse();
     let spec = DatasetSpec::with_days(args.days);
-    eprintln!("Generating {} days of history...", spec.days);
-    let data = dataset::generate(&spec, |_| {});
-    eprintln!("{} events", data.len());
-    let documents: Vec<Vec<u8>> = dataset::buckets(&spec, data)
-        .into_iter()
-        .map(|bucket| {
-            let mut document = Vec::new();
-            dataset::write_export(&[bucket], &mut document, |_| {}).map(|()| document)
-        })
-        .collect::<io::Result<_>>()?;
+    let documents = dataset::export_documents(&spec)?;
     let ids = [spec.window_bucket(), spec.afk_bucket(), spec.web_bucket()];
     let mut rounds: Vec<Vec<Timed>> = Vec::new();
     for round in 0..args.rounds {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use aw_benches::dataset::{self, DatasetSpec};
 use aw_benches::heartbeats::{quantile_ms, timed, Timed};
-use aw_benches::http;
+use aw_benches::http::{self, check};
 use aw_benches::server::ServerProcess;
 use clap::Parser;
 use serde_json::{json, Value};
@@ -35,16 +35,6 @@ struct Args {
     /// No-op passes timed per server.
     #[arg(long, default_value_t = 10)]
     noop: u32,
-}
-
-fn check(reply: http::Reply, what: &str) -> Value {
-    assert_eq!(
-        reply.status,
-        200,
-        "{what}: {}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    serde_json::from_slice(&reply.body).unwrap_or(Value::Null)
 }
 
 /// Restarts `server` with a `[sync]` section whose schedule only does
@@ -103,16 +93,7 @@ fn noop_passes(agent: &ureq::Agent, url: &str, count: u32) -> Vec<f64> {
 fn main() -> io::Result<()> {
     let args = Args::parse();
     let spec = DatasetSpec::with_days(args.days);
-    eprintln!("Generating {} days of history...", spec.days);
-    let data = dataset::generate(&spec, |_| {});
-    eprintln!("{} events", data.len());
-    let documents: Vec<Vec<u8>> = dataset::buckets(&spec, data)
-        .into_iter()
-        .map(|bucket| {
-            let mut document = Vec::new();
-            dataset::write_export(&[bucket], &mut document, |_| {}).map(|()| document)
-        })
-        .collect::<io::Result<_>>()?;
+    let documents = dataset::export_documents(&spec)?;
     let folder = tempfile::Builder::new()
         .prefix("aw-sync-bench-")
         .tempdir()?;
