@@ -156,6 +156,19 @@ pub fn check_folder(folder: &Path) -> Result<(), SyncError> {
     Ok(())
 }
 
+/// Refuses a push (a plain SQLite copy in the folder) of an encrypted
+/// database unless the configuration allows it.
+fn check_plaintext(pushes: bool, encrypted: bool, allowed: bool) -> Result<(), SyncError> {
+    if pushes && encrypted && !allowed {
+        return Err(SyncError::Refused(
+            "the database is encrypted and a push writes a plaintext copy of it into the sync \
+             folder; set allow_plaintext_copy = true in [sync] if that is intended"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
 /// Runs one pass: pull, then push. `progress` hears each stage.
 pub fn run_pass(
     datastore: &Datastore,
@@ -166,13 +179,7 @@ pub fn run_pass(
 ) -> Result<PassReport, SyncError> {
     check_folder(&folder.folder)?;
     let pushes = mode != SyncMode::Pull;
-    if pushes && datastore.is_encrypted() && !allow_plaintext_copy {
-        return Err(SyncError::Refused(
-            "the database is encrypted and a push writes a plaintext copy of it into the sync \
-             folder; set allow_plaintext_copy = true in [sync] if that is intended"
-                .to_string(),
-        ));
-    }
+    check_plaintext(pushes, datastore.is_encrypted(), allow_plaintext_copy)?;
     let started = Timestamp::now();
     let clock = Instant::now();
     let pull = match mode {
@@ -348,5 +355,44 @@ pub fn start(datastore: Datastore, state: Arc<SyncState>) {
         });
     if let Err(error) = spawned {
         log::error!("Could not start the sync thread: {error}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_encrypted_database_pushes_only_when_a_plaintext_copy_is_allowed() {
+        assert!(matches!(
+            check_plaintext(true, true, false),
+            Err(SyncError::Refused(_))
+        ));
+        assert!(check_plaintext(true, true, true).is_ok());
+        assert!(
+            check_plaintext(false, true, false).is_ok(),
+            "a pull writes no copy"
+        );
+        assert!(check_plaintext(true, false, false).is_ok());
+    }
+
+    #[test]
+    fn folders_must_be_absolute_and_exist() {
+        assert!(matches!(
+            check_folder(Path::new("relative/dir")),
+            Err(SyncError::Folder(_))
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_folder(dir.path()).is_ok());
+        assert!(check_folder(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn modes_parse_from_their_words() {
+        for mode in [SyncMode::Push, SyncMode::Pull, SyncMode::Both] {
+            assert_eq!(SyncMode::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(SyncMode::parse(" PULL "), Some(SyncMode::Pull));
+        assert_eq!(SyncMode::parse("sideways"), None);
     }
 }
