@@ -13,6 +13,10 @@
 //! bucket that changed is forgotten, the bucket facts follow every delete,
 //! trim and insert (`stats.rs`), and the duration bounds need nothing, as
 //! events only get shorter and a bound is an upper bound (`bounds.rs`).
+//! Every chunk that changes a bucket counts a change for the sync push
+//! (`note_change`), which then compares that bucket with its copy; one
+//! that deletes from a pulled copy records the deleted time
+//! (`note_deleted`), so no later pull stores it again.
 
 use std::collections::HashMap;
 
@@ -21,6 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::bounds::DurationBounds;
 use crate::privacy::PrivacyRules;
 use crate::queries::bucket_row;
+use crate::sync_folder::{note_change, note_deleted};
 use crate::writes::{filter_text, Filtered, WriterMemory};
 use crate::Result;
 
@@ -124,6 +129,8 @@ pub(crate) fn delete_range_chunk(
     let mut done = RangeDeletion::default();
     if !events.is_empty() {
         memory.last_events.forget(row_id);
+        note_change(conn, bucket_id)?;
+        note_deleted(conn, bucket_id, Some(start), end)?;
     }
     for &(id, event_start, event_end) in &events {
         if event_start >= start && event_end <= end {
@@ -184,6 +191,8 @@ pub(crate) fn expire_chunk(
         .collect::<rusqlite::Result<Vec<(i64, i64, i64)>>>()?;
     if !events.is_empty() {
         memory.last_events.forget(row_id);
+        note_change(conn, bucket_id)?;
+        note_deleted(conn, bucket_id, None, cutoff)?;
     }
     for &(id, start, end) in &events {
         conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
@@ -324,6 +333,7 @@ pub(crate) fn store_changes(
     done.examined = changes.len() as u64;
     if done.dropped + done.redacted > 0 {
         memory.last_events.forget(row_id);
+        note_change(conn, bucket_id)?;
     }
     Ok(done)
 }

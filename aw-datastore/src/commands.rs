@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use crate::cleanup::{Change, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::pending::SlotReply;
+use crate::sync_folder::{PullCounts, Replacement};
 use crate::writes::PreparedEvent;
 use crate::{EventQuery, ImportSummary, Result};
 
@@ -123,6 +124,16 @@ pub(crate) enum WriteCommand {
         bucket_id: String,
         changes: Vec<Change>,
         reply: Reply<RulesOutcome>,
+    },
+    /// One chunk of a pull from a sync folder (`sync_folder/store.rs`).
+    PullChunk {
+        /// Boxed: a bucket would make every message as large as it.
+        target: Box<Bucket>,
+        replacements: Vec<Replacement>,
+        events: Vec<PreparedEvent>,
+        /// The pull's progress, stored with the chunk: key and JSON text.
+        progress: Option<(String, String)>,
+        reply: Reply<PullCounts>,
     },
     /// Gives up to `pages` free pages back to the file system.
     ReleasePages {

@@ -20,6 +20,10 @@
 //! stored history (range deletes, retention, the rules over history) one
 //! chunk per transaction (`cleanup.rs`, sent by `maintenance.rs`).
 //!
+//! Sync through a shared folder, in aw-sync's layout and file format, is
+//! `sync_folder/`: pushes read this database and write the device's copy,
+//! pulls read the other devices' copies and store through the writer.
+//!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).
 
@@ -41,6 +45,7 @@ mod route;
 mod rows;
 mod schema;
 mod stats;
+mod sync_folder;
 mod syncer;
 mod watch;
 mod worker;
@@ -77,6 +82,10 @@ pub use privacy::{
     PrivacyRules, RuleError, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY,
 };
 pub use route::{Answer, Read};
+pub use sync_folder::{
+    find_sources, is_own_bucket, PullCounts, PullReport, PushReport, Skipped, Source, SourceReport,
+    SyncFolder, SyncProgress, FILE_NAME, ORIGIN_KEY, SYNCED_FROM,
+};
 pub use writes::PreparedEvent;
 
 /// Result of every datastore call.

@@ -77,6 +77,11 @@ impl LocalReads {
         }
     }
 
+    /// Whether the connections are opened with a key (`key.rs`).
+    pub(crate) fn encrypted(&self) -> bool {
+        self.key.is_some()
+    }
+
     /// An idle connection, or a new one while fewer than
     /// [`MAX_CONNECTIONS`] are open; `None` when every connection is lent
     /// (or a new one could not be opened), and the caller should ask a

@@ -295,7 +295,7 @@ impl Datastore {
 
 /// Runs `read` on a pooled read connection on this thread (with the
 /// range bounds), waiting for one when all are lent.
-fn read_here<T>(
+pub(crate) fn read_here<T>(
     local: &LocalReads,
     read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
 ) -> Result<T> {

@@ -73,7 +73,9 @@ pub(crate) fn bucket(
 
 type BucketParts = (i64, Bucket);
 
-fn bucket_parts(row: &rusqlite::Row<'_>) -> rusqlite::Result<BucketParts> {
+/// A row of `SELECT id, name, type, client, hostname, created, data FROM
+/// buckets` as its row id and bucket.
+pub(crate) fn bucket_parts(row: &rusqlite::Row<'_>) -> rusqlite::Result<BucketParts> {
     let created: Option<String> = row.get(5)?;
     let data: Option<String> = row.get(6)?;
     let data = data

@@ -81,6 +81,7 @@ use crate::privacy::{PrivacyRules, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_K
 use crate::queries;
 use crate::reader;
 use crate::stats::{self, StatsWriter, Stored};
+use crate::sync_folder;
 use crate::syncer::{self, Syncer};
 use crate::watch::Queue;
 use crate::writes::{self, WriterMemory};
@@ -568,6 +569,18 @@ impl Worker {
             } => {
                 let result = self.in_savepoint(|conn, memory| {
                     cleanup::store_changes(conn, memory, &bucket_id, &changes)
+                });
+                self.hold(reply, result);
+            }
+            WriteCommand::PullChunk {
+                target,
+                replacements,
+                events,
+                progress,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    sync_folder::pull_chunk(conn, memory, &target, &replacements, events, progress)
                 });
                 self.hold(reply, result);
             }

@@ -22,6 +22,7 @@ use crate::privacy::{PrivacyRules, Verdict};
 use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
 use crate::rows::{created_text, data_text, parse_data};
 use crate::stats::{BucketStats, StatsWriter};
+use crate::sync_folder::{note_change, note_deleted};
 use crate::{DatastoreError, ImportSummary, Result};
 
 /// The writer's memory that commands read and update.
@@ -56,7 +57,7 @@ pub(crate) fn create_bucket(
     Ok(())
 }
 
-fn insert_bucket_row(
+pub(crate) fn insert_bucket_row(
     conn: &Connection,
     memory: &mut WriterMemory<'_>,
     bucket: &Bucket,
@@ -159,6 +160,11 @@ pub(crate) fn insert_events(
     // Spec §4: an insert makes the next heartbeat compare with the newest
     // stored event.
     memory.last_events.forget(row_id);
+    // An event with an id may replace a stored one: the sync push must
+    // then compare the whole bucket (`sync_folder/push.rs`).
+    if events.iter().any(|event| event.id.is_some()) {
+        note_change(conn, bucket_id)?;
+    }
     let mut stored = Vec::with_capacity(events.len());
     for mut event in events {
         if memory.privacy.apply_to_event(bucket_id, &mut event) == Verdict::Dropped {
@@ -365,6 +371,8 @@ pub(crate) fn delete_event(
     let Some((start, end)) = deleted else {
         return Ok(false);
     };
+    note_change(conn, bucket_id)?;
+    note_deleted(conn, bucket_id, Some(start), end)?;
     memory.last_events.forget(row_id);
     memory
         .stats
@@ -415,9 +423,9 @@ pub(crate) fn import_bucket(
 /// `Datastore::import_prepared`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreparedEvent {
-    start: i64,
-    end: i64,
-    data: String,
+    pub(crate) start: i64,
+    pub(crate) end: i64,
+    pub(crate) data: String,
 }
 
 impl PreparedEvent {
@@ -429,6 +437,12 @@ impl PreparedEvent {
             end: event.end().nanos(),
             data: data_text(&event.data),
         })
+    }
+
+    /// An event as another database stored it (a pulled event): its
+    /// times and data text are taken as they are.
+    pub(crate) fn stored(start: i64, end: i64, data: String) -> PreparedEvent {
+        PreparedEvent { start, end, data }
     }
 
     /// Bytes this event takes in memory, for a caller that bounds how many

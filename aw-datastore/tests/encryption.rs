@@ -91,6 +91,8 @@ mod with_sqlcipher {
             let store = Datastore::open_with_key(&path, Some(&key)).unwrap();
             store.create_bucket(bucket()).unwrap();
             store.insert_events("secret-bucket", vec![event()]).unwrap();
+            // Sync refuses to push a plaintext copy of it unless told to.
+            assert!(store.is_encrypted());
             // Readers (pooled and threads) use the key too.
             assert_eq!(store.buckets().wait().unwrap().len(), 1);
             store.close().unwrap();
@@ -134,6 +136,7 @@ mod with_sqlcipher {
         assert!(message.contains("not encrypted"), "{message}");
         assert_eq!(std::fs::read(&path).unwrap(), before);
         let store = Datastore::open(&path).unwrap();
+        assert!(!store.is_encrypted());
         assert_eq!(store.buckets().wait().unwrap().len(), 1);
         store.close().unwrap();
     }

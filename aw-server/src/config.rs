@@ -3,7 +3,8 @@
 //!
 //! The file has the keys of aw-server-rust (`address`, `port`, `cors`,
 //! `cors_regex`, `custom_static`, `[auth] api_key`) so an existing file keeps
-//! working, and an optional `[retention] keep_days` of ours. Command-line flags are parsed in `main.rs` and override the file;
+//! working, and optional sections of ours: `[retention] keep_days` and
+//! `[sync]` (folder sync, `sync.rs`). Command-line flags are parsed in `main.rs` and override the file;
 //! where the files live is `dirs.rs`'s business.
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::assets::AssetSet;
+use crate::sync::{SyncMode, SyncSettings};
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +61,30 @@ pub struct RetentionConfig {
     pub keep_days: u32,
 }
 
+/// `[sync]` of the config file: passes through a shared folder on a
+/// schedule (`sync.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyncConfig {
+    /// The folder a folder-sync tool shares; default `$AW_SYNC_DIR`, else
+    /// `~/ActivityWatchSync` (aw-sync's).
+    #[serde(default)]
+    pub folder: Option<String>,
+    /// Seconds between passes; default 300 (aw-sync's five minutes).
+    #[serde(default)]
+    pub interval_seconds: Option<u64>,
+    /// `push`, `pull` or `both` (default).
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Push even when the database is encrypted: the copy in the folder
+    /// is plain SQLite.
+    #[serde(default)]
+    pub allow_plaintext_copy: bool,
+}
+
+/// Default seconds between sync passes.
+pub const DEFAULT_SYNC_INTERVAL: u64 = 300;
+
 /// The config file as written by the user; every key is optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct FileConfig {
@@ -83,6 +109,9 @@ pub struct FileConfig {
     /// Retention of old events; absent keeps everything.
     #[serde(default)]
     pub retention: Option<RetentionConfig>,
+    /// Folder sync on a schedule; absent: no scheduled passes.
+    #[serde(default)]
+    pub sync: Option<SyncConfig>,
 }
 
 impl FileConfig {
@@ -136,7 +165,16 @@ pub fn default_file_text(testing: bool) -> String {
          # Delete events that ended more than keep_days days ago (at start\n\
          # and once a day). Off unless set.\n\
          #[retention]\n\
-         #keep_days = 365\n"
+         #keep_days = 365\n\
+         \n\
+         # Sync with other devices through a folder that Syncthing or any\n\
+         # folder-sync tool shares (aw-sync's layout). Off unless set.\n\
+         #[sync]\n\
+         #folder = \"/home/me/ActivityWatchSync\"\n\
+         #interval_seconds = 300\n\
+         #mode = \"both\"\n\
+         # Push even if the database is encrypted (the copy is plain SQLite).\n\
+         #allow_plaintext_copy = false\n"
     )
 }
 
@@ -206,6 +244,8 @@ pub struct ServerConfig {
     pub verbose: bool,
     /// Days of events to keep (`[retention] keep_days`); `None` keeps all.
     pub keep_days: Option<u32>,
+    /// Scheduled folder sync (`[sync]`); `None`: none.
+    pub sync: Option<SyncSettings>,
 }
 
 impl Default for ServerConfig {
@@ -226,6 +266,7 @@ impl Default for ServerConfig {
             device_id: "00000000-0000-0000-0000-000000000000".to_string(),
             verbose: false,
             keep_days: None,
+            sync: None,
         }
     }
 }
@@ -253,8 +294,44 @@ impl ServerConfig {
             )),
             Some(RetentionConfig { keep_days }) => Some(keep_days),
         };
+        self.sync = file.sync.map(resolve_sync).transpose()?;
         Ok(())
     }
+}
+
+/// `[sync]` resolved: the folder absolute, the interval at least a
+/// second, the mode known.
+fn resolve_sync(file: SyncConfig) -> Result<SyncSettings, ConfigError> {
+    let folder = match file.folder {
+        Some(folder) => PathBuf::from(folder),
+        None => crate::dirs::sync_dir().map_err(|error| ConfigError::Invalid(error.to_string()))?,
+    };
+    if !folder.is_absolute() {
+        return Err(ConfigError::Invalid(format!(
+            "[sync] folder must be an absolute path, not '{}'",
+            folder.display()
+        )));
+    }
+    let seconds = file.interval_seconds.unwrap_or(DEFAULT_SYNC_INTERVAL);
+    if seconds == 0 {
+        return Err(ConfigError::Invalid(
+            "[sync] interval_seconds must be at least 1".to_string(),
+        ));
+    }
+    let mode = match file.mode.as_deref() {
+        None => SyncMode::Both,
+        Some(text) => SyncMode::parse(text).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "[sync] mode must be \"push\", \"pull\" or \"both\", not '{text}'"
+            ))
+        })?,
+    };
+    Ok(SyncSettings {
+        folder,
+        interval: std::time::Duration::from_secs(seconds),
+        mode,
+        allow_plaintext_copy: file.allow_plaintext_copy,
+    })
 }
 
 #[cfg(test)]
@@ -300,6 +377,32 @@ api_key = "secret"
         assert!(config.apply_file(zero).is_err());
         assert!(FileConfig::parse("[retention]\nkeep = 3\n", Path::new("c.toml")).is_err());
         assert!(FileConfig::parse("[retention]\nkeep_days = -3\n", Path::new("c.toml")).is_err());
+    }
+
+    #[test]
+    fn sync_is_off_unless_configured_and_checked_when_it_is() {
+        let parse = |text: &str| FileConfig::parse(text, Path::new("c.toml")).unwrap();
+        let mut config = ServerConfig::default();
+        config.apply_file(parse("")).unwrap();
+        assert_eq!(config.sync, None);
+        config
+            .apply_file(parse(
+                "[sync]\nfolder = \"/srv/aw\"\ninterval_seconds = 60\nmode = \"push\"\n",
+            ))
+            .unwrap();
+        let sync = config.sync.clone().unwrap();
+        assert_eq!(sync.folder, PathBuf::from("/srv/aw"));
+        assert_eq!(sync.interval.as_secs(), 60);
+        assert_eq!(sync.mode, SyncMode::Push);
+        assert!(!sync.allow_plaintext_copy);
+        for bad in [
+            "[sync]\nfolder = \"relative\"\n",
+            "[sync]\nfolder = \"/x\"\ninterval_seconds = 0\n",
+            "[sync]\nfolder = \"/x\"\nmode = \"sideways\"\n",
+        ] {
+            assert!(config.apply_file(parse(bad)).is_err(), "{bad}");
+        }
+        assert!(FileConfig::parse("[sync]\nfolders = 1\n", Path::new("c")).is_err());
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //!   (`config-testing.toml` in testing mode);
 //! - data: `$XDG_DATA_HOME/activitywatch/aw-server-rust/sqlite.db`
 //!   (`sqlite-testing.db`) and the `device_id` file;
-//! - logs: `$XDG_CACHE_HOME/activitywatch/log/aw-server-rust/`.
+//! - logs: `$XDG_CACHE_HOME/activitywatch/log/aw-server-rust/`;
+//! - the sync folder: `$AW_SYNC_DIR`, else `~/ActivityWatchSync`, as
+//!   aw-sync's.
 //!
 //! Directories are created on first use. Reading the files is left to
 //! `config.rs`, `logging.rs` and `main.rs`.
@@ -91,6 +93,22 @@ pub fn db_path(testing: bool) -> io::Result<PathBuf> {
         "sqlite.db"
     };
     Ok(data_dir()?.join(name))
+}
+
+/// The default sync folder, as aw-sync's: `$AW_SYNC_DIR`, else
+/// `~/ActivityWatchSync`. Not created: a folder-sync tool shares it.
+pub fn sync_dir() -> io::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("AW_SYNC_DIR").filter(|dir| !dir.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    dirs::home_dir()
+        .map(|home| home.join("ActivityWatchSync"))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "cannot determine the home directory for the sync folder (is $HOME set?)",
+            )
+        })
 }
 
 /// The persisted device id in `data_dir`: read if present, otherwise a new

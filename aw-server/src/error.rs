@@ -27,6 +27,9 @@ pub enum ApiError {
     /// The resource does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// The request conflicts with the server's state or configuration.
+    #[error("{0}")]
+    Conflict(String),
     /// The body is larger than the limit of the endpoint.
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -48,6 +51,7 @@ impl ApiError {
             ApiError::BadRequest(_) => Status::BadRequest,
             ApiError::Unprocessable(_) => Status::UnprocessableEntity,
             ApiError::NotFound(_) => Status::NotFound,
+            ApiError::Conflict(_) => Status::Conflict,
             ApiError::PayloadTooLarge(_) => Status::PayloadTooLarge,
             ApiError::Internal(_) => Status::InternalServerError,
             ApiError::Datastore(error) => match error {
@@ -84,6 +88,18 @@ impl ApiError {
                 ApiError::BadRequest(format!("Malformed JSON: {error}"))
             }
             Category::Io => ApiError::BadRequest(format!("Failed to read request body: {error}")),
+        }
+    }
+}
+
+impl From<crate::sync::SyncError> for ApiError {
+    fn from(error: crate::sync::SyncError) -> ApiError {
+        use crate::sync::SyncError;
+        match error {
+            SyncError::Folder(message) => ApiError::BadRequest(message),
+            // An encrypted database pushes only when configured to.
+            SyncError::Refused(message) => ApiError::Conflict(message),
+            SyncError::Datastore(error) => ApiError::Datastore(error),
         }
     }
 }

@@ -33,7 +33,8 @@
 //!   (400 naming the rule), where the reference stores any JSON.
 //!
 //! With `[retention]` configured, [`build_rocket`] starts the retention
-//! schedule (`retention`) when the server lifts off.
+//! schedule (`retention`) when the server lifts off; with `[sync]`, the
+//! folder sync schedule ([`sync`]).
 
 mod asset_files;
 mod assets;
@@ -46,6 +47,7 @@ pub mod logging;
 pub mod retention;
 mod security;
 mod static_files;
+pub mod sync;
 pub mod transfer;
 
 use std::collections::BTreeMap;
@@ -92,6 +94,8 @@ pub struct ServerState {
     pub custom_static: BTreeMap<String, PathBuf>,
     /// The database file, for the space `POST /api/0/vacuum` gives back.
     pub db_path: PathBuf,
+    /// Folder sync: settings, status, and the lock passes take.
+    pub sync: Arc<sync::SyncState>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -135,6 +139,15 @@ pub fn build_rocket(
     let retention = config
         .keep_days
         .map(|keep_days| (datastore.clone(), keep_days));
+    let sync_state = Arc::new(sync::SyncState::new(
+        config.sync.clone(),
+        config.device_id.clone(),
+        config.hostname.clone(),
+    ));
+    let schedule = config
+        .sync
+        .is_some()
+        .then(|| (datastore.clone(), Arc::clone(&sync_state)));
     let state = ServerState {
         datastore,
         info: ServerInfo {
@@ -146,11 +159,18 @@ pub fn build_rocket(
         ui: Ui::choose(config.webpath.as_deref(), config.embedded_webui.clone()),
         custom_static: config.custom_static.clone(),
         db_path: config.db_path.clone(),
+        sync: sync_state,
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {
         Some((datastore, keep_days)) => rocket.attach(AdHoc::on_liftoff("retention", move |_| {
             Box::pin(async move { retention::start(datastore, keep_days) })
+        })),
+        None => rocket,
+    };
+    let rocket = match schedule {
+        Some((datastore, state)) => rocket.attach(AdHoc::on_liftoff("sync", move |_| {
+            Box::pin(async move { sync::start(datastore, state) })
         })),
         None => rocket,
     };

@@ -4,7 +4,7 @@
 //! disk before exiting 0.
 //!
 //! The server is the default command; `export`, `import`,
-//! `delete-range`, `apply-privacy-filters` and `vacuum` are
+//! `delete-range`, `apply-privacy-filters`, `vacuum` and `sync` are
 //! `aw_server::cli`'s. Errors print as one message and exit with 1 (clap's
 //! usage errors with 2).
 
@@ -48,6 +48,10 @@ enum Command {
     /// Give the space of deleted events back to the file system by
     /// rebuilding the database file (needs free space about its size).
     Vacuum(cli::vacuum::VacuumArgs),
+    /// Push this device's buckets into a shared folder and pull the other
+    /// devices' (aw-sync's layout), through a running server or on the
+    /// database file.
+    Sync(cli::sync::SyncArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -115,6 +119,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::DeleteRange(args)) => return finish(cli::history::delete_range(args)),
         Some(Command::ApplyPrivacyFilters(args)) => return finish(cli::history::apply_rules(args)),
         Some(Command::Vacuum(args)) => return finish(cli::vacuum::run(args)),
+        Some(Command::Sync(args)) => return finish(cli::sync::run(args)),
         None => cli.server,
     };
     serve(args, purge_delay)
@@ -148,6 +153,14 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         ..ServerConfig::default()
     };
     config.apply_file(file)?;
+    if let Some(sync) = &config.sync {
+        log::info!(
+            "Sync: a {} pass with {} every {} s",
+            sync.mode.as_str(),
+            sync.folder.display(),
+            sync.interval.as_secs()
+        );
+    }
     if let Some(keep_days) = config.keep_days {
         log::info!("Retention: events that ended more than {keep_days} days ago are deleted daily");
     }

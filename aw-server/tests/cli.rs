@@ -5,47 +5,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 
 mod common;
 
-use common::{free_port, spawn_listening};
+use common::{binary, fails, free_port, ok, run, spawn_listening};
 use serde_json::{json, Value};
 use tempfile::TempDir;
-
-/// The binary with private XDG folders under `root`.
-fn binary(root: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
-    command
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CACHE_HOME", root.join("cache"))
-        .env("HOME", root)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null());
-    command
-}
-
-/// Runs a command to its end.
-fn run(root: &Path, args: &[&str]) -> Output {
-    binary(root).args(args).output().expect("run aw-server")
-}
-
-/// Runs a command that must succeed; returns its stderr.
-fn ok(root: &Path, args: &[&str]) -> String {
-    let output = run(root, args);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
-    stderr
-}
-
-/// Runs a command that must fail with `code`; returns its stderr.
-fn fails(root: &Path, args: &[&str], code: i32) -> String {
-    let output = run(root, args);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
-    stderr
-}
 
 /// A server on a free port over `db`, stopped (SIGTERM) when dropped.
 struct Server {

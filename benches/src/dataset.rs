@@ -529,6 +529,22 @@ pub fn buckets(spec: &DatasetSpec, dataset: Dataset) -> Vec<Bucket> {
     ]
 }
 
+/// The dataset of `spec` as one export document per bucket, the way the
+/// HTTP benches import it (a request per bucket); says on stderr what it
+/// generates.
+pub fn export_documents(spec: &DatasetSpec) -> io::Result<Vec<Vec<u8>>> {
+    eprintln!("Generating {} days of history...", spec.days);
+    let data = generate(spec, |_| {});
+    eprintln!("{} events", data.len());
+    buckets(spec, data)
+        .into_iter()
+        .map(|bucket| {
+            let mut document = Vec::new();
+            write_export(&[bucket], &mut document, |_| {}).map(|()| document)
+        })
+        .collect()
+}
+
 /// Writes buckets as one export document (`{"buckets": {...}}`), newest
 /// event first as servers export them, calling `progress(events_written)`
 /// every 10,000 events.

@@ -23,6 +23,18 @@ pub struct Reply {
     pub body: Vec<u8>,
 }
 
+/// The JSON body of a 200 answer (`null` if it has none); panics with
+/// `what` and the body on any other status.
+pub fn check(reply: Reply, what: &str) -> serde_json::Value {
+    assert_eq!(
+        reply.status,
+        200,
+        "{what}: {}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    serde_json::from_slice(&reply.body).unwrap_or(serde_json::Value::Null)
+}
+
 /// `GET url`.
 pub fn get(agent: &ureq::Agent, url: &str) -> Result<Reply, ureq::Error> {
     let mut response = agent.get(url).call()?;

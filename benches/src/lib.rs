@@ -3,6 +3,7 @@
 
 pub mod dashboard;
 pub mod dataset;
+pub mod heartbeats;
 pub mod http;
 pub mod server;
 pub mod stats;

@@ -96,6 +96,16 @@ impl ServerProcess {
         self.root.path().join("bench.db")
     }
 
+    /// The config file the server reads at its next start (testing mode).
+    pub fn config_file(&self) -> PathBuf {
+        self.root
+            .path()
+            .join("config")
+            .join("activitywatch")
+            .join("aw-server-rust")
+            .join("config-testing.toml")
+    }
+
     /// `http://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)

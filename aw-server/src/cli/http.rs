@@ -14,6 +14,7 @@ use ureq::{Agent, Body, SendBody};
 
 use super::CliError;
 use crate::endpoints::import::SUMMARY_HEADER;
+use crate::sync::{PassReport, SyncMode, SyncStatus};
 
 /// How long to wait for a server to accept a connection. A local server
 /// accepts at once; a refused connection is answered at once too.
@@ -182,6 +183,27 @@ impl Server {
             }
         }
         Ok(reports)
+    }
+
+    /// `GET /api/0/sync/status`.
+    pub fn sync_status(&self) -> Result<SyncStatus, CliError> {
+        let path = "/api/0/sync/status";
+        self.get(path)?
+            .into_body()
+            .read_json()
+            .map_err(|error| self.failure(path, error))
+    }
+
+    /// `POST /api/0/sync/run?mode`: the pass's report.
+    pub fn sync(&self, mode: SyncMode) -> Result<PassReport, CliError> {
+        let path = format!("/api/0/sync/run?mode={}", mode.as_str());
+        let answer = self.post_empty(&path)?;
+        serde_json::from_value(answer).map_err(|error| {
+            CliError(format!(
+                "{}{path} answered a report this program cannot read: {error}",
+                self.base
+            ))
+        })
     }
 
     /// `POST /api/0/vacuum`: the file's size before and after.

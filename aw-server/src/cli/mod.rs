@@ -1,5 +1,5 @@
 //! The commands of the `aw-server` binary: `export`, `import`,
-//! `delete-range`, `apply-privacy-filters` and `vacuum`.
+//! `delete-range`, `apply-privacy-filters`, `vacuum` and `sync`.
 //!
 //! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
@@ -19,6 +19,7 @@ pub mod history;
 mod http;
 pub mod import;
 mod progress;
+pub mod sync;
 pub mod vacuum;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -98,6 +99,13 @@ pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> 
     if let Some(path) = &args.dbpath {
         return open(path, key.as_ref(), create);
     }
+    let file = config_file(args)?;
+    connect_with(args, create, file)
+}
+
+/// The config file the flags name (or the mode's default one), or the
+/// defaults when there is none.
+pub fn config_file(args: &ConnectionArgs) -> Result<FileConfig, CliError> {
     let config_path = match &args.config {
         Some(path) => path.clone(),
         None => dirs::config_path(args.testing).map_err(|error| CliError(error.to_string()))?,
@@ -113,6 +121,16 @@ pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> 
     } else {
         FileConfig::default()
     };
+    Ok(file)
+}
+
+/// [`connect`] with the config file already read.
+pub fn connect_with(
+    args: &ConnectionArgs,
+    create: bool,
+    file: FileConfig,
+) -> Result<Target, CliError> {
+    let key = database_key(args.db_password.as_deref())?;
     let host = args
         .host
         .clone()

@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod privacy;
 pub mod query;
 pub mod settings;
+pub mod sync;
 
 use aw_models::Timestamp;
 use rocket::data::{ByteUnit, Data};
@@ -61,6 +62,8 @@ pub fn routes() -> Vec<Route> {
         settings::delete,
         privacy::apply,
         privacy::vacuum,
+        sync::status,
+        sync::run,
     ]
 }
 

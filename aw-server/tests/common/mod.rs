@@ -386,3 +386,38 @@ pub fn spawn_listening(command: &mut std::process::Command) -> std::process::Chi
         .expect("the server exited before listening");
     child
 }
+
+/// The built binary with private XDG folders (and `HOME`) under `root`.
+pub fn binary(root: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aw-server"));
+    command
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CACHE_HOME", root.join("cache"))
+        .env("HOME", root)
+        .env_remove("AW_SYNC_DIR")
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null());
+    command
+}
+
+/// Runs a command to its end.
+pub fn run(root: &std::path::Path, args: &[&str]) -> std::process::Output {
+    binary(root).args(args).output().expect("run aw-server")
+}
+
+/// Runs a command that must succeed; returns its stderr.
+pub fn ok(root: &std::path::Path, args: &[&str]) -> String {
+    let output = run(root, args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+    stderr
+}
+
+/// Runs a command that must fail with `code`; returns its stderr.
+pub fn fails(root: &std::path::Path, args: &[&str], code: i32) -> String {
+    let output = run(root, args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
+    stderr
+}

@@ -16,14 +16,13 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aw_benches::dataset::{self, DatasetSpec};
-use aw_benches::http;
+use aw_benches::heartbeats::{quantile_ms, timed, Timed};
+use aw_benches::http::{self, check};
 use aw_benches::server::ServerProcess;
-use aw_models::{Duration as AwDuration, Timestamp};
+use aw_models::Timestamp;
 use clap::Parser;
 use serde_json::{json, Value};
 
@@ -42,97 +41,11 @@ struct Args {
     rounds: u32,
 }
 
-/// Heartbeats sent every 20 ms from another thread until stopped.
-struct Heartbeats {
-    running: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<Vec<Duration>>,
-}
-
-impl Heartbeats {
-    fn start(url: &str, path: String) -> Heartbeats {
-        let running = Arc::new(AtomicBool::new(true));
-        let flag = Arc::clone(&running);
-        let mut connection = http::Connection::new(url);
-        let thread = std::thread::spawn(move || {
-            let mut latencies = Vec::new();
-            let mut at = Timestamp::now();
-            let mut next = Instant::now();
-            while flag.load(Ordering::Relaxed) {
-                at = at.saturating_add(AwDuration::from_millis(20));
-                let body = json!({"timestamp": at, "duration": 0, "data": {"app": "bench"}});
-                let sent = Instant::now();
-                let reply = connection
-                    .post_json(&path, body.to_string().as_bytes())
-                    .expect("heartbeat");
-                latencies.push(sent.elapsed());
-                assert_eq!(reply.status, 200, "heartbeat answered {}", reply.status);
-                next += Duration::from_millis(20);
-                if let Some(wait) = next.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-            }
-            latencies
-        });
-        Heartbeats { running, thread }
-    }
-
-    fn stop(self) -> Vec<Duration> {
-        self.running.store(false, Ordering::Relaxed);
-        let mut latencies = self.thread.join().expect("heartbeat thread");
-        latencies.sort();
-        latencies
-    }
-}
-
-fn quantile_ms(sorted: &[Duration], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let index = ((sorted.len() as f64 - 1.0) * q).round() as usize;
-    sorted[index].as_secs_f64() * 1e3
-}
-
-/// One operation of one round: its time, the heartbeats beside it, its
-/// answer.
-struct Timed {
-    name: &'static str,
-    took: Duration,
-    latencies: Vec<Duration>,
-    answer: Value,
-}
-
-/// Runs `work` with heartbeats beside it.
-fn timed(name: &'static str, url: &str, beat_path: &str, work: impl FnOnce() -> Value) -> Timed {
-    let heartbeats = Heartbeats::start(url, beat_path.to_string());
-    // Let the heartbeats settle into their rhythm first.
-    std::thread::sleep(Duration::from_millis(200));
-    let started = Instant::now();
-    let answer = work();
-    let took = started.elapsed();
-    std::thread::sleep(Duration::from_millis(200));
-    Timed {
-        name,
-        took,
-        latencies: heartbeats.stop(),
-        answer,
-    }
-}
-
 fn megabytes(path: &Path) -> f64 {
     let size = |path: &Path| std::fs::metadata(path).map_or(0, |meta| meta.len());
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     (size(path) + size(Path::new(&wal))) as f64 / 1e6
-}
-
-fn check(reply: http::Reply, what: &str) -> Value {
-    assert_eq!(
-        reply.status,
-        200,
-        "{what}: {}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    serde_json::from_slice(&reply.body).unwrap_or(Value::Null)
 }
 
 fn delete(agent: &ureq::Agent, url: &str) -> http::Reply {
@@ -151,16 +64,7 @@ fn range(start: Timestamp, end: Timestamp) -> String {
 fn main() -> io::Result<()> {
     let args = Args::parse();
     let spec = DatasetSpec::with_days(args.days);
-    eprintln!("Generating {} days of history...", spec.days);
-    let data = dataset::generate(&spec, |_| {});
-    eprintln!("{} events", data.len());
-    let documents: Vec<Vec<u8>> = dataset::buckets(&spec, data)
-        .into_iter()
-        .map(|bucket| {
-            let mut document = Vec::new();
-            dataset::write_export(&[bucket], &mut document, |_| {}).map(|()| document)
-        })
-        .collect::<io::Result<_>>()?;
+    let documents = dataset::export_documents(&spec)?;
     let ids = [spec.window_bucket(), spec.afk_bucket(), spec.web_bucket()];
     let mut rounds: Vec<Vec<Timed>> = Vec::new();
     for round in 0..args.rounds {

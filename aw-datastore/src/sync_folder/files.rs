@@ -1,0 +1,213 @@
+//! Opening the sync folder's files: this device's copy read-write, the
+//! other devices' read-only and untouched.
+//!
+//! Both have aw-server-rust's schema (`schema.rs`), so aw-sync reads the
+//! copy we push and we read the ones it pushes. The copy we push adds
+//! three tables that aw-server-rust ignores: `aw_sync_meta` (whose copy it
+//! is, and its `epoch`, new whenever the copy is rebuilt), `aw_sync_pushed`
+//! (per bucket, how far the incremental push got) and `aw_sync_log` (what
+//! was deleted or changed after it was pushed, for the pullers).
+//!
+//! The copy uses a rollback journal, not WAL: a folder-sync tool copies
+//! the one file, and a commit leaves it whole with no `-wal` beside it.
+//! Another device's file is opened `immutable`: SQLite then takes no lock
+//! and creates no `-wal`, `-shm` or `-journal` beside it, so the folder
+//! only ever changes under the device that owns the file.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+
+use crate::schema::{self, NEWEST_COMPATIBLE_VERSION};
+use crate::{DatastoreError, Result};
+
+/// The tables of ours in the pushed copy.
+const OWN_TABLES: &str = "
+    CREATE TABLE IF NOT EXISTS aw_sync_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS aw_sync_pushed (
+        bucket TEXT PRIMARY KEY,
+        high_water INTEGER NOT NULL,
+        tail_start INTEGER NOT NULL,
+        changes INTEGER NOT NULL,
+        count INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS aw_sync_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        bucket TEXT NOT NULL,
+        event_id INTEGER NOT NULL,
+        starttime INTEGER NOT NULL,
+        endtime INTEGER NOT NULL,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS aw_sync_log_bucket_seq ON aw_sync_log(bucket, seq);";
+
+/// Opens (creating) this device's copy and checks that it is this
+/// device's: a copy with another device id in it is refused; a file
+/// without our tables (aw-sync's copy of the same device, or a new file)
+/// is emptied and given a new epoch, so pullers read it again from the
+/// start.
+pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<Connection> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = DELETE", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("delete") {
+        return Err(DatastoreError::InvalidInput(format!(
+            "{} cannot use a rollback journal (got '{mode}')",
+            path.display()
+        )));
+    }
+    schema::migrate(&conn)?;
+    let ours: bool = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE name = 'aw_sync_meta'",
+        [],
+        |row| row.get::<_, i64>(0).map(|count| count > 0),
+    )?;
+    conn.execute_batch(OWN_TABLES)?;
+    let owner = meta(&conn, "device_id")?;
+    match owner {
+        Some(owner) if owner != device_id => {
+            return Err(DatastoreError::InvalidInput(format!(
+                "{} is the copy of device '{owner}', not of this device ('{device_id}')",
+                path.display()
+            )))
+        }
+        Some(_) if ours => {}
+        _ => {
+            log::info!("Starting the sync copy {}", path.display());
+            conn.execute_batch(
+                "BEGIN IMMEDIATE;
+                 DELETE FROM events; DELETE FROM buckets;
+                 DELETE FROM aw_sync_pushed; DELETE FROM aw_sync_log;
+                 COMMIT;",
+            )?;
+            set_meta(&conn, "device_id", device_id)?;
+            set_meta(&conn, "epoch", &new_epoch())?;
+        }
+    }
+    if meta(&conn, "hostname")?.as_deref() != Some(hostname) {
+        set_meta(&conn, "hostname", hostname)?;
+    }
+    Ok(conn)
+}
+
+/// Opens another device's file read-only and immutable (see the module
+/// doc) and checks that it has a schema this program reads. A file with a
+/// rollback journal or a non-empty WAL beside it is being written, or was
+/// left half-written by a crash of its device: read immutable, it could
+/// be torn, so it is refused until its device has finished.
+pub(crate) fn open_source(path: &Path) -> Result<Connection> {
+    for suffix in ["-journal", "-wal"] {
+        let mut beside = path.as_os_str().to_owned();
+        beside.push(suffix);
+        if std::fs::metadata(&beside).is_ok_and(|meta| meta.len() > 0) {
+            return Err(DatastoreError::InvalidInput(format!(
+                "its device is writing it (a {suffix} file is beside it); it is read on a \
+                 later pass"
+            )));
+        }
+    }
+    let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
+    let conn = Connection::open_with_flags(
+        uri,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let version = schema::version(&conn)?;
+    if version > NEWEST_COMPATIBLE_VERSION {
+        return Err(DatastoreError::UnsupportedVersion(version));
+    }
+    if version < 2 {
+        return Err(DatastoreError::InvalidInput(
+            "not an ActivityWatch database (no schema version)".to_string(),
+        ));
+    }
+    Ok(conn)
+}
+
+/// A value of `aw_sync_meta`, if the table and the key exist.
+pub(crate) fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    let table: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE name = 'aw_sync_meta'",
+        [],
+        |row| row.get(0),
+    )?;
+    if table == 0 {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row(
+            "SELECT value FROM aw_sync_meta WHERE key = ?1",
+            [key],
+            |row| row.get(0),
+        )
+        .optional()?)
+}
+
+fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT OR REPLACE INTO aw_sync_meta (key, value) VALUES (?1, ?2)",
+        [key, value],
+    )?;
+    Ok(())
+}
+
+/// A value that differs from every earlier epoch of the copy: the time in
+/// nanoseconds.
+fn new_epoch() -> String {
+    aw_models::Timestamp::now().nanos().to_string()
+}
+
+/// `path` for a `file:` URI: the characters a URI gives meaning to are
+/// percent-encoded.
+fn uri_path(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let mut encoded = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '%' => encoded.push_str("%25"),
+            '?' => encoded.push_str("%3F"),
+            '#' => encoded.push_str("%23"),
+            _ => encoded.push(character),
+        }
+    }
+    encoded
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_escape_query_and_fragment() {
+        assert_eq!(uri_path(Path::new("/a b/c?d#e%f")), "/a b/c%3Fd%23e%25f");
+    }
+
+    #[test]
+    fn the_copy_refuses_another_device_and_sources_stay_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev").join("test.db");
+        let conn = open_own(&path, "dev", "host").unwrap();
+        assert_eq!(meta(&conn, "device_id").unwrap().as_deref(), Some("dev"));
+        drop(conn);
+        assert!(open_own(&path, "other", "host").is_err());
+        let source = open_source(&path).unwrap();
+        let buckets: i64 = source
+            .query_row("SELECT count(*) FROM buckets", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(buckets, 0);
+        drop(source);
+        let mut names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["test.db"]);
+    }
+}

@@ -1,0 +1,475 @@
+//! Push: this device's own buckets into its copy in the sync folder.
+//!
+//! The copy keeps each event under its id in this database, so the two
+//! can be compared id by id. A pass is incremental: per bucket it reads
+//! the events with ids above the bucket's `high_water` (new events) and
+//! those starting at or after its `tail_start` (the newest event, which
+//! heartbeats keep extending), both found through an index, and writes
+//! only what differs. A no-op pass reads a few rows and writes nothing,
+//! so the file and its modification time stay as they are and the
+//! folder-sync tool has nothing to send.
+//!
+//! History changed in other ways (deleted, trimmed, redacted, replaced)
+//! bumps the bucket's change counter (`store.rs`, [`CHANGES_PREFIX`]);
+//! a counter that differs from the one the copy recorded makes the pass
+//! compare the whole bucket with the copy, id by id, and log every event
+//! it deletes or changes in `aw_sync_log`, so pullers can do the same to
+//! their copies.
+//!
+//! Each bucket is written in one transaction of the copy, with its
+//! progress: a kill leaves the copy as it was before that bucket.
+
+use std::collections::BTreeMap;
+
+use aw_models::Bucket;
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::files::open_own;
+use super::store::CHANGES_PREFIX;
+use super::{is_own_bucket, PushReport, SyncFolder, SyncProgress, ORIGIN_KEY};
+use crate::local::LocalReads;
+use crate::maintenance::read_here;
+use crate::queries::bucket_row;
+use crate::rows::{created_text, data_text};
+use crate::{Datastore, DatastoreError, Result};
+
+/// Events read from this database per read.
+const CHUNK: i64 = 5_000;
+
+/// One event as stored: id, start, end, data text.
+type Row = (i64, i64, i64, String);
+
+/// How far the copy of one bucket got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pushed {
+    high_water: i64,
+    /// The bucket's event count here when it was pushed.
+    count: u64,
+    tail_start: i64,
+    changes: i64,
+}
+
+pub(crate) fn push(
+    store: &Datastore,
+    local: &LocalReads,
+    folder: &SyncFolder,
+    progress: &mut dyn FnMut(&SyncProgress),
+) -> Result<PushReport> {
+    let path = folder.own_file();
+    let copy = open_own(&path, &folder.device_id, &folder.hostname)?;
+    let buckets: Vec<Bucket> = store
+        .buckets()
+        .wait()?
+        .into_values()
+        .filter(|bucket| is_own_bucket(&bucket.id))
+        .collect();
+    let mut report = PushReport {
+        file: path.clone(),
+        ..PushReport::default()
+    };
+    for bucket in &buckets {
+        let mut stage = SyncProgress {
+            stage: format!("Pushing {}", bucket.id),
+            done: 0,
+            total: None,
+        };
+        copy.execute_batch("BEGIN")?;
+        let result = push_bucket(
+            store,
+            local,
+            &copy,
+            folder,
+            bucket,
+            &mut report,
+            &mut |done, total| {
+                stage.done = done;
+                stage.total = total;
+                progress(&stage);
+            },
+        );
+        match result {
+            Ok(()) => copy.execute_batch("COMMIT")?,
+            // Deleted while being pushed: the next pass removes its copy.
+            Err(DatastoreError::NoSuchBucket(_)) => {
+                copy.execute_batch("ROLLBACK")?;
+                continue;
+            }
+            Err(error) => {
+                let _ = copy.execute_batch("ROLLBACK");
+                return Err(error);
+            }
+        }
+        report.buckets += 1;
+    }
+    // Buckets deleted here leave the copy, logged event by event.
+    let kept: Vec<&str> = buckets.iter().map(|bucket| bucket.id.as_str()).collect();
+    let stale: Vec<(i64, String)> = copy
+        .prepare("SELECT id, name FROM buckets")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .filter(|(_, name): &(i64, String)| !kept.contains(&name.as_str()))
+        .collect();
+    for (row_id, name) in stale {
+        copy.execute_batch("BEGIN")?;
+        let removed = (|| -> Result<u64> {
+            let logged = copy.execute(
+                "INSERT INTO aw_sync_log (bucket, event_id, starttime, endtime, data)
+                 SELECT ?2, id, starttime, endtime, data FROM events WHERE bucketrow = ?1",
+                params![row_id, name],
+            )?;
+            copy.execute("DELETE FROM events WHERE bucketrow = ?1", [row_id])?;
+            copy.execute("DELETE FROM buckets WHERE id = ?1", [row_id])?;
+            copy.execute("DELETE FROM aw_sync_pushed WHERE bucket = ?1", [&name])?;
+            Ok(logged as u64)
+        })();
+        match removed {
+            Ok(count) => {
+                copy.execute_batch("COMMIT")?;
+                report.deleted += count;
+            }
+            Err(error) => {
+                let _ = copy.execute_batch("ROLLBACK");
+                return Err(error);
+            }
+        }
+    }
+    prune_log(&copy)?;
+    Ok(report)
+}
+
+/// Entries `aw_sync_log` keeps: a few months of daily retention on a
+/// busy year (about 1,500 events a day), some 15 MB. A device that has
+/// not pulled for longer misses the deletions among the older ones
+/// (`pull.rs` says so in the log).
+const LOG_KEEP: i64 = 100_000;
+
+/// Drops the log's entries older than the newest [`LOG_KEEP`]; writes
+/// nothing when there are none.
+fn prune_log(copy: &Connection) -> Result<()> {
+    let newest: Option<i64> =
+        copy.query_row("SELECT max(seq) FROM aw_sync_log", [], |row| row.get(0))?;
+    if let Some(newest) = newest.filter(|&newest| newest > LOG_KEEP) {
+        copy.execute(
+            "DELETE FROM aw_sync_log WHERE seq <= ?1",
+            [newest - LOG_KEEP],
+        )?;
+    }
+    Ok(())
+}
+
+/// Pushes one bucket; `progress` hears the events done and, when the
+/// whole bucket is compared, its size (counting it costs a scan of its
+/// index when its facts are not known, too much for every pass).
+fn push_bucket(
+    store: &Datastore,
+    local: &LocalReads,
+    copy: &Connection,
+    folder: &SyncFolder,
+    bucket: &Bucket,
+    report: &mut PushReport,
+    progress: &mut dyn FnMut(u64, Option<u64>),
+) -> Result<()> {
+    let (copy_row, recreated) = copy_bucket(copy, folder, bucket)?;
+    let pushed = copy
+        .query_row(
+            "SELECT high_water, tail_start, changes, count FROM aw_sync_pushed
+             WHERE bucket = ?1",
+            [&bucket.id],
+            |row| {
+                Ok(Pushed {
+                    high_water: row.get(0)?,
+                    count: row.get(3)?,
+                    tail_start: row.get(1)?,
+                    changes: row.get(2)?,
+                })
+            },
+        )
+        .optional()?;
+    let changes = read_here(local, |conn, _| local_changes(conn, &bucket.id))?;
+    // Read before the events: one added meanwhile makes the next pass look.
+    let count = store.count_events(&bucket.id, None, None).wait()?;
+    let mut high_water = pushed.map_or(0, |pushed| pushed.high_water);
+    let mut done = 0;
+    match pushed {
+        Some(pushed) if pushed.changes == changes && !recreated => {
+            // New events, then the tail that heartbeats extend. Only adding
+            // events changes the count without counting a change, so an
+            // equal count means none was added: the walk by id, which
+            // passes over the other buckets' later events, is skipped.
+            let mut after = pushed.high_water;
+            if count != pushed.count {
+                loop {
+                    let rows = read_here(local, |conn, _| {
+                        rows_after(conn, &bucket.id, after, i64::MAX)
+                    })?;
+                    for row in &rows {
+                        report.written += write_row(copy, copy_row, &bucket.id, row, false)?;
+                    }
+                    done += rows.len() as u64;
+                    progress(done, None);
+                    after = rows.last().map_or(after, |row| row.0);
+                    high_water = high_water.max(after);
+                    if (rows.len() as i64) < CHUNK {
+                        break;
+                    }
+                }
+            }
+            let tail = read_here(local, |conn, _| {
+                tail_rows(conn, &bucket.id, pushed.tail_start, pushed.high_water)
+            })?;
+            for row in &tail {
+                report.written += write_row(copy, copy_row, &bucket.id, row, true)?;
+            }
+        }
+        _ => {
+            // The whole bucket against the copy, a range of ids at a time.
+            progress(0, Some(count));
+            let mut after = 0;
+            loop {
+                let rows = read_here(local, |conn, _| {
+                    rows_after(conn, &bucket.id, after, i64::MAX)
+                })?;
+                let last = match (rows.last(), rows.len() as i64 == CHUNK) {
+                    (Some(row), true) => row.0,
+                    _ => i64::MAX,
+                };
+                let mut present = copy_rows(copy, copy_row, after, last)?;
+                for row in &rows {
+                    match present.remove(&row.0) {
+                        Some(old) if old == *row => {}
+                        _ => report.written += write_row(copy, copy_row, &bucket.id, row, false)?,
+                    }
+                }
+                for old in present.into_values() {
+                    log(copy, &bucket.id, &old)?;
+                    copy.execute("DELETE FROM events WHERE id = ?1", [old.0])?;
+                    report.deleted += 1;
+                }
+                done += rows.len() as u64;
+                progress(done, Some(count));
+                high_water = high_water.max(rows.last().map_or(0, |row| row.0));
+                if last == i64::MAX {
+                    break;
+                }
+                after = last;
+            }
+        }
+    }
+    let tail_start: i64 = copy.query_row(
+        "SELECT ifnull(max(starttime), -9223372036854775808) FROM events WHERE bucketrow = ?1",
+        [copy_row],
+        |row| row.get(0),
+    )?;
+    let now = Pushed {
+        high_water,
+        count,
+        tail_start,
+        changes,
+    };
+    if pushed != Some(now) {
+        copy.execute(
+            "INSERT OR REPLACE INTO aw_sync_pushed
+                 (bucket, high_water, tail_start, changes, count)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                bucket.id,
+                now.high_water,
+                now.tail_start,
+                now.changes,
+                now.count
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// The bucket's row in the copy, created or brought up to date (only when
+/// it differs), and whether the copy's bucket was new or another bucket
+/// of the same id (created at another time): then the whole bucket is
+/// compared.
+fn copy_bucket(copy: &Connection, folder: &SyncFolder, bucket: &Bucket) -> Result<(i64, bool)> {
+    let hostname = if bucket.hostname.is_empty() || bucket.hostname == "unknown" {
+        // As aw-sync does: a bucket must say where it came from.
+        folder.device_id.clone()
+    } else {
+        bucket.hostname.clone()
+    };
+    let mut data = bucket.data.clone();
+    data.insert(
+        ORIGIN_KEY.to_string(),
+        serde_json::Value::String(hostname.clone()),
+    );
+    let data = data_text(&data);
+    let created = created_text(bucket.created.unwrap_or_else(aw_models::Timestamp::now));
+    let found: Option<(i64, String, String, String, String, String)> = copy
+        .query_row(
+            "SELECT id, type, client, hostname, created, data FROM buckets WHERE name = ?1",
+            [&bucket.id],
+            |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                    row.get(5)?,
+                ))
+            },
+        )
+        .optional()?;
+    match found {
+        None => {
+            copy.execute(
+                "INSERT INTO buckets (name, type, client, hostname, created, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    bucket.id,
+                    bucket.kind,
+                    bucket.client,
+                    hostname,
+                    created,
+                    data
+                ],
+            )?;
+            Ok((copy.last_insert_rowid(), true))
+        }
+        Some(row) => {
+            let wanted = (
+                row.0,
+                bucket.kind.clone(),
+                bucket.client.clone(),
+                hostname,
+                created,
+                data,
+            );
+            if row != wanted {
+                copy.execute(
+                    "UPDATE buckets SET type = ?2, client = ?3, hostname = ?4, created = ?5,
+                         data = ?6 WHERE id = ?1",
+                    params![wanted.0, wanted.1, wanted.2, wanted.3, wanted.4, wanted.5],
+                )?;
+            }
+            Ok((row.0, row.4 != wanted.4))
+        }
+    }
+}
+
+/// The bucket's change counter in this database (0 when never bumped).
+fn local_changes(conn: &Connection, bucket_id: &str) -> Result<i64> {
+    let text: Option<String> = conn
+        .query_row(
+            "SELECT value FROM key_value WHERE key = ?1",
+            [format!("{CHANGES_PREFIX}{bucket_id}")],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(text.and_then(|text| text.parse().ok()).unwrap_or(0))
+}
+
+/// Up to [`CHUNK`] events of the bucket with ids in `(after, before]`,
+/// in id order: a walk of the table by id, which is how the events were
+/// added.
+fn rows_after(conn: &Connection, bucket_id: &str, after: i64, before: i64) -> Result<Vec<Row>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let rows = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime, data FROM events NOT INDEXED
+             WHERE bucketrow = ?1 AND id > ?2 AND id <= ?3 ORDER BY id LIMIT ?4",
+        )?
+        .query_map(params![row_id, after, before, CHUNK], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// The bucket's events starting at or after `start` with ids up to
+/// `high_water`: those pushed before that heartbeats may have extended.
+fn tail_rows(conn: &Connection, bucket_id: &str, start: i64, high_water: i64) -> Result<Vec<Row>> {
+    let row_id = bucket_row(conn, bucket_id)?;
+    let rows = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime, data FROM events
+                 INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND id <= ?3",
+        )?
+        .query_map(params![row_id, start, high_water], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// The copy's events of the bucket with ids in `(after, before]`.
+fn copy_rows(
+    copy: &Connection,
+    copy_row: i64,
+    after: i64,
+    before: i64,
+) -> Result<BTreeMap<i64, Row>> {
+    let rows = copy
+        .prepare_cached(
+            "SELECT id, starttime, endtime, data FROM events
+             WHERE bucketrow = ?1 AND id > ?2 AND id <= ?3",
+        )?
+        .query_map(params![copy_row, after, before], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })?
+        .map(|row| row.map(|row: Row| (row.0, row)))
+        .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
+    Ok(rows)
+}
+
+/// Writes one event to the copy under its id unless the copy has it as it
+/// is; a changed event is logged first, except the newest event grown
+/// longer by heartbeats (`tail`), which pullers follow by themselves: a
+/// log entry per bucket and pass would outgrow the history. Returns 1 if
+/// it wrote.
+fn write_row(
+    copy: &Connection,
+    copy_row: i64,
+    bucket_id: &str,
+    row: &Row,
+    tail: bool,
+) -> Result<u64> {
+    let old: Option<Row> = copy
+        .prepare_cached("SELECT id, starttime, endtime, data FROM events WHERE id = ?1")?
+        .query_row([row.0], |found| {
+            Ok((found.get(0)?, found.get(1)?, found.get(2)?, found.get(3)?))
+        })
+        .optional()?;
+    match old {
+        Some(old) if old == *row => return Ok(0),
+        Some(old) => {
+            let extended = old.1 == row.1 && old.3 == row.3 && row.2 >= old.2;
+            if !(tail && extended) {
+                log(copy, bucket_id, &old)?;
+            }
+            copy.prepare_cached(
+                "UPDATE events SET bucketrow = ?2, starttime = ?3, endtime = ?4, data = ?5
+                 WHERE id = ?1",
+            )?
+            .execute(params![row.0, copy_row, row.1, row.2, row.3])?;
+        }
+        None => {
+            copy.prepare_cached(
+                "INSERT INTO events (id, bucketrow, starttime, endtime, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![row.0, copy_row, row.1, row.2, row.3])?;
+        }
+    }
+    Ok(1)
+}
+
+/// Records in `aw_sync_log` that the copy's event `old` is deleted or
+/// changed, so pullers find their copy of it by its old times and data.
+fn log(copy: &Connection, bucket_id: &str, old: &Row) -> Result<()> {
+    copy.prepare_cached(
+        "INSERT INTO aw_sync_log (bucket, event_id, starttime, endtime, data)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![bucket_id, old.0, old.1, old.2, old.3])?;
+    Ok(())
+}

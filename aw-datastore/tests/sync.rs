@@ -1,0 +1,436 @@
+//! Sync through a folder (issue #31): two devices' databases on temp
+//! files and a temp folder between them. Pushes and pulls are incremental
+//! and idempotent, heartbeats extend pulled copies, deletions and
+//! redactions reach the copies while a copy's own deletions stand, the
+//! puller's privacy rules apply, aw-sync's layouts and files (built here
+//! as aw-server-rust v6 builds them) are read without a byte written
+//! beside them, and unreadable files are skipped and reported.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use aw_datastore::{Datastore, EventQuery, SyncFolder, PRIVACY_FILTERS_KEY};
+use aw_models::{Duration, Event};
+use common::{bucket, event, TempDb};
+use rusqlite::{params, Connection};
+use serde_json::json;
+
+const WINDOW: &str = "aw-watcher-window_laptop";
+const COPY: &str = "aw-watcher-window_laptop-synced-from-laptop";
+
+fn folder_for(dir: &Path, device: &str) -> SyncFolder {
+    SyncFolder {
+        folder: dir.to_path_buf(),
+        device_id: device.to_string(),
+        hostname: format!("host-of-{device}"),
+    }
+}
+
+fn laptop_bucket() -> aw_models::Bucket {
+    let mut bucket = bucket(WINDOW);
+    bucket.hostname = "laptop".to_string();
+    bucket
+}
+
+fn titles(store: &Datastore, bucket_id: &str) -> Vec<(i64, i64, String)> {
+    let mut events = store
+        .events(bucket_id, EventQuery::default())
+        .wait()
+        .unwrap();
+    events.reverse();
+    events
+        .iter()
+        .map(|e| {
+            (
+                e.timestamp.nanos() / 1_000_000_000,
+                e.duration.nanos() / 1_000_000_000,
+                e.data["title"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn window(start: i64, duration: i64, title: &str) -> Event {
+    event(start, duration, json!({"app": "firefox", "title": title}))
+}
+
+fn push(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PushReport {
+    store.push_to_folder(folder, &mut |_| {}).unwrap()
+}
+
+fn pull(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PullReport {
+    store.pull_from_folder(folder, &mut |_| {}).unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_in(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn push_and_pull_are_incremental_and_idempotent() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
+        .unwrap();
+
+    let first = push(&a, &a_folder);
+    assert_eq!((first.buckets, first.written), (1, 10));
+    assert_eq!(first.file, sync.path().join("dev-a").join("test.db"));
+    let modified = std::fs::metadata(&first.file).unwrap().modified().unwrap();
+    assert_eq!(
+        push(&a, &a_folder).written,
+        0,
+        "a second push writes nothing"
+    );
+    assert_eq!(
+        std::fs::metadata(&first.file).unwrap().modified().unwrap(),
+        modified,
+        "a no-op push leaves the file alone"
+    );
+
+    let pulled = pull(&b, &b_folder);
+    assert_eq!(pulled.sources.len(), 1);
+    assert_eq!(pulled.sources[0].device, "dev-a");
+    assert_eq!(pulled.sources[0].buckets, [COPY]);
+    assert_eq!(pulled.sources[0].counts.inserted, 10);
+    let copy = b.bucket(COPY).wait().unwrap();
+    assert_eq!(copy.data["$aw.sync.origin"], "laptop");
+    assert_eq!(copy.kind, "currentwindow");
+    let again = pull(&b, &b_folder);
+    assert_eq!(again.sources[0].counts, Default::default());
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 10);
+
+    // B pushes too, but never its copy of A's bucket; A pulls nothing back.
+    let b_push = push(&b, &b_folder);
+    assert_eq!((b_push.buckets, b_push.written), (0, 0));
+    let back = pull(&a, &a_folder);
+    assert!(back.sources.iter().all(|s| s.buckets.is_empty()));
+    assert_eq!(a.buckets().wait().unwrap().len(), 1);
+
+    // New events arrive as new events only.
+    a.insert_events(WINDOW, vec![window(5_000, 10, "new")])
+        .unwrap();
+    assert_eq!(push(&a, &a_folder).written, 1);
+    assert_eq!(pull(&b, &b_folder).sources[0].counts.inserted, 1);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 11);
+}
+
+#[test]
+fn heartbeats_extend_the_pulled_copy_instead_of_adding_to_it() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    let pulse = Duration::from_secs(60);
+    a.heartbeat(WINDOW, window(0, 0, "doc"), pulse).unwrap();
+    a.heartbeat(WINDOW, window(10, 0, "doc"), pulse).unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    assert_eq!(titles(&b, COPY), [(0, 10, "doc".to_string())]);
+    a.heartbeat(WINDOW, window(30, 0, "doc"), pulse).unwrap();
+    assert_eq!(push(&a, &a_folder).written, 1);
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!((counts.inserted, counts.updated), (0, 1));
+    assert_eq!(titles(&b, COPY), [(0, 30, "doc".to_string())]);
+    a.heartbeat(WINDOW, window(40, 0, "mail"), pulse).unwrap();
+    a.heartbeat(WINDOW, window(50, 0, "mail"), pulse).unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    assert_eq!(
+        titles(&b, COPY),
+        [(0, 30, "doc".to_string()), (40, 10, "mail".to_string())]
+    );
+}
+
+#[test]
+fn deletions_and_redactions_reach_copies_and_a_copys_own_deletions_stand() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    let stored = a
+        .insert_events(
+            WINDOW,
+            vec![
+                window(0, 10, "one"),
+                window(100, 10, "my banking"),
+                window(200, 10, "three"),
+                window(300, 10, "four"),
+            ],
+        )
+        .unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 4);
+
+    // At the origin: one event deleted, one redacted.
+    assert!(a.delete_event(WINDOW, stored[0].id.unwrap()).unwrap());
+    a.set_setting(
+        PRIVACY_FILTERS_KEY,
+        json!([{"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+                "pattern": "(?i).*banking.*", "action": "redact", "replacement": "REDACTED"}]),
+    )
+    .unwrap();
+    a.apply_privacy_rules(&mut |_| {}).unwrap();
+    let pushed = push(&a, &a_folder);
+    assert_eq!((pushed.written, pushed.deleted), (1, 1));
+    // In the copy: event "four" deleted here; it must stay deleted.
+    let four = b
+        .events(COPY, EventQuery::default())
+        .wait()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.data["title"] == "four")
+        .unwrap();
+    b.delete_event(COPY, four.id.unwrap()).unwrap();
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!((counts.updated, counts.deleted), (1, 1));
+    assert_eq!(
+        titles(&b, COPY),
+        [
+            (100, 10, "REDACTED".to_string()),
+            (200, 10, "three".to_string())
+        ]
+    );
+    // The origin extends "four" in place (an insert with its id): the
+    // copy's deletion still stands, and nothing comes back on later pulls.
+    let mut longer = stored[3].clone();
+    longer.duration = Duration::from_secs(20);
+    a.insert_events(WINDOW, vec![longer]).unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    pull(&b, &b_folder);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 2);
+    // A range delete at the origin reaches the copy as well.
+    a.delete_range(WINDOW, common::at(150), common::at(250), &mut |_| {})
+        .unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    assert_eq!(titles(&b, COPY), [(100, 10, "REDACTED".to_string())]);
+    // The origin deletes the whole bucket: its events leave the copy.
+    a.delete_bucket(WINDOW).unwrap();
+    push(&a, &a_folder);
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!(counts.deleted, 1);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 0);
+}
+
+#[test]
+fn a_copys_range_deletes_and_retention_stand_when_the_origin_rebuilds_its_file() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
+        .unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    // Here: retention takes what ended before 260, a range delete 500-700.
+    let expired = b.expire(common::at(260), &mut |_| {}).unwrap();
+    assert_eq!(expired[0].deleted, 3);
+    b.delete_range(COPY, common::at(500), common::at(700), &mut |_| {})
+        .unwrap();
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 5);
+    // The origin's file is rebuilt (a new epoch): read again from the start.
+    std::fs::remove_file(a_folder.own_file()).unwrap();
+    assert_eq!(push(&a, &a_folder).written, 10);
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!((counts.inserted, counts.skipped), (0, 10));
+    let starts: Vec<i64> = titles(&b, COPY).iter().map(|t| t.0).collect();
+    assert_eq!(starts, [300, 400, 700, 800, 900]);
+    // New activity at the origin still arrives.
+    a.insert_events(WINDOW, vec![window(1_000, 10, "new")])
+        .unwrap();
+    push(&a, &a_folder);
+    assert_eq!(pull(&b, &b_folder).sources[0].counts.inserted, 1);
+}
+
+#[test]
+fn pulled_events_obey_the_pullers_privacy_rules() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(
+        WINDOW,
+        vec![window(0, 10, "fine"), window(100, 10, "Incognito tab")],
+    )
+    .unwrap();
+    b.set_setting(
+        PRIVACY_FILTERS_KEY,
+        json!([{"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+                "pattern": "(?i)incognito", "action": "drop"}]),
+    )
+    .unwrap();
+    push(&a, &folder_for(sync.path(), "dev-a"));
+    let counts = pull(&b, &folder_for(sync.path(), "dev-b")).sources[0].counts;
+    assert_eq!((counts.inserted, counts.dropped), (1, 1));
+    assert_eq!(titles(&b, COPY), [(0, 10, "fine".to_string())]);
+}
+
+/// aw-server-rust v6's schema, as its migrations leave it.
+const REFERENCE_SCHEMA: &str = "
+    CREATE TABLE buckets (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE NOT NULL,
+        type TEXT NOT NULL, client TEXT NOT NULL, hostname TEXT NOT NULL, created TEXT NOT NULL,
+        data_deprecated TEXT DEFAULT '{}', data TEXT NOT NULL DEFAULT '{}');
+    CREATE INDEX bucket_id_index ON buckets(id);
+    CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, bucketrow INTEGER NOT NULL,
+        starttime INTEGER NOT NULL, endtime INTEGER NOT NULL, data TEXT NOT NULL,
+        FOREIGN KEY (bucketrow) REFERENCES buckets(id));
+    CREATE INDEX events_bucketrow_starttime_endtime_index
+        ON events(bucketrow, starttime DESC, endtime);
+    CREATE INDEX events_bucketrow_endtime_starttime_index
+        ON events(bucketrow, endtime, starttime);
+    CREATE TABLE key_value (key TEXT PRIMARY KEY, value TEXT, last_modified NUMBER NOT NULL);
+    PRAGMA user_version = 6;";
+
+/// A file as aw-sync's `sync` command leaves it for host `desk`, device
+/// `dev-r`: a WAL database (checkpointed at close), the bucket's origin
+/// in its data, events with rising ids.
+fn reference_file(folder: &Path) -> PathBuf {
+    let path = folder.join("desk").join("dev-r").join("test.db");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+        .unwrap();
+    conn.execute_batch(REFERENCE_SCHEMA).unwrap();
+    conn.execute(
+        "INSERT INTO buckets (name, type, client, hostname, created, data)
+         VALUES ('aw-watcher-afk_desk', 'afkstatus', 'aw-watcher-afk', 'desk',
+                 '2024-01-01 10:00:00+00:00', '{\"$aw.sync.origin\":\"desk\"}')",
+        [],
+    )
+    .unwrap();
+    for i in 0..5i64 {
+        reference_event(
+            &conn,
+            i * 100,
+            i * 100 + 60,
+            if i % 2 == 0 { "afk" } else { "not-afk" },
+        );
+    }
+    drop(conn);
+    path
+}
+
+fn reference_event(conn: &Connection, start: i64, end: i64, status: &str) {
+    conn.execute(
+        "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, ?1, ?2, ?3)",
+        params![
+            start * 1_000_000_000,
+            end * 1_000_000_000,
+            json!({"status": status}).to_string()
+        ],
+    )
+    .unwrap();
+}
+
+#[test]
+fn aw_sync_files_are_pulled_without_writing_beside_them() {
+    let sync = tempfile::tempdir().unwrap();
+    let path = reference_file(sync.path());
+    let before = files_in(sync.path());
+    assert_eq!(
+        before,
+        std::slice::from_ref(&path),
+        "the WAL was checkpointed at close"
+    );
+    let db = TempDb::new();
+    let store = db.open();
+    let folder = folder_for(sync.path(), "dev-b");
+    let report = pull(&store, &folder);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert_eq!(report.sources[0].file, "desk/dev-r/test.db");
+    assert_eq!(report.sources[0].device, "dev-r");
+    let copy = "aw-watcher-afk_desk-synced-from-desk";
+    assert_eq!(report.sources[0].buckets, [copy]);
+    assert_eq!(store.count_events(copy, None, None).wait().unwrap(), 5);
+    assert_eq!(files_in(sync.path()), before, "nothing written beside it");
+
+    // aw-sync extends the newest event and adds one; the pull follows.
+    let conn = Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE events SET endtime = ?1 WHERE id = 5",
+        [490 * 1_000_000_000i64],
+    )
+    .unwrap();
+    reference_event(&conn, 500, 560, "not-afk");
+    drop(conn);
+    let counts = pull(&store, &folder).sources[0].counts;
+    assert_eq!((counts.inserted, counts.updated), (1, 1));
+    let newest = store
+        .events(
+            copy,
+            EventQuery {
+                limit: Some(2),
+                ..EventQuery::default()
+            },
+        )
+        .wait()
+        .unwrap();
+    assert_eq!(newest[1].duration, Duration::from_secs(90));
+    assert_eq!(pull(&store, &folder).sources[0].counts, Default::default());
+    assert_eq!(files_in(sync.path()), before);
+}
+
+#[test]
+fn unreadable_files_are_skipped_and_reported() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(WINDOW, vec![window(0, 10, "t")]).unwrap();
+    push(&a, &folder_for(sync.path(), "dev-a"));
+    let garbage = sync.path().join("dev-garbage");
+    std::fs::create_dir_all(&garbage).unwrap();
+    std::fs::write(
+        garbage.join("test.db"),
+        b"this is not a database at all, not even close",
+    )
+    .unwrap();
+    let newer = sync.path().join("dev-newer");
+    std::fs::create_dir_all(&newer).unwrap();
+    Connection::open(newer.join("test.db"))
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x); PRAGMA user_version = 99;")
+        .unwrap();
+    let report = pull(&b, &folder_for(sync.path(), "dev-b"));
+    let skipped: Vec<&str> = report.skipped.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(skipped, ["dev-garbage/test.db", "dev-newer/test.db"]);
+    assert!(
+        report.skipped[1].reason.contains("99"),
+        "{:?}",
+        report.skipped
+    );
+    assert_eq!(report.sources.len(), 1);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 1);
+}

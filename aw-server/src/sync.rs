@@ -1,0 +1,398 @@
+//! Sync through a shared folder (issue #31): one pass, shared by the
+//! `sync` command, `POST /api/0/sync/run` and the `[sync]` schedule; the
+//! schedule itself; and the status `GET /api/0/sync/status` answers.
+//!
+//! The work is the datastore's (`Datastore::push_to_folder`,
+//! `Datastore::pull_from_folder`): this module decides when a pass runs,
+//! refuses a plaintext copy of an encrypted database unless configured,
+//! keeps passes from overlapping, and logs and records what each did.
+
+use std::path::{Path, PathBuf};
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration as StdDuration, Instant};
+
+use aw_datastore::{Datastore, DatastoreError, PullReport, PushReport, SyncFolder, SyncProgress};
+use aw_models::Timestamp;
+use serde::Serialize;
+
+/// Which way a pass goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// Only write this device's copy.
+    Push,
+    /// Only read the other devices' copies.
+    Pull,
+    /// Pull, then push (as aw-sync does).
+    Both,
+}
+
+impl SyncMode {
+    /// Parses `push`, `pull` or `both`.
+    pub fn parse(text: &str) -> Option<SyncMode> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "push" => Some(SyncMode::Push),
+            "pull" => Some(SyncMode::Pull),
+            "both" => Some(SyncMode::Both),
+            _ => None,
+        }
+    }
+
+    /// The word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncMode::Push => "push",
+            SyncMode::Pull => "pull",
+            SyncMode::Both => "both",
+        }
+    }
+}
+
+/// The `[sync]` section as resolved (`config.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncSettings {
+    /// The shared folder.
+    pub folder: PathBuf,
+    /// Time between the schedule's passes.
+    pub interval: StdDuration,
+    /// Which way the schedule's passes go.
+    pub mode: SyncMode,
+    /// Whether a plaintext copy of an encrypted database is intended.
+    pub allow_plaintext_copy: bool,
+}
+
+/// Why a pass did not run or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The folder is unusable (missing, relative, not a folder).
+    #[error("{0}")]
+    Folder(String),
+    /// Refused by the configuration: no `[sync]` section (a pass through
+    /// the API), or a plaintext copy of an encrypted database.
+    #[error("{0}")]
+    Refused(String),
+    /// The datastore failed (this database, or writing the copy).
+    #[error(transparent)]
+    Datastore(#[from] DatastoreError),
+}
+
+/// What one pass did.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct PassReport {
+    /// `push`, `pull` or `both`.
+    pub mode: SyncMode,
+    /// The folder.
+    pub folder: PathBuf,
+    /// When it started and ended.
+    pub started: Timestamp,
+    /// When it ended.
+    pub finished: Timestamp,
+    /// How long it took, in milliseconds.
+    pub duration_ms: f64,
+    /// The pull's report (modes `pull` and `both`).
+    pub pull: Option<PullReport>,
+    /// The push's report (modes `push` and `both`).
+    pub push: Option<PushReport>,
+}
+
+impl PassReport {
+    /// One line for logs and the terminal.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(pull) = &self.pull {
+            let mut counts = aw_datastore::PullCounts::default();
+            for source in &pull.sources {
+                counts.add(source.counts);
+            }
+            parts.push(format!(
+                "pulled from {} file{}: {} new, {} updated, {} deleted, {} already here, {} dropped by privacy filters",
+                pull.sources.len(),
+                if pull.sources.len() == 1 { "" } else { "s" },
+                counts.inserted,
+                counts.updated,
+                counts.deleted,
+                counts.skipped,
+                counts.dropped
+            ));
+            for skipped in &pull.skipped {
+                parts.push(format!("skipped {}: {}", skipped.name, skipped.reason));
+            }
+        }
+        if let Some(push) = &self.push {
+            parts.push(format!(
+                "pushed {} bucket{} to {}: {} events written, {} deleted",
+                push.buckets,
+                if push.buckets == 1 { "" } else { "s" },
+                push.file.display(),
+                push.written,
+                push.deleted
+            ));
+        }
+        format!(
+            "Sync ({}) with {} in {:.0} ms: {}",
+            self.mode.as_str(),
+            self.folder.display(),
+            self.duration_ms,
+            parts.join("; ")
+        )
+    }
+}
+
+/// Checks that `folder` is an absolute path of an existing folder.
+pub fn check_folder(folder: &Path) -> Result<(), SyncError> {
+    if !folder.is_absolute() {
+        return Err(SyncError::Folder(format!(
+            "the sync folder must be an absolute path, not '{}'",
+            folder.display()
+        )));
+    }
+    if !folder.is_dir() {
+        return Err(SyncError::Folder(format!(
+            "the sync folder {} does not exist: create it and share it with your folder-sync tool",
+            folder.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a push (a plain SQLite copy in the folder) of an encrypted
+/// database unless the configuration allows it.
+fn check_plaintext(pushes: bool, encrypted: bool, allowed: bool) -> Result<(), SyncError> {
+    if pushes && encrypted && !allowed {
+        return Err(SyncError::Refused(
+            "the database is encrypted and a push writes a plaintext copy of it into the sync \
+             folder; set allow_plaintext_copy = true in [sync] if that is intended"
+                .to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs one pass: pull, then push. `progress` hears each stage.
+pub fn run_pass(
+    datastore: &Datastore,
+    folder: &SyncFolder,
+    mode: SyncMode,
+    allow_plaintext_copy: bool,
+    progress: &mut dyn FnMut(&SyncProgress),
+) -> Result<PassReport, SyncError> {
+    check_folder(&folder.folder)?;
+    let pushes = mode != SyncMode::Pull;
+    check_plaintext(pushes, datastore.is_encrypted(), allow_plaintext_copy)?;
+    let started = Timestamp::now();
+    let clock = Instant::now();
+    let pull = match mode {
+        SyncMode::Push => None,
+        _ => Some(datastore.pull_from_folder(folder, progress)?),
+    };
+    let push = if pushes {
+        Some(datastore.push_to_folder(folder, progress)?)
+    } else {
+        None
+    };
+    Ok(PassReport {
+        mode,
+        folder: folder.folder.clone(),
+        started,
+        finished: Timestamp::now(),
+        duration_ms: clock.elapsed().as_secs_f64() * 1000.0,
+        pull,
+        push,
+    })
+}
+
+/// What `GET /api/0/sync/status` answers.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct SyncStatus {
+    /// Whether `[sync]` is configured (passes run on a schedule).
+    pub enabled: bool,
+    /// The configured folder.
+    pub folder: Option<PathBuf>,
+    /// The configured mode.
+    pub mode: Option<SyncMode>,
+    /// Seconds between scheduled passes.
+    pub interval_seconds: Option<u64>,
+    /// Whether a pass runs now.
+    pub running: bool,
+    /// Passes finished since the server started (scheduled or asked for).
+    pub passes: u64,
+    /// Passes that failed since the server started.
+    pub failures: u64,
+    /// The last finished pass.
+    pub last_pass: Option<PassReport>,
+    /// The last failure's message and time, if the last pass failed.
+    pub last_error: Option<String>,
+    /// When the last pass failed.
+    pub last_error_at: Option<Timestamp>,
+    /// When the schedule runs the next pass.
+    pub next_pass: Option<Timestamp>,
+}
+
+/// The server's sync: its settings, its identity in the folder, the
+/// status, and a lock that keeps passes from overlapping.
+#[derive(Debug)]
+pub struct SyncState {
+    /// `[sync]`, if configured.
+    pub settings: Option<SyncSettings>,
+    /// This device's id: its file in the folder is under it.
+    pub device_id: String,
+    /// This device's host name.
+    pub hostname: String,
+    status: Mutex<SyncStatus>,
+    running: Mutex<()>,
+}
+
+impl SyncState {
+    /// The state of a server with these settings and identity.
+    pub fn new(settings: Option<SyncSettings>, device_id: String, hostname: String) -> SyncState {
+        let status = SyncStatus {
+            enabled: settings.is_some(),
+            folder: settings.as_ref().map(|s| s.folder.clone()),
+            mode: settings.as_ref().map(|s| s.mode),
+            interval_seconds: settings.as_ref().map(|s| s.interval.as_secs()),
+            ..SyncStatus::default()
+        };
+        SyncState {
+            settings,
+            device_id,
+            hostname,
+            status: Mutex::new(status),
+            running: Mutex::new(()),
+        }
+    }
+
+    /// A copy of the status.
+    pub fn status(&self) -> SyncStatus {
+        lock(&self.status).clone()
+    }
+
+    /// Runs a pass with the configured folder, after any pass already
+    /// running; records and logs it. Only the configured folder: a
+    /// request cannot make the server write anywhere else.
+    pub fn run(&self, datastore: &Datastore, mode: SyncMode) -> Result<PassReport, SyncError> {
+        let Some(settings) = &self.settings else {
+            return Err(SyncError::Refused(
+                "this server has no [sync] section in its config file: add one with the folder \
+                 to sync with, or stop the server and run `aw-server sync` on the database file"
+                    .to_string(),
+            ));
+        };
+        let folder = settings.folder.clone();
+        let allow = settings.allow_plaintext_copy;
+        let _running = lock(&self.running);
+        lock(&self.status).running = true;
+        let folder = SyncFolder {
+            folder,
+            device_id: self.device_id.clone(),
+            hostname: self.hostname.clone(),
+        };
+        let result = run_pass(datastore, &folder, mode, allow, &mut |_| {});
+        let mut status = lock(&self.status);
+        status.running = false;
+        match &result {
+            Ok(report) => {
+                log::info!("{}", report.summary());
+                for skipped in report.pull.iter().flat_map(|pull| &pull.skipped) {
+                    log::warn!("Sync skipped {}: {}", skipped.name, skipped.reason);
+                }
+                status.passes += 1;
+                status.last_pass = Some(report.clone());
+                status.last_error = None;
+                status.last_error_at = None;
+            }
+            Err(error) => {
+                log::error!("Sync pass failed: {error}");
+                status.failures += 1;
+                status.last_error = Some(error.to_string());
+                status.last_error_at = Some(Timestamp::now());
+            }
+        }
+        result
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves plain data behind.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// How often the sleeping schedule checks whether the datastore closed.
+const CHECK: StdDuration = StdDuration::from_secs(1);
+/// Niceness of the schedule's thread: heartbeats get the CPU first.
+const NICENESS: i32 = 10;
+
+/// Starts the `[sync]` schedule: a pass now, then one per interval, on a
+/// thread of its own that ends when the datastore closes.
+pub fn start(datastore: Datastore, state: Arc<SyncState>) {
+    let Some(settings) = state.settings.clone() else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("aw-server-sync".to_string())
+        .spawn(move || {
+            aw_threads::lower_priority(NICENESS);
+            loop {
+                if let Err(SyncError::Datastore(DatastoreError::Closed)) =
+                    state.run(&datastore, settings.mode)
+                {
+                    return;
+                }
+                let next = Instant::now() + settings.interval;
+                let interval = i64::try_from(settings.interval.as_millis()).unwrap_or(i64::MAX);
+                lock(&state.status).next_pass = Some(
+                    Timestamp::now().saturating_add(aw_models::Duration::from_millis(interval)),
+                );
+                while Instant::now() < next {
+                    std::thread::sleep(CHECK.min(next - Instant::now()));
+                    if datastore.health().is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+    if let Err(error) = spawned {
+        log::error!("Could not start the sync thread: {error}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_encrypted_database_pushes_only_when_a_plaintext_copy_is_allowed() {
+        assert!(matches!(
+            check_plaintext(true, true, false),
+            Err(SyncError::Refused(_))
+        ));
+        assert!(check_plaintext(true, true, true).is_ok());
+        assert!(
+            check_plaintext(false, true, false).is_ok(),
+            "a pull writes no copy"
+        );
+        assert!(check_plaintext(true, false, false).is_ok());
+    }
+
+    #[test]
+    fn folders_must_be_absolute_and_exist() {
+        assert!(matches!(
+            check_folder(Path::new("relative/dir")),
+            Err(SyncError::Folder(_))
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_folder(dir.path()).is_ok());
+        assert!(check_folder(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn modes_parse_from_their_words() {
+        for mode in [SyncMode::Push, SyncMode::Pull, SyncMode::Both] {
+            assert_eq!(SyncMode::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(SyncMode::parse(" PULL "), Some(SyncMode::Pull));
+        assert_eq!(SyncMode::parse("sideways"), None);
+    }
+}
