@@ -61,16 +61,30 @@ export function columns(bins, max, caption) {
   return chart;
 }
 
-/** Seconds of `events` falling in each of `ranges` (`[start, end]`). */
+/**
+ * Seconds of `events` falling in each of `ranges` (`[start, end]`, in
+ * order and not overlapping, as the hours of a day): each event is added
+ * to the few ranges it overlaps, found by a binary search.
+ */
 export function secondsPerRange(events, ranges) {
+  const starts = ranges.map(([from]) => from.getTime());
+  const ends = ranges.map(([, to]) => to.getTime());
   const totals = ranges.map(() => 0);
   for (const event of events) {
-    const start = new Date(event.timestamp).getTime();
+    const start = Date.parse(event.timestamp);
     const end = start + event.duration * 1000;
-    ranges.forEach(([from, to], index) => {
-      const overlap = Math.min(end, to.getTime()) - Math.max(start, from.getTime());
+    // The first range ending after the event starts.
+    let low = 0;
+    let high = ranges.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (ends[middle] <= start) low = middle + 1;
+      else high = middle;
+    }
+    for (let index = low; index < ranges.length && starts[index] < end; index++) {
+      const overlap = Math.min(end, ends[index]) - Math.max(start, starts[index]);
       if (overlap > 0) totals[index] += overlap / 1000;
-    });
+    }
   }
   return totals;
 }
