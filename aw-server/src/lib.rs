@@ -92,6 +92,8 @@ pub struct ServerState {
     pub custom_static: BTreeMap<String, PathBuf>,
     /// The database file, for the space `POST /api/0/vacuum` gives back.
     pub db_path: PathBuf,
+    /// Whether the API answers without a key (no `[auth] api_key`).
+    pub open_api: bool,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -146,6 +148,7 @@ pub fn build_rocket(
         ui: Ui::choose(config.webpath.as_deref(), config.embedded_webui.clone()),
         custom_static: config.custom_static.clone(),
         db_path: config.db_path.clone(),
+        open_api: !config.api_key.as_deref().is_some_and(|key| !key.is_empty()),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {

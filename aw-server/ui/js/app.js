@@ -5,9 +5,9 @@
 // optional), `#/buckets`, `#/about`.
 //
 // It imports only what it needs itself, so it runs as soon as it and
-// api.js have arrived: the activity view's first requests start then,
-// while the view's modules (index.html preloads them) are still loading.
-// A view's module is imported when the view is first shown.
+// api.js have arrived: the first view's requests start then, while the
+// view's modules (index.html preloads them) are still loading. A view's
+// module is imported when the view is first shown.
 
 import * as api from './api.js';
 import { h } from './dom.js';
@@ -120,8 +120,11 @@ async function footer() {
 }
 
 api.loadToken();
-// The two requests an activity view needs first.
-if (parseRoute().name === 'activity') api.prefetch(['/api/0/settings', '/api/0/buckets/']);
+// The two answers an activity view needs before it can send its query.
+// Without an API key the server has the browser preload them with the
+// page (its `Link` header), and these requests take the preloaded
+// answers; every view takes them, or the browser warns of unused preloads.
+api.prefetch(['/api/0/settings', '/api/0/buckets/']);
 window.addEventListener('hashchange', show);
 document.addEventListener('keydown', onKey);
 // The footer waits for the first view, whose requests matter more.
