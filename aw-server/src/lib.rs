@@ -148,7 +148,7 @@ pub fn build_rocket(
         ui: Ui::choose(config.webpath.as_deref(), config.embedded_webui.clone()),
         custom_static: config.custom_static.clone(),
         db_path: config.db_path.clone(),
-        open_api: !config.api_key.as_deref().is_some_and(|key| !key.is_empty()),
+        open_api: config.api_key.as_deref().is_none_or(str::is_empty),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {
