@@ -8,10 +8,12 @@
 //
 //   node draw-time.mjs DB HOST DATE [DATE...]
 //
-// LOADS=n: loads per day and cache state (15). BEFORE_BIN=path: also
-// serve the database (a copy of it) with this binary and alternate the
-// loads between the two servers, so that both see the same phases of a
-// busy machine; each line then names the binary.
+// LOADS=n: loads per day and cache state (15). Each line also gives when
+// the day's query was sent and when the view had its answer (the
+// `aw-data` mark). BEFORE_BIN=path: also serve the database (a copy of
+// it) with this binary and alternate the loads between the two servers,
+// so that both see the same phases of a busy machine; each line then
+// names the binary.
 
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,18 +64,22 @@ async function load(state, url, fresh) {
   await page.waitForFunction(() => (document.body?.dataset.drawn ?? '').startsWith('activity:'), null, {
     timeout: 60_000,
   });
-  const [drawnAt, dataAt, queryBytes] = await page.evaluate(() => [
-    window.awDrawnAt,
-    performance.getEntriesByName('aw-data').at(-1)?.startTime ?? NaN,
-    performance.getEntriesByType('resource').find(e => e.name.includes('/api/0/query/'))?.decodedBodySize,
-  ]);
+  const [drawnAt, dataAt, queryAt, queryBytes] = await page.evaluate(() => {
+    const query = performance.getEntriesByType('resource').find(e => e.name.includes('/api/0/query/'));
+    return [
+      window.awDrawnAt,
+      performance.getEntriesByName('aw-data').at(-1)?.startTime ?? NaN,
+      query?.startTime ?? NaN,
+      query?.decodedBodySize,
+    ];
+  });
   const active = await page.locator('.card.summary .total').innerText();
-  return { drawnAt, dataAt, queryBytes, active };
+  return { drawnAt, dataAt, queryAt, queryBytes, active };
 }
 
 /** Loads the day `LOADS + 1` times per server; `fresh`: a new context (empty cache) each time. */
 async function measure(date, fresh) {
-  const runs = servers.map(() => ({ times: [], dataTimes: [], active: '', size: 0, state: {} }));
+  const runs = servers.map(() => ({ times: [], dataTimes: [], queryTimes: [], active: '', size: 0, state: {} }));
   for (let round = 0; round <= LOADS; round++) {
     // Alternate which server goes first.
     const order = servers.map((_, index) => index);
@@ -85,20 +91,22 @@ async function measure(date, fresh) {
       if (round > 0) {
         runs[index].times.push(result.drawnAt);
         runs[index].dataTimes.push(result.dataAt);
+        runs[index].queryTimes.push(result.queryAt);
         runs[index].size = result.queryBytes;
       }
     }
   }
   for (const [index, run] of runs.entries()) {
     await run.state.context.close();
-    const { times, dataTimes } = run;
+    const { times, dataTimes, queryTimes } = run;
     const name = servers[index].name ? ` [${servers[index].name}]` : '';
     const fixed = times.map(t => t.toFixed(1)).join(' ');
     console.log(
       `${date}, ${fresh ? 'empty cache' : 'cached (304s)'}${name}: active ${run.active}; draw time median ` +
         `${median(times).toFixed(1)} ms, min ${Math.min(...times).toFixed(1)}, max ` +
-        `${Math.max(...times).toFixed(1)} (all: ${fixed}); the data was in at a median ` +
-        `${median(dataTimes).toFixed(1)} ms (query answer ${run.size} bytes)`,
+        `${Math.max(...times).toFixed(1)} (all: ${fixed}); the query was sent at a median ` +
+        `${median(queryTimes).toFixed(1)} ms and its answer was in at ${median(dataTimes).toFixed(1)} ms ` +
+        `(${run.size} bytes)`,
     );
   }
 }
