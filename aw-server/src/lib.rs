@@ -96,6 +96,8 @@ pub struct ServerState {
     pub db_path: PathBuf,
     /// Folder sync: settings, status, and the lock passes take.
     pub sync: Arc<sync::SyncState>,
+    /// Whether the API answers without a key (no `[auth] api_key`).
+    pub open_api: bool,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -160,6 +162,7 @@ pub fn build_rocket(
         custom_static: config.custom_static.clone(),
         db_path: config.db_path.clone(),
         sync: sync_state,
+        open_api: config.api_key.as_deref().is_none_or(str::is_empty),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {

@@ -110,14 +110,22 @@ impl Ui {
 const BUILTIN_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
      object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
+/// The two answers the built-in dashboard's first view waits for before
+/// it can send its query (`app.js`), named for the browser to fetch with
+/// the page's modules instead of once they have run. Only when the API
+/// needs no key: a preload cannot carry one (`app.js` then asks itself).
+const BUILTIN_PRELOAD: &str = "</api/0/settings>; rel=preload; as=fetch; crossorigin, \
+     </api/0/buckets/>; rel=preload; as=fetch; crossorigin";
+
 /// `GET /`: the web UI's `index.html`.
 #[get("/")]
 pub async fn index(state: &State<ServerState>) -> Result<Index, ApiError> {
     let asset = state.ui.file(&["index.html"]).await.ok_or_else(not_found)?;
-    let policy = matches!(state.ui, Ui::Builtin).then_some(BUILTIN_POLICY);
+    let builtin = matches!(state.ui, Ui::Builtin);
     Ok(Index {
         reply: AssetReply(asset),
-        policy,
+        policy: builtin.then_some(BUILTIN_POLICY),
+        preload: (builtin && state.open_api).then_some(BUILTIN_PRELOAD),
     })
 }
 
@@ -150,11 +158,13 @@ impl<'r> rocket::request::FromRequest<'r> for NotApi {
 }
 
 /// The answer of `/`: the UI's `index.html`, with a content security
-/// policy for the built-in dashboard (aw-webui sets its own in a meta tag).
+/// policy for the built-in dashboard (aw-webui sets its own in a meta tag)
+/// and its preloads.
 #[derive(Debug)]
 pub struct Index {
     reply: AssetReply,
     policy: Option<&'static str>,
+    preload: Option<&'static str>,
 }
 
 impl<'r> Responder<'r, 'static> for Index {
@@ -162,6 +172,9 @@ impl<'r> Responder<'r, 'static> for Index {
         let mut response = self.reply.respond_to(request)?;
         if let Some(policy) = self.policy {
             response.set_raw_header("Content-Security-Policy", policy);
+        }
+        if let Some(preload) = self.preload {
+            response.set_raw_header("Link", preload);
         }
         Ok(response)
     }

@@ -158,6 +158,22 @@ fn without_web_ui_the_root_is_the_builtin_dashboard() {
     // Nothing but this server's own files and API.
     let policy = reply.header("Content-Security-Policy").unwrap();
     assert!(policy.starts_with("default-src 'self';"), "{policy}");
+    // The first view's two API answers are preloaded with the page.
+    let preload = reply.header("Link").unwrap();
+    assert!(
+        preload.contains("</api/0/settings>; rel=preload; as=fetch; crossorigin"),
+        "{preload}"
+    );
+    assert!(
+        preload.contains("</api/0/buckets/>; rel=preload"),
+        "{preload}"
+    );
+    let revalidated = client
+        .clone()
+        .with_header("If-None-Match", reply.header("ETag").unwrap())
+        .get("/");
+    assert_eq!(revalidated.status, 304);
+    assert_eq!(revalidated.header("Link"), Some(preload));
     assert!(client
         .get("/js/app.js")
         .header("Content-Type")
@@ -181,6 +197,16 @@ fn without_web_ui_the_root_is_the_builtin_dashboard() {
     assert_eq!(client.get("/api/0/info").json()["webui"], "builtin");
     client.get("/css/missing.css").assert_error(404);
     client.get("/index.html").assert_error(404);
+}
+
+#[test]
+fn with_an_api_key_the_dashboard_preloads_nothing() {
+    // A preload cannot carry the key: it would only fetch a 401.
+    let server = TestServer::start_with(|config| config.api_key = Some("k".to_string()));
+    let reply = server.client().get("/");
+    assert_eq!(reply.status, 200);
+    assert!(reply.header("Content-Security-Policy").is_some());
+    assert_eq!(reply.header("Link"), None);
 }
 
 /// A stand-in for a built aw-webui: an `index.html`, vue-cli's hashed
@@ -237,6 +263,11 @@ fn embedded_webui_is_served_without_a_flag() {
         index.header("Content-Security-Policy"),
         None,
         "aw-webui sets its own"
+    );
+    assert_eq!(
+        index.header("Link"),
+        None,
+        "aw-webui makes its own requests"
     );
     assert!(index
         .header("Content-Type")

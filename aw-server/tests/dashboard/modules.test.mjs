@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { categoryRules, defaultCategories, effectiveCategories } from '../../ui/js/categories.js';
+import { secondsPerRange } from '../../ui/js/charts.js';
 import { hostBuckets, summaryQuery } from '../../ui/js/queries.js';
 import * as time from '../../ui/js/time.js';
 
@@ -104,4 +105,30 @@ test('durations read in whole seconds, zero parts left out', () => {
   assert.equal(time.formatDuration(0), '0s');
   assert.equal(time.formatDuration(-5), '0s');
   assert.equal(time.isoDuration(3723), 'PT1H2M3S');
+});
+
+test('seconds per hour: each event is split over the hours it overlaps', () => {
+  const day = time.parseDateKey('2026-03-10');
+  const hours = time.hourRanges(day, time.dayOffset('04:00'));
+  assert.equal(hours.length, 24);
+  const at = (hour, minute) => new Date(2026, 2, 10, hour, minute).toISOString();
+  const events = [
+    { timestamp: at(3, 0), duration: 3600 }, // 03:00-04:00: the day before
+    { timestamp: at(3, 30), duration: 3600 }, // 30 min of 04:00-05:00
+    { timestamp: at(5, 50), duration: 1200 }, // 10 min each in 05:00 and 06:00
+    { timestamp: at(7, 0), duration: 0 },
+    { timestamp: at(9, 15), duration: 3 * 3600 }, // 45 min, 2 h, 15 min
+    { timestamp: new Date(2026, 2, 11, 3, 30).toISOString(), duration: 3600 }, // 30 min of the last hour
+  ];
+  const seconds = secondsPerRange(events, hours);
+  const expected = new Array(24).fill(0);
+  expected[0] = 1800;
+  expected[1] = 600;
+  expected[2] = 600;
+  expected[5] = 2700;
+  expected[6] = 3600;
+  expected[7] = 3600;
+  expected[8] = 900;
+  expected[23] = 1800;
+  assert.deepEqual(seconds, expected);
 });

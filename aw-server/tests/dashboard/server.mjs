@@ -42,6 +42,10 @@ export const HOST = 'testhost';
 /**
  * A running server: `url`, `request()`, `stop()`. `dbPath`: an existing
  * database to serve (kept), instead of a new one (removed on stop).
+ * AW_WEBPATH=DIR serves the pages of DIR (`--webpath`) instead of those
+ * embedded in the binary, to try a change of them without a build; they
+ * are then served as any UI folder, without the built-in dashboard's
+ * `Content-Security-Policy` and `Link` headers.
  */
 export async function startServer({ apiKey = null, dbPath = null } = {}) {
   const binary = process.env.AW_SERVER_BIN;
@@ -51,7 +55,15 @@ export async function startServer({ apiKey = null, dbPath = null } = {}) {
   writeFileSync(config, apiKey ? `[auth]\napi_key = "${apiKey}"\n` : '');
   const child = spawn(
     binary,
-    ['--port', '0', '--dbpath', dbPath || join(home, 'test.db'), '--config', config],
+    [
+      '--port',
+      '0',
+      '--dbpath',
+      dbPath || join(home, 'test.db'),
+      '--config',
+      config,
+      ...(process.env.AW_WEBPATH ? ['--webpath', process.env.AW_WEBPATH] : []),
+    ],
     {
       env: {
         ...process.env,

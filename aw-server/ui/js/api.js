@@ -58,7 +58,7 @@ const early = new Map();
 let started = false;
 
 /**
- * Starts GET requests before the page's modules have all loaded (boot.js),
+ * Starts GET requests before the page's modules have all loaded (app.js),
  * for the first view to pick up; ignored once the first view asked for
  * anything itself, so an answer is never older than the view.
  */

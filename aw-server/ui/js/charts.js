@@ -61,16 +61,30 @@ export function columns(bins, max, caption) {
   return chart;
 }
 
-/** Seconds of `events` falling in each of `ranges` (`[start, end]`). */
+/**
+ * Seconds of `events` falling in each of `ranges` (`[start, end]`, in
+ * order and not overlapping, as the hours of a day): each event is added
+ * to the few ranges it overlaps, found by a binary search.
+ */
 export function secondsPerRange(events, ranges) {
+  const starts = ranges.map(([from]) => from.getTime());
+  const ends = ranges.map(([, to]) => to.getTime());
   const totals = ranges.map(() => 0);
   for (const event of events) {
-    const start = new Date(event.timestamp).getTime();
+    const start = Date.parse(event.timestamp);
     const end = start + event.duration * 1000;
-    ranges.forEach(([from, to], index) => {
-      const overlap = Math.min(end, to.getTime()) - Math.max(start, from.getTime());
+    // The first range ending after the event starts.
+    let low = 0;
+    let high = ranges.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (ends[middle] <= start) low = middle + 1;
+      else high = middle;
+    }
+    for (let index = low; index < ranges.length && starts[index] < end; index++) {
+      const overlap = Math.min(end, ends[index]) - Math.max(start, starts[index]);
       if (overlap > 0) totals[index] += overlap / 1000;
-    });
+    }
   }
   return totals;
 }
@@ -78,43 +92,49 @@ export function secondsPerRange(events, ranges) {
 /**
  * The day as one strip: each active stretch placed by its time and
  * coloured by its category. Neighbouring events of one category less than
- * a pixel's worth apart are drawn as one block.
+ * a pixel's worth apart are drawn as one block. Blocks are made without
+ * `h` and their times formatted once per minute: a day has hundreds.
  */
 export function timeline(events, [start, end], colorOf) {
-  const span = end.getTime() - start.getTime();
+  const first = start.getTime();
+  const last = end.getTime();
+  const span = last - first;
   const strip = h('div', { class: 'timeline-strip' });
   const joinGap = span / 2000;
+  const clock = new Map();
+  const at = ms => {
+    const minute = Math.floor(ms / 60_000);
+    if (!clock.has(minute)) clock.set(minute, formatTime(new Date(ms)));
+    return clock.get(minute);
+  };
   let block = null;
   const flush = () => {
     if (!block) return;
-    const element = h('span', {
-      class: 'block',
-      title: `${block.name.join(' > ')}: ${formatTime(new Date(block.from))}–${formatTime(
-        new Date(block.to),
-      )}`,
-    });
-    element.style.left = `${(100 * (block.from - start.getTime())) / span}%`;
+    const element = document.createElement('span');
+    element.className = 'block';
+    element.title = `${block.name.join(' > ')}: ${at(block.from)}–${at(block.to)}`;
+    element.style.left = `${(100 * (block.from - first)) / span}%`;
     element.style.width = `${Math.max(0.1, (100 * (block.to - block.from)) / span)}%`;
     element.style.backgroundColor = colorOf(block.name);
     strip.append(element);
   };
   for (const event of events) {
-    const from = Math.max(new Date(event.timestamp).getTime(), start.getTime());
-    const to = Math.min(from + event.duration * 1000, end.getTime());
+    const from = Math.max(Date.parse(event.timestamp), first);
+    const to = Math.min(from + event.duration * 1000, last);
     if (to <= from) continue;
     const name = event.data.$category || ['Uncategorized'];
-    if (block && block.key === name.join('>') && from - block.to < joinGap) {
+    const key = name.join('>');
+    if (block && block.key === key && from - block.to < joinGap) {
       block.to = Math.max(block.to, to);
     } else {
       flush();
-      block = { key: name.join('>'), name, from, to };
+      block = { key, name, from, to };
     }
   }
   flush();
   const ticks = h('div', { class: 'timeline-ticks', 'aria-hidden': 'true' });
   for (let hour = 0; hour <= 24; hour += 6) {
-    const at = new Date(start.getTime() + hour * 3600_000);
-    const tick = h('span', {}, formatTime(at));
+    const tick = h('span', {}, formatTime(new Date(first + hour * 3600_000)));
     tick.style.left = `${(100 * hour * 3600_000) / span}%`;
     ticks.append(tick);
   }

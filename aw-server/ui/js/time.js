@@ -137,29 +137,26 @@ export function ago(timestamp, now = Date.now()) {
   return 'just now';
 }
 
-const dateFormat = new Intl.DateTimeFormat(undefined, {
-  weekday: 'short',
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-});
-const monthFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'long' });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, {
-  year: 'numeric',
-  month: 'short',
-  day: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-});
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+// Made on first use: creating a format loads locale data, which would
+// otherwise delay the module's first requests.
+const formats = {};
+function format(name, options) {
+  formats[name] ??= new Intl.DateTimeFormat(undefined, options);
+  return formats[name];
+}
+const dateFormat = () => format('date', { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' });
+const monthFormat = () => format('month', { year: 'numeric', month: 'long' });
+const dateTimeFormat = () =>
+  format('dateTime', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+const timeFormat = () => format('time', { hour: '2-digit', minute: '2-digit' });
 
 /** The heading of a period: "Fri, Nov 20, 2026", "Week of ...", "November 2026". */
 export function periodTitle(kind, date, weekStart) {
-  if (kind === 'month') return monthFormat.format(date);
-  if (kind === 'week') return `Week of ${dateFormat.format(periodFirstDate('week', date, weekStart))}`;
-  return dateFormat.format(date);
+  if (kind === 'month') return monthFormat().format(date);
+  if (kind === 'week') return `Week of ${dateFormat().format(periodFirstDate('week', date, weekStart))}`;
+  return dateFormat().format(date);
 }
 
-export const formatDate = date => dateFormat.format(date);
-export const formatDateTime = date => dateTimeFormat.format(date);
-export const formatTime = date => timeFormat.format(date);
+export const formatDate = date => dateFormat().format(date);
+export const formatDateTime = date => dateTimeFormat().format(date);
+export const formatTime = date => timeFormat().format(date);

@@ -62,19 +62,26 @@ export async function render(main, params, isCurrent) {
 
   const categories = effectiveCategories(settings);
   const rules = categoryRules(categories);
-  const colorOf = name => categoryColor(categories, name);
+  const colors = new Map();
+  const colorOf = name => {
+    const key = name.join('>');
+    if (!colors.has(key)) colors.set(key, categoryColor(categories, name));
+    return colors.get(key);
+  };
   const sources = hostBuckets(buckets, host);
   const isDay = kind === 'day';
   const dayRanges = isDay ? [] : time.dayRanges(kind, periodDate, weekStart, offset);
-  const [[summary], perDay] = await Promise.all([
+  const answers = Promise.all([
     api.query([range], summaryQuery(sources, rules, { timeline: isDay })),
     isDay ? Promise.resolve([]) : api.query(dayRanges, durationQuery(sources, rules)),
   ]);
+  // Built while the queries run.
+  const header = toolbar(hosts, host, kind, periodDate, weekStart, offset);
+  const [[summary], perDay] = await answers;
   if (!isCurrent()) return false;
   // With app.js's "aw-drawn": how long building the view took.
   performance.mark('aw-data');
 
-  const header = toolbar(hosts, host, kind, periodDate, weekStart, offset);
   let chart;
   if (isDay) {
     const hours = time.hourRanges(periodDate, offset);
