@@ -1,5 +1,5 @@
 //! Events of a bucket: listing, insertion, count, one event (`docs/API.md` §3.3),
-//! and deleting a time range (ours, `docs/api-privacy.md`).
+//! and deleting a time range (ours, `docs/API.md` §3.10).
 
 use aw_datastore::{EventQuery, RangeDeletion};
 use aw_models::Event;

@@ -1,4 +1,4 @@
-//! Cleaning stored history (ours, `docs/api-privacy.md`):
+//! Cleaning stored history (ours, `docs/API.md` §3.10):
 //! `POST /api/0/privacy/apply` applies the privacy rules in force to the
 //! events already stored, `POST /api/0/vacuum` gives the space deleted
 //! events took back to the file system. The range delete is in `events`.
