@@ -537,3 +537,51 @@ fn import_legacy_through_a_running_server() {
     assert_holds_the_fixture(&server.client);
     server.stop();
 }
+
+/// The privacy rules in force apply to what `import --legacy` brings in,
+/// as to any other incoming data.
+#[test]
+fn import_legacy_applies_the_privacy_rules() {
+    let root = TempDir::new().unwrap();
+    let db = root.path().join("private.db");
+    let server = Server::start(root.path(), &["--dbpath", db.to_str().unwrap()]);
+    let rules = serde_json::json!([
+        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "app",
+         "pattern": "^app3$", "action": "drop"},
+        {"enabled": true, "field": "title", "pattern": "café", "action": "redact",
+         "replacement": "[private]"}
+    ]);
+    let reply = server
+        .client
+        .post_json("/api/0/settings/privacy_filters", &rules);
+    assert!(matches!(reply.status, 200 | 201), "{}", reply.text());
+    let port = server.client.port.to_string();
+    let (status, report) = import_legacy(
+        root.path(),
+        &[
+            "--testing".as_ref(),
+            "--port".as_ref(),
+            port.as_ref(),
+            FIXTURE.as_ref(),
+        ],
+    );
+    assert_eq!(status, Some(0), "{report}");
+    assert!(
+        !report.contains(" 0 dropped by privacy filters"),
+        "{report}"
+    );
+    let events = server
+        .client
+        .get("/api/0/buckets/aw-watcher-window_legacyhost/events?limit=-1")
+        .json();
+    let events = events.as_array().unwrap();
+    assert!(!events.is_empty());
+    assert!(events.iter().all(|event| event["data"]["app"] != "app3"));
+    let titles: Vec<&str> = events
+        .iter()
+        .filter_map(|event| event["data"]["title"].as_str())
+        .collect();
+    assert!(titles.contains(&"[private]"));
+    assert!(!titles.iter().any(|title| title.contains("café")));
+    server.stop();
+}
