@@ -4,7 +4,9 @@
 //! redactions reach the copies while a copy's own deletions stand, the
 //! puller's privacy rules apply, aw-sync's layouts and files (built here
 //! as aw-server-rust v6 builds them) are read without a byte written
-//! beside them, and unreadable files are skipped and reported.
+//! beside them; bad device folders (empty, truncated, half-written,
+//! wrong schema, locked, conflict copies, a device claimed twice) are
+//! skipped and reported without a loss.
 
 mod common;
 
@@ -433,4 +435,173 @@ fn unreadable_files_are_skipped_and_reported() {
     );
     assert_eq!(report.sources.len(), 1);
     assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 1);
+}
+
+/// The reasons given for skipping, by name.
+fn skips(report: &aw_datastore::PullReport) -> Vec<(String, String)> {
+    report
+        .skipped
+        .iter()
+        .map(|s| (s.name.clone(), s.reason.clone()))
+        .collect()
+}
+
+/// A device's copy with one bucket of `events` events, pushed by a
+/// database of its own; the copy's path.
+fn pushed_copy(folder: &Path, device: &str, hostname: &str, events: i64) -> PathBuf {
+    let db = TempDb::new();
+    let store = db.open();
+    let mut laptop = laptop_bucket();
+    laptop.id = format!("aw-watcher-window_{hostname}");
+    laptop.hostname = hostname.to_string();
+    store.create_bucket(laptop.clone()).unwrap();
+    store
+        .insert_events(
+            &laptop.id,
+            (0..events).map(|i| window(i * 100, 50, "t")).collect(),
+        )
+        .unwrap();
+    push(&store, &folder_for(folder, device)).file
+}
+
+#[test]
+fn bad_device_folders_are_skipped_and_reported_without_loss() {
+    let sync = tempfile::tempdir().unwrap();
+    let root = sync.path();
+    let good = pushed_copy(root, "dev-good", "good", 3);
+    let whole = std::fs::read(&good).unwrap();
+    let put = |name: &str, bytes: &[u8]| {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // Empty, truncated, half-copied in place, not SQLite.
+    put("dev-empty/test.db", b"");
+    put("dev-truncated/test.db", &whole[..whole.len() / 2]);
+    put("dev-short/test.db", &whole[..whole.len() - 100]);
+    put(
+        "dev-text/test.db",
+        b"this is not a database at all, not even close",
+    );
+    // A schema of another program: version 6, but no events table.
+    let wrong = root.join("dev-schema").join("test.db");
+    std::fs::create_dir_all(wrong.parent().unwrap()).unwrap();
+    Connection::open(&wrong)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE buckets (id INTEGER PRIMARY KEY, name TEXT, type TEXT,
+                 client TEXT, hostname TEXT, created TEXT, data TEXT);
+             PRAGMA user_version = 6;",
+        )
+        .unwrap();
+    // Being written: a rollback journal beside it.
+    let writing = pushed_copy(root, "dev-writing", "writing", 2);
+    std::fs::write(format!("{}-journal", writing.display()), b"journal").unwrap();
+    // Conflict copies beside the good file, with other events in them.
+    for name in [
+        "test.sync-conflict-20261127-010203-ABCDEFG.db",
+        "test (conflicted copy 2026-11-27).db",
+        "test (conflicted copy 2026-11-27 010203)",
+    ] {
+        let other = tempfile::tempdir().unwrap();
+        let conflict = pushed_copy(other.path(), "dev-good", "good", 7);
+        std::fs::copy(conflict, root.join("dev-good").join(name)).unwrap();
+    }
+    // One device id under two host folders and in the daemon layout.
+    let twice = pushed_copy(root, "dev-twice", "twice", 4);
+    for host in ["host-old", "host-new"] {
+        let nested = root.join(host).join("dev-twice");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::copy(&twice, nested.join("test.db")).unwrap();
+    }
+
+    let db = TempDb::new();
+    let store = db.open();
+    let folder = folder_for(root, "dev-b");
+    let report = pull(&store, &folder);
+    let skipped = skips(&report);
+    let names: Vec<&str> = skipped.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "dev-good/test (conflicted copy 2026-11-27 010203)",
+            "dev-good/test (conflicted copy 2026-11-27).db",
+            "dev-good/test.sync-conflict-20261127-010203-ABCDEFG.db",
+            "dev-twice/test.db",
+            "host-new/dev-twice/test.db",
+            "host-old/dev-twice/test.db",
+            "dev-empty/test.db",
+            "dev-schema/test.db",
+            "dev-short/test.db",
+            "dev-text/test.db",
+            "dev-truncated/test.db",
+            "dev-writing/test.db",
+        ],
+        "{skipped:#?}"
+    );
+    let reason = |name: &str| {
+        skipped
+            .iter()
+            .find(|(skipped, _)| skipped == name)
+            .map(|(_, reason)| reason.clone())
+            .unwrap()
+    };
+    assert!(reason("dev-good/test (conflicted copy 2026-11-27).db").contains("conflict copy"));
+    assert!(reason("dev-twice/test.db").contains("claimed by 3 files"));
+    assert!(reason("dev-empty/test.db").contains("empty"));
+    assert!(reason("dev-schema/test.db").contains("no table events"));
+    assert!(reason("dev-short/test.db").contains("incomplete"));
+    assert!(reason("dev-text/test.db").contains("not an SQLite database"));
+    assert!(reason("dev-truncated/test.db").contains("incomplete"));
+    assert!(reason("dev-writing/test.db").contains("-journal"));
+    // Only the good file is pulled, whole, and nothing twice.
+    assert_eq!(report.sources.len(), 1);
+    assert_eq!(report.sources[0].file, "dev-good/test.db");
+    let copy = "aw-watcher-window_good-synced-from-good";
+    assert_eq!(store.count_events(copy, None, None).wait().unwrap(), 3);
+    assert_eq!(store.buckets().wait().unwrap().len(), 1);
+
+    // The half-copied file, once whole, and the device once claimed by one
+    // folder only, are read on the next pass.
+    put("dev-short/test.db", &whole);
+    std::fs::remove_dir_all(root.join("host-old")).unwrap();
+    std::fs::remove_dir_all(root.join("host-new")).unwrap();
+    let report = pull(&store, &folder);
+    let read: Vec<&str> = report.sources.iter().map(|s| s.file.as_str()).collect();
+    assert_eq!(
+        read,
+        ["dev-good/test.db", "dev-short/test.db", "dev-twice/test.db"]
+    );
+    assert_eq!(
+        store
+            .count_events("aw-watcher-window_twice-synced-from-twice", None, None)
+            .wait()
+            .unwrap(),
+        4
+    );
+    assert_eq!(store.count_events(copy, None, None).wait().unwrap(), 3);
+}
+
+#[test]
+fn a_locked_file_is_skipped_and_read_on_the_next_pass() {
+    let sync = tempfile::tempdir().unwrap();
+    let copy = pushed_copy(sync.path(), "dev-a", "laptop", 5);
+    let db = TempDb::new();
+    let store = db.open();
+    let folder = folder_for(sync.path(), "dev-b");
+    let writer = Connection::open(&copy).unwrap();
+    writer.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let report = pull(&store, &folder);
+    assert!(report.sources.is_empty(), "{report:?}");
+    let skipped = skips(&report);
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].0, "dev-a/test.db");
+    assert!(skipped[0].1.contains("locked"), "{skipped:?}");
+    assert!(!store.buckets().wait().unwrap().contains_key(COPY));
+    writer.execute_batch("COMMIT").unwrap();
+    drop(writer);
+    let report = pull(&store, &folder);
+    assert!(report.skipped.is_empty(), "{report:?}");
+    assert_eq!(report.sources[0].counts.inserted, 5);
+    assert_eq!(store.count_events(COPY, None, None).wait().unwrap(), 5);
 }

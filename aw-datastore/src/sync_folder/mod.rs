@@ -70,7 +70,9 @@ pub struct PushReport {
 pub struct PullReport {
     /// The files read.
     pub sources: Vec<SourceReport>,
-    /// Files and folders not read, and why.
+    /// Files and folders not read, and why: unreadable, incomplete,
+    /// locked, conflict copies, devices claimed by more than one folder.
+    /// A skipped file is tried again on the next pass.
     pub skipped: Vec<Skipped>,
 }
 

@@ -13,8 +13,11 @@
 //! rebuilt: it is read from the start again, and events already here are
 //! skipped as identical.
 //!
-//! A file that cannot be read (not SQLite, a newer schema, a broken
-//! table) is reported and skipped; the other files are still pulled.
+//! A file that cannot be read (`open_source`: empty, incomplete, being
+//! written, locked, not SQLite, another schema; or failing midway) and
+//! what `find_sources` leaves out (conflict copies, a device claimed by
+//! two folders) are reported and skipped; the other files are still
+//! pulled, and nothing pulled before is removed for it.
 
 use aw_models::Bucket;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -83,7 +86,10 @@ pub(crate) fn pull(
             Err(Failure::Source(error)) => {
                 report.skipped.push(Skipped {
                     name: source.name.clone(),
-                    reason: error.to_string(),
+                    reason: match error {
+                        DatastoreError::InvalidInput(reason) => reason,
+                        other => other.to_string(),
+                    },
                 });
                 // What was stored before the failure stays, and counts.
                 if done.counts != PullCounts::default() {
