@@ -6,7 +6,8 @@
 //! as aw-server-rust v6 builds them) are read without a byte written
 //! beside them; bad device folders (empty, truncated, half-written,
 //! wrong schema, locked, conflict copies, a device claimed twice) are
-//! skipped and reported without a loss.
+//! skipped and reported without a loss; overlapping passes store
+//! nothing twice.
 
 mod common;
 
@@ -604,4 +605,57 @@ fn a_locked_file_is_skipped_and_read_on_the_next_pass() {
     assert!(report.skipped.is_empty(), "{report:?}");
     assert_eq!(report.sources[0].counts.inserted, 5);
     assert_eq!(store.count_events(COPY, None, None).wait().unwrap(), 5);
+}
+
+#[test]
+fn overlapping_passes_store_nothing_twice() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(
+        WINDOW,
+        (0..3_000).map(|i| window(i * 100, 50, "t")).collect(),
+    )
+    .unwrap();
+    let a_folder = folder_for(sync.path(), "dev-a");
+    let b_folder = folder_for(sync.path(), "dev-b");
+    // Two pushes of one device at once, then four pulls at once, each
+    // with a handle of its own.
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            let (a, folder) = (a.clone(), a_folder.clone());
+            scope.spawn(move || push(&a, &folder));
+        }
+    });
+    let copy = Connection::open(a_folder.own_file()).unwrap();
+    let in_copy: i64 = copy
+        .query_row("SELECT count(*) FROM events", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(in_copy, 3_000);
+    drop(copy);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (b, folder) = (b.clone(), b_folder.clone());
+            scope.spawn(move || pull(&b, &folder));
+        }
+    });
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 3_000);
+    // New events and a longer newest event, pulled by overlapping passes.
+    a.insert_events(WINDOW, vec![window(400_000, 10, "new")])
+        .unwrap();
+    a.heartbeat(WINDOW, window(400_000, 30, "new"), Duration::from_secs(60))
+        .unwrap();
+    push(&a, &a_folder);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (b, folder) = (b.clone(), b_folder.clone());
+            scope.spawn(move || pull(&b, &folder));
+        }
+    });
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 3_001);
+    assert_eq!(
+        titles(&b, COPY).last().unwrap(),
+        &(400_000, 30, "new".to_string())
+    );
 }

@@ -62,14 +62,34 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
             path.display()
         )));
     }
-    schema::migrate(&conn)?;
+    if let Err(error) = schema::migrate(&conn) {
+        // Another pass of this device created the file at the same moment
+        // (two processes); what counts is that it is migrated now.
+        if schema::version(&conn)? < schema::CURRENT_VERSION {
+            return Err(error);
+        }
+    }
+    // One transaction, so that two passes starting at once agree on whose
+    // the copy is and empty a new one only once.
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match claim_own(&conn, path, device_id, hostname) {
+        Ok(()) => conn.execute_batch("COMMIT")?,
+        Err(error) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(error);
+        }
+    }
+    Ok(conn)
+}
+
+fn claim_own(conn: &Connection, path: &Path, device_id: &str, hostname: &str) -> Result<()> {
     let ours: bool = conn.query_row(
         "SELECT count(*) FROM sqlite_master WHERE name = 'aw_sync_meta'",
         [],
         |row| row.get::<_, i64>(0).map(|count| count > 0),
     )?;
     conn.execute_batch(OWN_TABLES)?;
-    let owner = meta(&conn, "device_id")?;
+    let owner = meta(conn, "device_id")?;
     match owner {
         Some(owner) if owner != device_id => {
             return Err(DatastoreError::InvalidInput(format!(
@@ -81,19 +101,17 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
         _ => {
             log::info!("Starting the sync copy {}", path.display());
             conn.execute_batch(
-                "BEGIN IMMEDIATE;
-                 DELETE FROM events; DELETE FROM buckets;
-                 DELETE FROM aw_sync_pushed; DELETE FROM aw_sync_log;
-                 COMMIT;",
+                "DELETE FROM events; DELETE FROM buckets;
+                 DELETE FROM aw_sync_pushed; DELETE FROM aw_sync_log;",
             )?;
-            set_meta(&conn, "device_id", device_id)?;
-            set_meta(&conn, "epoch", &new_epoch())?;
+            set_meta(conn, "device_id", device_id)?;
+            set_meta(conn, "epoch", &new_epoch())?;
         }
     }
-    if meta(&conn, "hostname")?.as_deref() != Some(hostname) {
-        set_meta(&conn, "hostname", hostname)?;
+    if meta(conn, "hostname")?.as_deref() != Some(hostname) {
+        set_meta(conn, "hostname", hostname)?;
     }
-    Ok(conn)
+    Ok(())
 }
 
 /// Opens another device's file read-only, writing nothing beside it, and

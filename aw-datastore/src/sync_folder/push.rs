@@ -73,7 +73,10 @@ pub(crate) fn push(
             done: 0,
             total: None,
         };
-        copy.execute_batch("BEGIN")?;
+        // IMMEDIATE: a second pass writing the copy at the same time (two
+        // processes of this device) waits for this one's bucket instead of
+        // failing on a lock upgrade, and then sees what it wrote.
+        copy.execute_batch("BEGIN IMMEDIATE")?;
         let result = push_bucket(
             store,
             local,
@@ -111,7 +114,7 @@ pub(crate) fn push(
         .filter(|(_, name): &(i64, String)| !kept.contains(&name.as_str()))
         .collect();
     for (row_id, name) in stale {
-        copy.execute_batch("BEGIN")?;
+        copy.execute_batch("BEGIN IMMEDIATE")?;
         let removed = (|| -> Result<u64> {
             let logged = copy.execute(
                 "INSERT INTO aw_sync_log (bucket, event_id, starttime, endtime, data)
