@@ -6,14 +6,14 @@
 //! as aw-server-rust v6 builds them) are read without a byte written
 //! beside them; bad device folders (empty, truncated, half-written,
 //! wrong schema, locked, conflict copies, a device claimed twice) are
-//! skipped and reported without a loss; overlapping passes store
-//! nothing twice.
+//! skipped and reported without a loss; `--buckets` and `--start-date`
+//! limit a pass as aw-sync's do; overlapping passes store nothing twice.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
-use aw_datastore::{Datastore, EventQuery, SyncFolder, PRIVACY_FILTERS_KEY};
+use aw_datastore::{Datastore, EventQuery, SyncFilter, SyncFolder, PRIVACY_FILTERS_KEY};
 use aw_models::{Duration, Event};
 use common::{bucket, event, TempDb};
 use rusqlite::{params, Connection};
@@ -59,11 +59,15 @@ fn window(start: i64, duration: i64, title: &str) -> Event {
 }
 
 fn push(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PushReport {
-    store.push_to_folder(folder, &mut |_| {}).unwrap()
+    store
+        .push_to_folder(folder, &SyncFilter::default(), &mut |_| {})
+        .unwrap()
 }
 
 fn pull(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PullReport {
-    store.pull_from_folder(folder, &mut |_| {}).unwrap()
+    store
+        .pull_from_folder(folder, &SyncFilter::default(), &mut |_| {})
+        .unwrap()
 }
 
 fn files_in(dir: &Path) -> Vec<PathBuf> {
@@ -605,6 +609,89 @@ fn a_locked_file_is_skipped_and_read_on_the_next_pass() {
     assert!(report.skipped.is_empty(), "{report:?}");
     assert_eq!(report.sources[0].counts.inserted, 5);
     assert_eq!(store.count_events(COPY, None, None).wait().unwrap(), 5);
+}
+
+#[test]
+fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    let mut afk = bucket("aw-watcher-afk_laptop");
+    afk.hostname = "laptop".to_string();
+    a.create_bucket(afk).unwrap();
+    a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
+        .unwrap();
+    a.insert_events(
+        "aw-watcher-afk_laptop",
+        vec![event(0, 10, json!({"status": "afk"}))],
+    )
+    .unwrap();
+    let only = |ids: &[&str], start: Option<i64>| SyncFilter {
+        buckets: Some(ids.iter().map(|id| id.to_string()).collect()),
+        start: start.map(common::at),
+    };
+
+    // Push only the window bucket, from second 500 on: events ending at
+    // or after it (the one of 400 to 450 does not).
+    let pushed = a
+        .push_to_folder(&a_folder, &only(&[WINDOW], Some(500)), &mut |_| {})
+        .unwrap();
+    assert_eq!((pushed.buckets, pushed.written), (1, 5));
+    // A pull limited to the other bucket finds nothing of it yet.
+    let report = b
+        .pull_from_folder(
+            &b_folder,
+            &only(&["aw-watcher-afk_laptop"], None),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(report.sources[0].buckets.is_empty());
+    // The whole push: the afk bucket joins; the window bucket, left out
+    // before, keeps its earlier events out of the copy (as aw-sync, which
+    // goes on from the newest event it copied).
+    let pushed = push(&a, &a_folder);
+    assert_eq!((pushed.buckets, pushed.written, pushed.deleted), (2, 1, 0));
+    // A pull of one bucket, by its id here, from second 700 on.
+    let report = b
+        .pull_from_folder(&b_folder, &only(&[COPY], Some(700)), &mut |_| {})
+        .unwrap();
+    assert_eq!(report.sources[0].buckets, [COPY]);
+    assert_eq!(
+        titles(&b, COPY).iter().map(|e| e.0).collect::<Vec<_>>(),
+        [700, 800, 900]
+    );
+    assert!(!b
+        .buckets()
+        .wait()
+        .unwrap()
+        .contains_key("aw-watcher-afk_laptop-synced-from-laptop"));
+    // `*` takes every bucket.
+    let report = b
+        .pull_from_folder(&b_folder, &only(&["*"], None), &mut |_| {})
+        .unwrap();
+    assert_eq!(report.sources[0].buckets.len(), 2);
+    assert_eq!(
+        b.count_events("aw-watcher-afk_laptop-synced-from-laptop", None, None)
+            .wait()
+            .unwrap(),
+        1
+    );
+    // A push left out of a bucket never deletes it from the copy.
+    let pushed = a
+        .push_to_folder(
+            &a_folder,
+            &only(&["aw-watcher-afk_laptop"], None),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!((pushed.buckets, pushed.deleted), (1, 0));
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!(counts.deleted, 0);
 }
 
 #[test]

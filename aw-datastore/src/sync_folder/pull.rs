@@ -27,7 +27,8 @@ use super::files::{meta, open_source};
 use super::layout::{find_sources, Skipped, Source};
 use super::store::{PullCounts, Replacement, PULLED_PREFIX};
 use super::{
-    is_own_bucket, PullReport, SourceReport, SyncFolder, SyncProgress, ORIGIN_KEY, SYNCED_FROM,
+    is_own_bucket, PullReport, SourceReport, SyncFilter, SyncFolder, SyncProgress, ORIGIN_KEY,
+    SYNCED_FROM,
 };
 use crate::commands::WriteCommand;
 use crate::local::LocalReads;
@@ -66,6 +67,7 @@ pub(crate) fn pull(
     store: &Datastore,
     local: &LocalReads,
     folder: &SyncFolder,
+    filter: &SyncFilter,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> Result<PullReport> {
     let (sources, skipped) = find_sources(&folder.folder, &folder.device_id);
@@ -80,7 +82,7 @@ pub(crate) fn pull(
             buckets: Vec::new(),
             counts: PullCounts::default(),
         };
-        match pull_source(store, local, &source, &mut done, progress) {
+        match pull_source(store, local, &source, filter, &mut done, progress) {
             Ok(()) => report.sources.push(done),
             Err(Failure::Local(error)) => return Err(error),
             Err(Failure::Source(error)) => {
@@ -105,6 +107,7 @@ fn pull_source(
     store: &Datastore,
     local: &LocalReads,
     source: &Source,
+    filter: &SyncFilter,
     report: &mut SourceReport,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> std::result::Result<(), Failure> {
@@ -138,6 +141,9 @@ fn pull_source(
             continue;
         }
         let target = target_bucket(&bucket);
+        if !(filter.takes_bucket(&bucket.id) || filter.takes_bucket(&target.id)) {
+            continue;
+        }
         let key = format!(
             "{PULLED_PREFIX}{}",
             serde_json::to_string(&(&source.name, &bucket.id)).unwrap_or_default()
@@ -162,13 +168,13 @@ fn pull_source(
             has_log,
         };
         let counts = pull_bucket(
-            store, &file, row_id, &bucket, &target, &key, stored, state, progress,
+            store, &file, filter, row_id, &bucket, &target, &key, stored, state, progress,
         )?;
         report.counts.add(counts);
         report.buckets.push(target.id);
     }
     if has_log {
-        let counts = pull_deleted_buckets(store, local, &conn, &source.name, &present)?;
+        let counts = pull_deleted_buckets(store, local, &conn, &source.name, &present, filter)?;
         report.counts.add(counts);
     }
     Ok(())
@@ -184,6 +190,7 @@ fn pull_deleted_buckets(
     conn: &Connection,
     source: &str,
     present: &[String],
+    filter: &SyncFilter,
 ) -> std::result::Result<PullCounts, Failure> {
     let prefix = format!(
         "{PULLED_PREFIX}[{},",
@@ -198,7 +205,10 @@ fn pull_deleted_buckets(
         else {
             continue;
         };
-        if present.contains(&bucket_id) || state.target.is_empty() {
+        if present.contains(&bucket_id)
+            || state.target.is_empty()
+            || !(filter.takes_bucket(&bucket_id) || filter.takes_bucket(&state.target))
+        {
             continue;
         }
         let replacements = logged(conn, None, &bucket_id, &mut state)
@@ -300,6 +310,7 @@ struct SourceFile<'c> {
 fn pull_bucket(
     store: &Datastore,
     source: &SourceFile<'_>,
+    filter: &SyncFilter,
     row_id: i64,
     bucket: &Bucket,
     target: &Bucket,
@@ -404,7 +415,7 @@ fn pull_bucket(
         if !(nothing_new && written.as_ref() == Some(&state)) {
             let events: Vec<PreparedEvent> = rows
                 .iter()
-                .filter(|row| row.2 >= row.1)
+                .filter(|row| row.2 >= row.1 && filter.takes_end(row.2))
                 .map(prepared)
                 .collect();
             let value = serde_json::to_string(&state).unwrap_or_default();
