@@ -324,6 +324,11 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
         ],
     );
 
+    // A conflict copy Syncthing made beside it: skipped, in the log and
+    // the status too.
+    let conflict = "dev-o/test.sync-conflict-20261127-010203-ABCDEFG.db";
+    fs::copy(folder.join("dev-o").join("test.db"), folder.join(conflict)).unwrap();
+
     let root = dir.path().join("server");
     configure_sync(&root, &folder, 1);
     let server = Server::start(&root, "dev-s");
@@ -349,12 +354,19 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
             .flatten()
             .flatten()
             .any(|entry| {
-                fs::read_to_string(entry.path())
-                    .is_ok_and(|text| text.contains("Sync (both) with") && text.contains("1 new"))
+                fs::read_to_string(entry.path()).is_ok_and(|text| {
+                    text.contains("Sync (both) with")
+                        && text.contains("1 new")
+                        && text.contains(&format!("Sync skipped {conflict}: a conflict copy"))
+                })
             })
     });
     let status = client.get("/api/0/sync/status").json();
     assert_eq!(status["interval_seconds"], 1);
+    assert_eq!(
+        status["last_pass"]["pull"]["skipped"][0]["name"], conflict,
+        "{status}"
+    );
     assert!(status["next_pass"].is_string(), "{status}");
     assert_eq!(status["last_error"], Value::Null);
 
