@@ -746,3 +746,37 @@ fn overlapping_passes_store_nothing_twice() {
         &(400_000, 30, "new".to_string())
     );
 }
+
+#[test]
+fn bucket_changes_at_the_origin_reach_the_copies() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(WINDOW, vec![window(0, 10, "t")]).unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    let mut data = aw_models::Data::new();
+    data.insert("note".to_string(), json!("renamed"));
+    a.update_bucket(
+        WINDOW,
+        aw_models::UpdateBucket {
+            kind: None,
+            client: Some("aw-watcher-window-v2".to_string()),
+            hostname: None,
+            data: Some(data),
+        },
+    )
+    .unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    let copy = b.bucket(COPY).wait().unwrap();
+    assert_eq!(copy.client, "aw-watcher-window-v2");
+    assert_eq!(copy.data["note"], "renamed");
+    assert_eq!(copy.data["$aw.sync.origin"], "laptop");
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 1);
+}

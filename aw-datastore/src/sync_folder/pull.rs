@@ -19,7 +19,7 @@
 //! two folders) are reported and skipped; the other files are still
 //! pulled, and nothing pulled before is removed for it.
 
-use aw_models::Bucket;
+use aw_models::{Bucket, UpdateBucket};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
@@ -144,6 +144,7 @@ fn pull_source(
         if !(filter.takes_bucket(&bucket.id) || filter.takes_bucket(&target.id)) {
             continue;
         }
+        follow_metadata(store, &target).map_err(Failure::Local)?;
         let key = format!(
             "{PULLED_PREFIX}{}",
             serde_json::to_string(&(&source.name, &bucket.id)).unwrap_or_default()
@@ -178,6 +179,35 @@ fn pull_source(
         report.counts.add(counts);
     }
     Ok(())
+}
+
+/// Brings the copy's type, client, host name and data to the origin's
+/// when they changed there (the push writes them into the file on every
+/// change); a copy not made yet is made with them by the first chunk.
+fn follow_metadata(store: &Datastore, target: &Bucket) -> Result<()> {
+    let here = match store.bucket(&target.id).wait() {
+        Ok(here) => here,
+        Err(DatastoreError::NoSuchBucket(_)) => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    if (&here.kind, &here.client, &here.hostname, &here.data)
+        == (&target.kind, &target.client, &target.hostname, &target.data)
+    {
+        return Ok(());
+    }
+    match store.update_bucket(
+        &target.id,
+        UpdateBucket {
+            kind: Some(target.kind.clone()),
+            client: Some(target.client.clone()),
+            hostname: Some(target.hostname.clone()),
+            data: Some(target.data.clone()),
+        },
+    ) {
+        // Deleted here meanwhile: the next chunk makes it again.
+        Ok(()) | Err(DatastoreError::NoSuchBucket(_)) => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 /// Buckets pulled from this file before that its device has deleted
