@@ -62,13 +62,9 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
             path.display()
         )));
     }
-    if let Err(error) = schema::migrate(&conn) {
-        // Another pass of this device created the file at the same moment
-        // (two processes); what counts is that it is migrated now.
-        if schema::version(&conn)? < schema::CURRENT_VERSION {
-            return Err(error);
-        }
-    }
+    // Safe beside another pass of this device creating the file at the
+    // same moment: each step reads the version again under the lock.
+    schema::migrate(&conn)?;
     // One transaction, so that two passes starting at once agree on whose
     // the copy is and empty a new one only once.
     conn.execute_batch("BEGIN IMMEDIATE")?;
