@@ -84,7 +84,7 @@ pub use privacy::{
 pub use route::{Answer, Read};
 pub use sync_folder::{
     find_sources, is_own_bucket, PullCounts, PullReport, PushReport, Skipped, Source, SourceReport,
-    SyncFolder, SyncProgress, FILE_NAME, ORIGIN_KEY, SYNCED_FROM,
+    SyncFilter, SyncFolder, SyncProgress, FILE_NAME, ORIGIN_KEY, SYNCED_FROM,
 };
 pub use writes::PreparedEvent;
 

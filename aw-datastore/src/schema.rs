@@ -118,17 +118,32 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
         return Ok(());
     }
     for migration in MIGRATIONS.iter().filter(|m| m.to_version > found) {
-        log::info!("Migrating database to version {}", migration.to_version);
-        // execute_batch because a migration is several statements run once;
-        // caching them would only hold memory.
-        conn.execute_batch(&format!(
-            "BEGIN IMMEDIATE;\n{}\nPRAGMA user_version = {};\nCOMMIT;",
-            migration.sql, migration.to_version
-        ))
-        .inspect_err(|_| {
-            // A failed step must leave no half-applied state behind.
-            let _ = conn.execute_batch("ROLLBACK");
-        })?;
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        // Another connection may have taken this step since `found` was
+        // read (two sync passes of one device creating its copy in the
+        // folder at once; a server's own file is locked to one process):
+        // the version is read again under the write lock, so a step runs
+        // once and the version never goes back.
+        let step = version(conn).and_then(|now| {
+            if now >= migration.to_version {
+                return Ok(());
+            }
+            log::info!("Migrating database to version {}", migration.to_version);
+            // execute_batch because a migration is several statements run
+            // once; caching them would only hold memory.
+            Ok(conn.execute_batch(&format!(
+                "{}\nPRAGMA user_version = {};",
+                migration.sql, migration.to_version
+            ))?)
+        });
+        match step {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(error) => {
+                // A failed step must leave no half-applied state behind.
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(error);
+            }
+        }
     }
     Ok(())
 }

@@ -4,13 +4,16 @@
 //! redactions reach the copies while a copy's own deletions stand, the
 //! puller's privacy rules apply, aw-sync's layouts and files (built here
 //! as aw-server-rust v6 builds them) are read without a byte written
-//! beside them, and unreadable files are skipped and reported.
+//! beside them; bad device folders (empty, truncated, half-written,
+//! wrong schema, locked, conflict copies, a device claimed twice) are
+//! skipped and reported without a loss; `--buckets` and `--start-date`
+//! limit a pass as aw-sync's do; overlapping passes store nothing twice.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
-use aw_datastore::{Datastore, EventQuery, SyncFolder, PRIVACY_FILTERS_KEY};
+use aw_datastore::{Datastore, EventQuery, SyncFilter, SyncFolder, PRIVACY_FILTERS_KEY};
 use aw_models::{Duration, Event};
 use common::{bucket, event, TempDb};
 use rusqlite::{params, Connection};
@@ -56,11 +59,15 @@ fn window(start: i64, duration: i64, title: &str) -> Event {
 }
 
 fn push(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PushReport {
-    store.push_to_folder(folder, &mut |_| {}).unwrap()
+    store
+        .push_to_folder(folder, &SyncFilter::default(), &mut |_| {})
+        .unwrap()
 }
 
 fn pull(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PullReport {
-    store.pull_from_folder(folder, &mut |_| {}).unwrap()
+    store
+        .pull_from_folder(folder, &SyncFilter::default(), &mut |_| {})
+        .unwrap()
 }
 
 fn files_in(dir: &Path) -> Vec<PathBuf> {
@@ -432,5 +439,344 @@ fn unreadable_files_are_skipped_and_reported() {
         report.skipped
     );
     assert_eq!(report.sources.len(), 1);
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 1);
+}
+
+/// The reasons given for skipping, by name.
+fn skips(report: &aw_datastore::PullReport) -> Vec<(String, String)> {
+    report
+        .skipped
+        .iter()
+        .map(|s| (s.name.clone(), s.reason.clone()))
+        .collect()
+}
+
+/// A device's copy with one bucket of `events` events, pushed by a
+/// database of its own; the copy's path.
+fn pushed_copy(folder: &Path, device: &str, hostname: &str, events: i64) -> PathBuf {
+    let db = TempDb::new();
+    let store = db.open();
+    let mut laptop = laptop_bucket();
+    laptop.id = format!("aw-watcher-window_{hostname}");
+    laptop.hostname = hostname.to_string();
+    store.create_bucket(laptop.clone()).unwrap();
+    store
+        .insert_events(
+            &laptop.id,
+            (0..events).map(|i| window(i * 100, 50, "t")).collect(),
+        )
+        .unwrap();
+    push(&store, &folder_for(folder, device)).file
+}
+
+#[test]
+fn bad_device_folders_are_skipped_and_reported_without_loss() {
+    let sync = tempfile::tempdir().unwrap();
+    let root = sync.path();
+    let good = pushed_copy(root, "dev-good", "good", 3);
+    let whole = std::fs::read(&good).unwrap();
+    let put = |name: &str, bytes: &[u8]| {
+        let path = root.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    };
+    // Empty, truncated, half-copied in place, not SQLite.
+    put("dev-empty/test.db", b"");
+    put("dev-truncated/test.db", &whole[..whole.len() / 2]);
+    put("dev-short/test.db", &whole[..whole.len() - 100]);
+    put(
+        "dev-text/test.db",
+        b"this is not a database at all, not even close",
+    );
+    // A schema of another program: version 6, but no events table.
+    let wrong = root.join("dev-schema").join("test.db");
+    std::fs::create_dir_all(wrong.parent().unwrap()).unwrap();
+    Connection::open(&wrong)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE buckets (id INTEGER PRIMARY KEY, name TEXT, type TEXT,
+                 client TEXT, hostname TEXT, created TEXT, data TEXT);
+             PRAGMA user_version = 6;",
+        )
+        .unwrap();
+    // Being written: a rollback journal beside it.
+    let writing = pushed_copy(root, "dev-writing", "writing", 2);
+    std::fs::write(format!("{}-journal", writing.display()), b"journal").unwrap();
+    // Conflict copies beside the good file, with other events in them.
+    for name in [
+        "test.sync-conflict-20261127-010203-ABCDEFG.db",
+        "test (conflicted copy 2026-11-27).db",
+        "test (conflicted copy 2026-11-27 010203)",
+    ] {
+        let other = tempfile::tempdir().unwrap();
+        let conflict = pushed_copy(other.path(), "dev-good", "good", 7);
+        std::fs::copy(conflict, root.join("dev-good").join(name)).unwrap();
+    }
+    // One device id under two host folders and in the daemon layout.
+    let twice = pushed_copy(root, "dev-twice", "twice", 4);
+    for host in ["host-old", "host-new"] {
+        let nested = root.join(host).join("dev-twice");
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::copy(&twice, nested.join("test.db")).unwrap();
+    }
+
+    let db = TempDb::new();
+    let store = db.open();
+    let folder = folder_for(root, "dev-b");
+    let report = pull(&store, &folder);
+    let skipped = skips(&report);
+    let names: Vec<&str> = skipped.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "dev-good/test (conflicted copy 2026-11-27 010203)",
+            "dev-good/test (conflicted copy 2026-11-27).db",
+            "dev-good/test.sync-conflict-20261127-010203-ABCDEFG.db",
+            "dev-twice/test.db",
+            "host-new/dev-twice/test.db",
+            "host-old/dev-twice/test.db",
+            "dev-empty/test.db",
+            "dev-schema/test.db",
+            "dev-short/test.db",
+            "dev-text/test.db",
+            "dev-truncated/test.db",
+            "dev-writing/test.db",
+        ],
+        "{skipped:#?}"
+    );
+    let reason = |name: &str| {
+        skipped
+            .iter()
+            .find(|(skipped, _)| skipped == name)
+            .map(|(_, reason)| reason.clone())
+            .unwrap()
+    };
+    assert!(reason("dev-good/test (conflicted copy 2026-11-27).db").contains("conflict copy"));
+    assert!(reason("dev-twice/test.db").contains("claimed by 3 files"));
+    assert!(reason("dev-empty/test.db").contains("empty"));
+    assert!(reason("dev-schema/test.db").contains("no table events"));
+    assert!(reason("dev-short/test.db").contains("incomplete"));
+    assert!(reason("dev-text/test.db").contains("not an SQLite database"));
+    assert!(reason("dev-truncated/test.db").contains("incomplete"));
+    assert!(reason("dev-writing/test.db").contains("-journal"));
+    // Only the good file is pulled, whole, and nothing twice.
+    assert_eq!(report.sources.len(), 1);
+    assert_eq!(report.sources[0].file, "dev-good/test.db");
+    let copy = "aw-watcher-window_good-synced-from-good";
+    assert_eq!(store.count_events(copy, None, None).wait().unwrap(), 3);
+    assert_eq!(store.buckets().wait().unwrap().len(), 1);
+
+    // The half-copied file, once whole, and the device once claimed by one
+    // folder only, are read on the next pass.
+    put("dev-short/test.db", &whole);
+    std::fs::remove_dir_all(root.join("host-old")).unwrap();
+    std::fs::remove_dir_all(root.join("host-new")).unwrap();
+    let report = pull(&store, &folder);
+    let read: Vec<&str> = report.sources.iter().map(|s| s.file.as_str()).collect();
+    assert_eq!(
+        read,
+        ["dev-good/test.db", "dev-short/test.db", "dev-twice/test.db"]
+    );
+    assert_eq!(
+        store
+            .count_events("aw-watcher-window_twice-synced-from-twice", None, None)
+            .wait()
+            .unwrap(),
+        4
+    );
+    assert_eq!(store.count_events(copy, None, None).wait().unwrap(), 3);
+}
+
+#[test]
+fn a_locked_file_is_skipped_and_read_on_the_next_pass() {
+    let sync = tempfile::tempdir().unwrap();
+    let copy = pushed_copy(sync.path(), "dev-a", "laptop", 5);
+    let db = TempDb::new();
+    let store = db.open();
+    let folder = folder_for(sync.path(), "dev-b");
+    let writer = Connection::open(&copy).unwrap();
+    writer.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let report = pull(&store, &folder);
+    assert!(report.sources.is_empty(), "{report:?}");
+    let skipped = skips(&report);
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].0, "dev-a/test.db");
+    assert!(skipped[0].1.contains("locked"), "{skipped:?}");
+    assert!(!store.buckets().wait().unwrap().contains_key(COPY));
+    writer.execute_batch("COMMIT").unwrap();
+    drop(writer);
+    let report = pull(&store, &folder);
+    assert!(report.skipped.is_empty(), "{report:?}");
+    assert_eq!(report.sources[0].counts.inserted, 5);
+    assert_eq!(store.count_events(COPY, None, None).wait().unwrap(), 5);
+}
+
+#[test]
+fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    let mut afk = bucket("aw-watcher-afk_laptop");
+    afk.hostname = "laptop".to_string();
+    a.create_bucket(afk).unwrap();
+    a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
+        .unwrap();
+    a.insert_events(
+        "aw-watcher-afk_laptop",
+        vec![event(0, 10, json!({"status": "afk"}))],
+    )
+    .unwrap();
+    let only = |ids: &[&str], start: Option<i64>| SyncFilter {
+        buckets: Some(ids.iter().map(|id| id.to_string()).collect()),
+        start: start.map(common::at),
+    };
+
+    // Push only the window bucket, from second 500 on: events ending at
+    // or after it (the one of 400 to 450 does not).
+    let pushed = a
+        .push_to_folder(&a_folder, &only(&[WINDOW], Some(500)), &mut |_| {})
+        .unwrap();
+    assert_eq!((pushed.buckets, pushed.written), (1, 5));
+    // A pull limited to the other bucket finds nothing of it yet.
+    let report = b
+        .pull_from_folder(
+            &b_folder,
+            &only(&["aw-watcher-afk_laptop"], None),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(report.sources[0].buckets.is_empty());
+    // The whole push: the afk bucket joins; the window bucket, left out
+    // before, keeps its earlier events out of the copy (as aw-sync, which
+    // goes on from the newest event it copied).
+    let pushed = push(&a, &a_folder);
+    assert_eq!((pushed.buckets, pushed.written, pushed.deleted), (2, 1, 0));
+    // A pull of one bucket, by its id here, from second 700 on.
+    let report = b
+        .pull_from_folder(&b_folder, &only(&[COPY], Some(700)), &mut |_| {})
+        .unwrap();
+    assert_eq!(report.sources[0].buckets, [COPY]);
+    assert_eq!(
+        titles(&b, COPY).iter().map(|e| e.0).collect::<Vec<_>>(),
+        [700, 800, 900]
+    );
+    assert!(!b
+        .buckets()
+        .wait()
+        .unwrap()
+        .contains_key("aw-watcher-afk_laptop-synced-from-laptop"));
+    // `*` takes every bucket.
+    let report = b
+        .pull_from_folder(&b_folder, &only(&["*"], None), &mut |_| {})
+        .unwrap();
+    assert_eq!(report.sources[0].buckets.len(), 2);
+    assert_eq!(
+        b.count_events("aw-watcher-afk_laptop-synced-from-laptop", None, None)
+            .wait()
+            .unwrap(),
+        1
+    );
+    // A push left out of a bucket never deletes it from the copy.
+    let pushed = a
+        .push_to_folder(
+            &a_folder,
+            &only(&["aw-watcher-afk_laptop"], None),
+            &mut |_| {},
+        )
+        .unwrap();
+    assert_eq!((pushed.buckets, pushed.deleted), (1, 0));
+    let counts = pull(&b, &b_folder).sources[0].counts;
+    assert_eq!(counts.deleted, 0);
+}
+
+#[test]
+fn overlapping_passes_store_nothing_twice() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(
+        WINDOW,
+        (0..3_000).map(|i| window(i * 100, 50, "t")).collect(),
+    )
+    .unwrap();
+    let a_folder = folder_for(sync.path(), "dev-a");
+    let b_folder = folder_for(sync.path(), "dev-b");
+    // Two pushes of one device at once, then four pulls at once, each
+    // with a handle of its own.
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            let (a, folder) = (a.clone(), a_folder.clone());
+            scope.spawn(move || push(&a, &folder));
+        }
+    });
+    let copy = Connection::open(a_folder.own_file()).unwrap();
+    let in_copy: i64 = copy
+        .query_row("SELECT count(*) FROM events", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(in_copy, 3_000);
+    drop(copy);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (b, folder) = (b.clone(), b_folder.clone());
+            scope.spawn(move || pull(&b, &folder));
+        }
+    });
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 3_000);
+    // New events and a longer newest event, pulled by overlapping passes.
+    a.insert_events(WINDOW, vec![window(400_000, 10, "new")])
+        .unwrap();
+    a.heartbeat(WINDOW, window(400_000, 30, "new"), Duration::from_secs(60))
+        .unwrap();
+    push(&a, &a_folder);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (b, folder) = (b.clone(), b_folder.clone());
+            scope.spawn(move || pull(&b, &folder));
+        }
+    });
+    assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 3_001);
+    assert_eq!(
+        titles(&b, COPY).last().unwrap(),
+        &(400_000, 30, "new".to_string())
+    );
+}
+
+#[test]
+fn bucket_changes_at_the_origin_reach_the_copies() {
+    let sync = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let (a_folder, b_folder) = (
+        folder_for(sync.path(), "dev-a"),
+        folder_for(sync.path(), "dev-b"),
+    );
+    a.create_bucket(laptop_bucket()).unwrap();
+    a.insert_events(WINDOW, vec![window(0, 10, "t")]).unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    let mut data = aw_models::Data::new();
+    data.insert("note".to_string(), json!("renamed"));
+    a.update_bucket(
+        WINDOW,
+        aw_models::UpdateBucket {
+            kind: None,
+            client: Some("aw-watcher-window-v2".to_string()),
+            hostname: None,
+            data: Some(data),
+        },
+    )
+    .unwrap();
+    push(&a, &a_folder);
+    pull(&b, &b_folder);
+    let copy = b.bucket(COPY).wait().unwrap();
+    assert_eq!(copy.client, "aw-watcher-window-v2");
+    assert_eq!(copy.data["note"], "renamed");
+    assert_eq!(copy.data["$aw.sync.origin"], "laptop");
     assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 1);
 }

@@ -66,16 +66,25 @@ pub struct RetentionConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SyncConfig {
+    /// Whether the schedule runs; default false. Passes asked for run
+    /// either way.
+    #[serde(default)]
+    pub enabled: bool,
     /// The folder a folder-sync tool shares; default `$AW_SYNC_DIR`, else
     /// `~/ActivityWatchSync` (aw-sync's).
     #[serde(default)]
     pub folder: Option<String>,
     /// Seconds between passes; default 300 (aw-sync's five minutes).
-    #[serde(default)]
-    pub interval_seconds: Option<u64>,
+    /// `interval_seconds`, its first name, still reads.
+    #[serde(default, alias = "interval_seconds")]
+    pub interval: Option<u64>,
     /// `push`, `pull` or `both` (default).
     #[serde(default)]
     pub mode: Option<String>,
+    /// The buckets passes take (as the `sync` command's `--buckets`);
+    /// absent or empty: all.
+    #[serde(default)]
+    pub buckets: Option<Vec<String>>,
     /// Push even when the database is encrypted: the copy in the folder
     /// is plain SQLite.
     #[serde(default)]
@@ -168,11 +177,15 @@ pub fn default_file_text(testing: bool) -> String {
          #keep_days = 365\n\
          \n\
          # Sync with other devices through a folder that Syncthing or any\n\
-         # folder-sync tool shares (aw-sync's layout). Off unless set.\n\
+         # folder-sync tool shares (aw-sync's layout). Off unless enabled.\n\
          #[sync]\n\
+         #enabled = false\n\
          #folder = \"/home/me/ActivityWatchSync\"\n\
-         #interval_seconds = 300\n\
+         # Seconds between passes (the first runs at start).\n\
+         #interval = 300\n\
          #mode = \"both\"\n\
+         # Only these buckets (ids); empty: all.\n\
+         #buckets = []\n\
          # Push even if the database is encrypted (the copy is plain SQLite).\n\
          #allow_plaintext_copy = false\n"
     )
@@ -312,10 +325,10 @@ fn resolve_sync(file: SyncConfig) -> Result<SyncSettings, ConfigError> {
             folder.display()
         )));
     }
-    let seconds = file.interval_seconds.unwrap_or(DEFAULT_SYNC_INTERVAL);
+    let seconds = file.interval.unwrap_or(DEFAULT_SYNC_INTERVAL);
     if seconds == 0 {
         return Err(ConfigError::Invalid(
-            "[sync] interval_seconds must be at least 1".to_string(),
+            "[sync] interval must be at least 1 (seconds)".to_string(),
         ));
     }
     let mode = match file.mode.as_deref() {
@@ -327,9 +340,11 @@ fn resolve_sync(file: SyncConfig) -> Result<SyncSettings, ConfigError> {
         })?,
     };
     Ok(SyncSettings {
+        enabled: file.enabled,
         folder,
         interval: std::time::Duration::from_secs(seconds),
         mode,
+        buckets: file.buckets.filter(|buckets| !buckets.is_empty()),
         allow_plaintext_copy: file.allow_plaintext_copy,
     })
 }
@@ -387,22 +402,44 @@ api_key = "secret"
         assert_eq!(config.sync, None);
         config
             .apply_file(parse(
-                "[sync]\nfolder = \"/srv/aw\"\ninterval_seconds = 60\nmode = \"push\"\n",
+                "[sync]\nenabled = true\nfolder = \"/srv/aw\"\ninterval = 60\nmode = \"push\"\n\
+                 buckets = [\"aw-watcher-window_laptop\"]\n",
             ))
             .unwrap();
         let sync = config.sync.clone().unwrap();
+        assert!(sync.enabled);
         assert_eq!(sync.folder, PathBuf::from("/srv/aw"));
         assert_eq!(sync.interval.as_secs(), 60);
         assert_eq!(sync.mode, SyncMode::Push);
+        assert_eq!(
+            sync.buckets.as_deref(),
+            Some(&["aw-watcher-window_laptop".to_string()][..])
+        );
         assert!(!sync.allow_plaintext_copy);
+        // Present but not enabled: no schedule, five minutes, every bucket.
+        config
+            .apply_file(parse("[sync]\nfolder = \"/srv/aw\"\nbuckets = []\n"))
+            .unwrap();
+        let sync = config.sync.clone().unwrap();
+        assert!(!sync.enabled);
+        assert_eq!(sync.interval.as_secs(), 300);
+        assert_eq!(sync.buckets, None);
+        // The interval's first name still reads.
+        config
+            .apply_file(parse(
+                "[sync]\nfolder = \"/srv/aw\"\ninterval_seconds = 7\n",
+            ))
+            .unwrap();
+        assert_eq!(config.sync.clone().unwrap().interval.as_secs(), 7);
         for bad in [
             "[sync]\nfolder = \"relative\"\n",
-            "[sync]\nfolder = \"/x\"\ninterval_seconds = 0\n",
+            "[sync]\nfolder = \"/x\"\ninterval = 0\n",
             "[sync]\nfolder = \"/x\"\nmode = \"sideways\"\n",
         ] {
             assert!(config.apply_file(parse(bad)).is_err(), "{bad}");
         }
         assert!(FileConfig::parse("[sync]\nfolders = 1\n", Path::new("c")).is_err());
+        assert!(FileConfig::parse("[sync]\nenabled = \"yes\"\n", Path::new("c")).is_err());
     }
 
     #[test]

@@ -148,7 +148,8 @@ pub fn build_rocket(
     ));
     let schedule = config
         .sync
-        .is_some()
+        .as_ref()
+        .is_some_and(|sync| sync.enabled)
         .then(|| (datastore.clone(), Arc::clone(&sync_state)));
     let state = ServerState {
         datastore,

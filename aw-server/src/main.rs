@@ -153,13 +153,18 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         ..ServerConfig::default()
     };
     config.apply_file(file)?;
-    if let Some(sync) = &config.sync {
-        log::info!(
+    match &config.sync {
+        Some(sync) if sync.enabled => log::info!(
             "Sync: a {} pass with {} every {} s",
             sync.mode.as_str(),
             sync.folder.display(),
             sync.interval.as_secs()
-        );
+        ),
+        Some(sync) => log::info!(
+            "Sync: {} is configured but not enabled: passes run only when asked for",
+            sync.folder.display()
+        ),
+        None => {}
     }
     if let Some(keep_days) = config.keep_days {
         log::info!("Retention: events that ended more than {keep_days} days ago are deleted daily");

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration as StdDuration, Instant};
 
-use aw_datastore::{Datastore, DatastoreError, PullReport, PushReport, SyncFolder, SyncProgress};
+use aw_datastore::{
+    Datastore, DatastoreError, PullReport, PushReport, SyncFilter, SyncFolder, SyncProgress,
+};
 use aw_models::Timestamp;
 use serde::Serialize;
 
@@ -52,12 +54,17 @@ impl SyncMode {
 /// The `[sync]` section as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncSettings {
+    /// Whether the schedule runs (`enabled = true`); passes asked for
+    /// (`POST /api/0/sync/run`, the `sync` command) run either way.
+    pub enabled: bool,
     /// The shared folder.
     pub folder: PathBuf,
     /// Time between the schedule's passes.
     pub interval: StdDuration,
     /// Which way the schedule's passes go.
     pub mode: SyncMode,
+    /// The buckets passes take unless a pass names its own (`None`: all).
+    pub buckets: Option<Vec<String>>,
     /// Whether a plaintext copy of an encrypted database is intended.
     pub allow_plaintext_copy: bool,
 }
@@ -90,6 +97,12 @@ pub struct PassReport {
     pub finished: Timestamp,
     /// How long it took, in milliseconds.
     pub duration_ms: f64,
+    /// The buckets it was limited to (`None`: all).
+    #[serde(default)]
+    pub buckets: Option<Vec<String>>,
+    /// Events ending before this were left out (`None`: none).
+    #[serde(default)]
+    pub start: Option<Timestamp>,
     /// The pull's report (modes `pull` and `both`).
     pub pull: Option<PullReport>,
     /// The push's report (modes `push` and `both`).
@@ -115,8 +128,12 @@ impl PassReport {
                 counts.skipped,
                 counts.dropped
             ));
-            for skipped in &pull.skipped {
-                parts.push(format!("skipped {}: {}", skipped.name, skipped.reason));
+            if !pull.skipped.is_empty() {
+                parts.push(format!(
+                    "{} file{} skipped",
+                    pull.skipped.len(),
+                    if pull.skipped.len() == 1 { "" } else { "s" }
+                ));
             }
         }
         if let Some(push) = &self.push {
@@ -169,11 +186,13 @@ fn check_plaintext(pushes: bool, encrypted: bool, allowed: bool) -> Result<(), S
     Ok(())
 }
 
-/// Runs one pass: pull, then push. `progress` hears each stage.
+/// Runs one pass: pull, then push, of the buckets and events `filter`
+/// takes. `progress` hears each stage.
 pub fn run_pass(
     datastore: &Datastore,
     folder: &SyncFolder,
     mode: SyncMode,
+    filter: &SyncFilter,
     allow_plaintext_copy: bool,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> Result<PassReport, SyncError> {
@@ -184,10 +203,10 @@ pub fn run_pass(
     let clock = Instant::now();
     let pull = match mode {
         SyncMode::Push => None,
-        _ => Some(datastore.pull_from_folder(folder, progress)?),
+        _ => Some(datastore.pull_from_folder(folder, filter, progress)?),
     };
     let push = if pushes {
-        Some(datastore.push_to_folder(folder, progress)?)
+        Some(datastore.push_to_folder(folder, filter, progress)?)
     } else {
         None
     };
@@ -197,6 +216,8 @@ pub fn run_pass(
         started,
         finished: Timestamp::now(),
         duration_ms: clock.elapsed().as_secs_f64() * 1000.0,
+        buckets: filter.buckets.clone(),
+        start: filter.start,
         pull,
         push,
     })
@@ -205,12 +226,18 @@ pub fn run_pass(
 /// What `GET /api/0/sync/status` answers.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct SyncStatus {
-    /// Whether `[sync]` is configured (passes run on a schedule).
+    /// Whether the schedule runs (`[sync] enabled = true`).
     pub enabled: bool,
+    /// Whether `[sync]` is configured (passes can be asked for).
+    #[serde(default)]
+    pub configured: bool,
     /// The configured folder.
     pub folder: Option<PathBuf>,
     /// The configured mode.
     pub mode: Option<SyncMode>,
+    /// The configured buckets (`None`: all).
+    #[serde(default)]
+    pub buckets: Option<Vec<String>>,
     /// Seconds between scheduled passes.
     pub interval_seconds: Option<u64>,
     /// Whether a pass runs now.
@@ -247,9 +274,11 @@ impl SyncState {
     /// The state of a server with these settings and identity.
     pub fn new(settings: Option<SyncSettings>, device_id: String, hostname: String) -> SyncState {
         let status = SyncStatus {
-            enabled: settings.is_some(),
+            enabled: settings.as_ref().is_some_and(|s| s.enabled),
+            configured: settings.is_some(),
             folder: settings.as_ref().map(|s| s.folder.clone()),
             mode: settings.as_ref().map(|s| s.mode),
+            buckets: settings.as_ref().and_then(|s| s.buckets.clone()),
             interval_seconds: settings.as_ref().map(|s| s.interval.as_secs()),
             ..SyncStatus::default()
         };
@@ -269,8 +298,14 @@ impl SyncState {
 
     /// Runs a pass with the configured folder, after any pass already
     /// running; records and logs it. Only the configured folder: a
-    /// request cannot make the server write anywhere else.
-    pub fn run(&self, datastore: &Datastore, mode: SyncMode) -> Result<PassReport, SyncError> {
+    /// request cannot make the server write anywhere else. `filter`
+    /// `None` takes the configured buckets.
+    pub fn run(
+        &self,
+        datastore: &Datastore,
+        mode: SyncMode,
+        filter: Option<SyncFilter>,
+    ) -> Result<PassReport, SyncError> {
         let Some(settings) = &self.settings else {
             return Err(SyncError::Refused(
                 "this server has no [sync] section in its config file: add one with the folder \
@@ -280,6 +315,10 @@ impl SyncState {
         };
         let folder = settings.folder.clone();
         let allow = settings.allow_plaintext_copy;
+        let filter = filter.unwrap_or_else(|| SyncFilter {
+            buckets: settings.buckets.clone(),
+            start: None,
+        });
         let _running = lock(&self.running);
         lock(&self.status).running = true;
         let folder = SyncFolder {
@@ -287,12 +326,15 @@ impl SyncState {
             device_id: self.device_id.clone(),
             hostname: self.hostname.clone(),
         };
-        let result = run_pass(datastore, &folder, mode, allow, &mut |_| {});
+        let result = run_pass(datastore, &folder, mode, &filter, allow, &mut |_| {});
         let mut status = lock(&self.status);
         status.running = false;
         match &result {
             Ok(report) => {
                 log::info!("{}", report.summary());
+                for source in report.pull.iter().flat_map(|pull| &pull.sources) {
+                    log::info!("Sync pulled {}", source_line(source));
+                }
                 for skipped in report.pull.iter().flat_map(|pull| &pull.skipped) {
                     log::warn!("Sync skipped {}: {}", skipped.name, skipped.reason);
                 }
@@ -312,6 +354,21 @@ impl SyncState {
     }
 }
 
+/// One file's pull in a line: `dev/test.db (device dev): 3 new, ...`.
+pub fn source_line(source: &aw_datastore::SourceReport) -> String {
+    let counts = source.counts;
+    format!(
+        "{} (device {}): {} new, {} updated, {} deleted, {} already here, {} dropped",
+        source.file,
+        source.device,
+        counts.inserted,
+        counts.updated,
+        counts.deleted,
+        counts.skipped,
+        counts.dropped
+    )
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind.
     mutex
@@ -324,10 +381,11 @@ const CHECK: StdDuration = StdDuration::from_secs(1);
 /// Niceness of the schedule's thread: heartbeats get the CPU first.
 const NICENESS: i32 = 10;
 
-/// Starts the `[sync]` schedule: a pass now, then one per interval, on a
-/// thread of its own that ends when the datastore closes.
+/// Starts the `[sync]` schedule when it is enabled: a pass now, then one
+/// per interval, on a thread of its own that ends when the datastore
+/// closes.
 pub fn start(datastore: Datastore, state: Arc<SyncState>) {
-    let Some(settings) = state.settings.clone() else {
+    let Some(settings) = state.settings.clone().filter(|settings| settings.enabled) else {
         return;
     };
     let spawned = std::thread::Builder::new()
@@ -336,7 +394,7 @@ pub fn start(datastore: Datastore, state: Arc<SyncState>) {
             aw_threads::lower_priority(NICENESS);
             loop {
                 if let Err(SyncError::Datastore(DatastoreError::Closed)) =
-                    state.run(&datastore, settings.mode)
+                    state.run(&datastore, settings.mode, None)
                 {
                     return;
                 }

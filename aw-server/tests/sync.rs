@@ -2,8 +2,11 @@
 //! database file exchange buckets through one folder with `aw-server
 //! sync`, online and offline; passes are idempotent and heartbeats extend
 //! copies; unreadable files are reported and skipped; the `[sync]`
-//! schedule runs on its own and `GET /api/0/sync/status` tells what it
-//! did; a pass killed midway is finished by the next.
+//! schedule runs on its own when enabled and `GET /api/0/sync/status`
+//! tells what it did; a pass killed midway is finished by the next;
+//! `--buckets` and `--start-date` limit a pass, online and offline;
+//! overlapping passes (the schedule, requests, commands) store nothing
+//! twice.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,8 +20,19 @@ use common::{binary, fails, free_port, ok, spawn_listening, Client};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-/// Writes the testing config file of `root` with a `[sync]` section.
-fn configure_sync(root: &Path, folder: &Path, interval_seconds: u64) {
+/// Writes the testing config file of `root` with an enabled `[sync]`
+/// section.
+fn configure_sync(root: &Path, folder: &Path, interval: u64) {
+    configure_sync_with(
+        root,
+        folder,
+        &format!("enabled = true\ninterval = {interval}\n"),
+    );
+}
+
+/// Writes the testing config file of `root` with a `[sync]` section of
+/// `folder` and `extra` keys.
+fn configure_sync_with(root: &Path, folder: &Path, extra: &str) {
     let path = root
         .join("config")
         .join("activitywatch")
@@ -27,10 +41,7 @@ fn configure_sync(root: &Path, folder: &Path, interval_seconds: u64) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(
         path,
-        format!(
-            "[sync]\nfolder = {:?}\ninterval_seconds = {interval_seconds}\n",
-            folder.to_str().unwrap()
-        ),
+        format!("[sync]\nfolder = {:?}\n{extra}", folder.to_str().unwrap()),
     )
     .unwrap();
 }
@@ -219,7 +230,7 @@ fn two_servers_and_a_database_file_sync_through_one_folder() {
                 "sync",
                 "--device-id",
                 "dev-c",
-                "--folder",
+                "--sync-dir",
                 folder.to_str().unwrap(),
             ][..],
             &c_args,
@@ -313,6 +324,11 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
         ],
     );
 
+    // A conflict copy Syncthing made beside it: skipped, in the log and
+    // the status too.
+    let conflict = "dev-o/test.sync-conflict-20261127-010203-ABCDEFG.db";
+    fs::copy(folder.join("dev-o").join("test.db"), folder.join(conflict)).unwrap();
+
     let root = dir.path().join("server");
     configure_sync(&root, &folder, 1);
     let server = Server::start(&root, "dev-s");
@@ -338,12 +354,19 @@ fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
             .flatten()
             .flatten()
             .any(|entry| {
-                fs::read_to_string(entry.path())
-                    .is_ok_and(|text| text.contains("Sync (both) with") && text.contains("1 new"))
+                fs::read_to_string(entry.path()).is_ok_and(|text| {
+                    text.contains("Sync (both) with")
+                        && text.contains("1 new")
+                        && text.contains(&format!("Sync skipped {conflict}: a conflict copy"))
+                })
             })
     });
     let status = client.get("/api/0/sync/status").json();
     assert_eq!(status["interval_seconds"], 1);
+    assert_eq!(
+        status["last_pass"]["pull"]["skipped"][0]["name"], conflict,
+        "{status}"
+    );
     assert!(status["next_pass"].is_string(), "{status}");
     assert_eq!(status["last_error"], Value::Null);
 
@@ -470,4 +493,222 @@ fn a_pass_killed_midway_is_finished_by_the_next() {
         "every event once: {finished}"
     );
     store.close().unwrap();
+}
+
+/// A database file at `path` with `events` window events (ten seconds
+/// apart from 2026-11-20, five long) and one afk event, both of host
+/// `laptop`.
+fn origin_file(path: &Path, events: i64) {
+    let store = Datastore::open(path).unwrap();
+    for (id, kind) in [
+        (WINDOW, "currentwindow"),
+        ("aw-watcher-afk_laptop", "afkstatus"),
+    ] {
+        let bucket: aw_models::Bucket = serde_json::from_value(json!({
+            "id": id, "type": kind, "client": "w", "hostname": "laptop"}))
+        .unwrap();
+        store.create_bucket(bucket).unwrap();
+    }
+    let start = aw_models::Timestamp::parse("2026-11-20T00:00:00Z")
+        .unwrap()
+        .nanos();
+    let window: Vec<aw_models::Event> = (0..events)
+        .map(|i| {
+            serde_json::from_value(json!({
+                "timestamp": aw_models::Timestamp::from_nanos(start + i * 10_000_000_000),
+                "duration": 5.0,
+                "data": {"app": "editor", "title": format!("file {i}")}}))
+            .unwrap()
+        })
+        .collect();
+    store.import_events(WINDOW, window).unwrap();
+    let afk = serde_json::from_value(json!({
+        "timestamp": "2026-11-19T10:00:00Z", "duration": 60.0, "data": {"status": "afk"}}))
+    .unwrap();
+    store
+        .import_events("aw-watcher-afk_laptop", vec![afk])
+        .unwrap();
+    store.close().unwrap();
+}
+
+#[test]
+fn buckets_and_start_date_limit_a_pass_online_and_offline() {
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("sync");
+    fs::create_dir_all(&folder).unwrap();
+    let origin_root = dir.path().join("origin");
+    fs::create_dir_all(&origin_root).unwrap();
+    let origin_db = origin_root.join("origin.db");
+    origin_file(&origin_db, 20);
+    // Offline, with the old name of --sync-dir: only the window bucket,
+    // only from 2026-11-20 on (the afk event is of the 19th anyway).
+    let pushed = ok(
+        &origin_root,
+        &[
+            "sync",
+            "--mode",
+            "push",
+            "--device-id",
+            "dev-o",
+            "--folder",
+            folder.to_str().unwrap(),
+            "--buckets",
+            WINDOW,
+            "--start-date",
+            "2026-11-20",
+            "--dbpath",
+            origin_db.to_str().unwrap(),
+        ],
+    );
+    assert!(pushed.contains("pushed 1 bucket"), "{pushed}");
+    assert!(pushed.contains("20 events written"), "{pushed}");
+    let bad = fails(
+        &origin_root,
+        &[
+            "sync",
+            "--start-date",
+            "20-11-2026",
+            "--dbpath",
+            origin_db.to_str().unwrap(),
+        ],
+        2,
+    );
+    assert!(bad.contains("YYYY-MM-DD"), "{bad}");
+    ok(
+        &origin_root,
+        &[
+            "sync",
+            "--mode",
+            "push",
+            "--device-id",
+            "dev-o",
+            "--sync-dir",
+            folder.to_str().unwrap(),
+            "--dbpath",
+            origin_db.to_str().unwrap(),
+        ],
+    );
+
+    // Online: a [sync] section that is not enabled runs no pass by
+    // itself, but passes asked for, limited by the request.
+    let root = dir.path().join("server");
+    configure_sync_with(&root, &folder, "interval = 1\n");
+    let server = Server::start(&root, "dev-s");
+    let status = server.client().get("/api/0/sync/status").json();
+    assert_eq!(status["enabled"], false, "{status}");
+    assert_eq!(status["configured"], true, "{status}");
+    let pulled = server.sync(&[
+        "--mode",
+        "pull",
+        "--buckets",
+        "aw-watcher-window_laptop,aw-watcher-nothing_laptop",
+        "--start-date",
+        "2026-11-20",
+    ]);
+    assert!(
+        pulled.contains("dev-o/test.db (device dev-o): 20 new"),
+        "{pulled}"
+    );
+    let buckets = server.client().get("/api/0/buckets/").json();
+    assert_eq!(buckets.as_object().unwrap().len(), 1, "{buckets}");
+    // Through the API, by the copy's id, from a later time.
+    let reply = server.client().post(
+        "/api/0/sync/run?mode=pull&buckets=aw-watcher-afk_laptop-synced-from-laptop&start=2026-11-19T10:00:30Z",
+        b"",
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let report = reply.json();
+    assert_eq!(
+        report["buckets"][0],
+        "aw-watcher-afk_laptop-synced-from-laptop"
+    );
+    assert!(
+        report["start"]
+            .as_str()
+            .is_some_and(|start| start.starts_with("2026-11-19T10:00:30")),
+        "{report}"
+    );
+    assert_eq!(server.count("aw-watcher-afk_laptop-synced-from-laptop"), 1);
+    let reply = server.client().post("/api/0/sync/run?start=yesterday", b"");
+    assert!(reply.assert_error(400).contains("start"));
+    let status = server.client().get("/api/0/sync/status").json();
+    assert_eq!(status["passes"], 2, "only the passes asked for: {status}");
+}
+
+#[test]
+fn overlapping_passes_leave_no_duplicates() {
+    const EVENTS: i64 = 5_000;
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("sync");
+    fs::create_dir_all(&folder).unwrap();
+    let origin_root = dir.path().join("origin");
+    fs::create_dir_all(&origin_root).unwrap();
+    let origin_db = origin_root.join("origin.db");
+    origin_file(&origin_db, EVENTS);
+    let origin = |mode: &str| {
+        ok(
+            &origin_root,
+            &[
+                "sync",
+                "--mode",
+                mode,
+                "--device-id",
+                "dev-o",
+                "--sync-dir",
+                folder.to_str().unwrap(),
+                "--dbpath",
+                origin_db.to_str().unwrap(),
+            ],
+        )
+    };
+    origin("push");
+    // The schedule every second, two commands and three requests at once.
+    let root = dir.path().join("server");
+    configure_sync(&root, &folder, 1);
+    let server = Server::start(&root, "dev-s");
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| server.sync(&[]));
+        }
+        for mode in ["pull", "both", "pull"] {
+            let client = server.client();
+            scope.spawn(move || {
+                let reply = client.post(&format!("/api/0/sync/run?mode={mode}"), b"");
+                assert_eq!(reply.status, 200, "{}", reply.text());
+            });
+        }
+    });
+    assert_eq!(server.count(WINDOW_COPY), EVENTS as u64);
+    assert_eq!(server.count("aw-watcher-afk_laptop-synced-from-laptop"), 1);
+    // Heartbeats grow the origin's newest event; passes overlap again.
+    {
+        let store = Datastore::open(&origin_db).unwrap();
+        let last = aw_models::Timestamp::parse("2026-11-20T00:00:00Z")
+            .unwrap()
+            .nanos()
+            + (EVENTS - 1) * 10_000_000_000;
+        let beat: aw_models::Event = serde_json::from_value(json!({
+            "timestamp": aw_models::Timestamp::from_nanos(last + 4_000_000_000),
+            "duration": 5.0,
+            "data": {"app": "editor", "title": format!("file {}", EVENTS - 1)}}))
+        .unwrap();
+        store
+            .heartbeat(WINDOW, beat, aw_models::Duration::from_secs(60))
+            .unwrap();
+        store.close().unwrap();
+    }
+    origin("push");
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| server.sync(&["--mode", "pull"]));
+        }
+        let client = server.client();
+        scope.spawn(move || {
+            let reply = client.post("/api/0/sync/run", b"");
+            assert_eq!(reply.status, 200, "{}", reply.text());
+        });
+    });
+    assert_eq!(server.count(WINDOW_COPY), EVENTS as u64);
+    let newest = &server.events(WINDOW_COPY)[0];
+    assert_eq!(newest["duration"], 9.0, "{newest}");
 }

@@ -62,14 +62,30 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
             path.display()
         )));
     }
+    // Safe beside another pass of this device creating the file at the
+    // same moment: each step reads the version again under the lock.
     schema::migrate(&conn)?;
+    // One transaction, so that two passes starting at once agree on whose
+    // the copy is and empty a new one only once.
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    match claim_own(&conn, path, device_id, hostname) {
+        Ok(()) => conn.execute_batch("COMMIT")?,
+        Err(error) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(error);
+        }
+    }
+    Ok(conn)
+}
+
+fn claim_own(conn: &Connection, path: &Path, device_id: &str, hostname: &str) -> Result<()> {
     let ours: bool = conn.query_row(
         "SELECT count(*) FROM sqlite_master WHERE name = 'aw_sync_meta'",
         [],
         |row| row.get::<_, i64>(0).map(|count| count > 0),
     )?;
     conn.execute_batch(OWN_TABLES)?;
-    let owner = meta(&conn, "device_id")?;
+    let owner = meta(conn, "device_id")?;
     match owner {
         Some(owner) if owner != device_id => {
             return Err(DatastoreError::InvalidInput(format!(
@@ -81,54 +97,193 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
         _ => {
             log::info!("Starting the sync copy {}", path.display());
             conn.execute_batch(
-                "BEGIN IMMEDIATE;
-                 DELETE FROM events; DELETE FROM buckets;
-                 DELETE FROM aw_sync_pushed; DELETE FROM aw_sync_log;
-                 COMMIT;",
+                "DELETE FROM events; DELETE FROM buckets;
+                 DELETE FROM aw_sync_pushed; DELETE FROM aw_sync_log;",
             )?;
-            set_meta(&conn, "device_id", device_id)?;
-            set_meta(&conn, "epoch", &new_epoch())?;
+            set_meta(conn, "device_id", device_id)?;
+            set_meta(conn, "epoch", &new_epoch())?;
         }
     }
-    if meta(&conn, "hostname")?.as_deref() != Some(hostname) {
-        set_meta(&conn, "hostname", hostname)?;
+    if meta(conn, "hostname")?.as_deref() != Some(hostname) {
+        set_meta(conn, "hostname", hostname)?;
     }
-    Ok(conn)
+    Ok(())
 }
 
-/// Opens another device's file read-only and immutable (see the module
-/// doc) and checks that it has a schema this program reads. A file with a
-/// rollback journal or a non-empty WAL beside it is being written, or was
-/// left half-written by a crash of its device: read immutable, it could
-/// be torn, so it is refused until its device has finished.
+/// Opens another device's file read-only, writing nothing beside it, and
+/// checks that it is whole, free and in a schema this program reads.
+/// What is refused is reported by the pull and tried again next pass:
+///
+/// - an empty file, or one shorter than its header says (a folder-sync
+///   tool still copying it in place, or a truncated copy), or not SQLite;
+/// - a file with a rollback journal or a non-empty WAL beside it: being
+///   written, or left half-written by a crash of its device;
+/// - a file another process holds locked (a writer on this machine);
+/// - a file without the tables and columns a pull reads, or of a newer
+///   schema.
+///
+/// A file in rollback-journal mode (ours) is read in one read
+/// transaction of a plain read-only connection: its shared lock keeps a
+/// writer on this machine out until the pull is done, and a writer
+/// already in makes it fail at once, as locked. A file in WAL mode
+/// (aw-sync's) is opened `immutable`, since a read-only connection would
+/// need a `-shm` beside it; its writers leave a `-wal` that the check
+/// above sees.
 pub(crate) fn open_source(path: &Path) -> Result<Connection> {
+    let refused = |reason: String| Err(DatastoreError::InvalidInput(reason));
+    let wal = match read_header(path)? {
+        Header::Empty => {
+            return refused(
+                "an empty file (its device has not written it yet, or the folder-sync tool is \
+                 still copying it); read on a later pass"
+                    .to_string(),
+            )
+        }
+        Header::NotSqlite => return refused("not an SQLite database".to_string()),
+        Header::Incomplete { size, expected } => {
+            return refused(format!(
+                "incomplete: {size} of {expected} bytes (being copied by the folder-sync tool, \
+                 or truncated); read on a later pass"
+            ))
+        }
+        Header::Whole { wal } => wal,
+    };
     for suffix in ["-journal", "-wal"] {
         let mut beside = path.as_os_str().to_owned();
         beside.push(suffix);
         if std::fs::metadata(&beside).is_ok_and(|meta| meta.len() > 0) {
-            return Err(DatastoreError::InvalidInput(format!(
-                "its device is writing it (a {suffix} file is beside it); it is read on a \
-                 later pass"
-            )));
+            return refused(format!(
+                "its device is writing it (a {suffix} file is beside it); read on a later pass"
+            ));
         }
     }
-    let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
-    let conn = Connection::open_with_flags(
-        uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    let conn = if wal {
+        let uri = format!("file:{}?mode=ro&immutable=1", uri_path(path));
+        Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?
+    } else {
+        let uri = format!("file:{}?mode=ro", uri_path(path));
+        let conn = Connection::open_with_flags(
+            uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::ZERO)?;
+        conn.execute_batch("BEGIN")?;
+        // The first read takes the shared lock, held until the connection
+        // is dropped.
+        let taken = conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| {
+            row.get::<_, i64>(0)
+        });
+        match taken {
+            Ok(_) => {}
+            Err(rusqlite::Error::SqliteFailure(error, _))
+                if error.code == rusqlite::ErrorCode::DatabaseBusy
+                    || error.code == rusqlite::ErrorCode::DatabaseLocked =>
+            {
+                return refused(
+                    "locked by another process that is writing it; read on a later pass"
+                        .to_string(),
+                )
+            }
+            Err(error) => return Err(error.into()),
+        }
+        conn
+    };
     let version = schema::version(&conn)?;
     if version > NEWEST_COMPATIBLE_VERSION {
         return Err(DatastoreError::UnsupportedVersion(version));
     }
     if version < 2 {
-        return Err(DatastoreError::InvalidInput(
-            "not an ActivityWatch database (no schema version)".to_string(),
-        ));
+        return refused("not an ActivityWatch database (no schema version)".to_string());
+    }
+    for (table, columns) in [
+        (
+            "buckets",
+            &[
+                "id", "name", "type", "client", "hostname", "created", "data",
+            ][..],
+        ),
+        (
+            "events",
+            &["id", "bucketrow", "starttime", "endtime", "data"][..],
+        ),
+    ] {
+        let present: Vec<String> = conn
+            .prepare(&format!("PRAGMA table_info({table})"))?
+            .query_map([], |row| row.get(1))?
+            .collect::<rusqlite::Result<_>>()?;
+        if let Some(missing) = columns
+            .iter()
+            .find(|column| !present.iter().any(|name| name == *column))
+        {
+            return refused(if present.is_empty() {
+                format!("a schema this program does not read: no table {table}")
+            } else {
+                format!(
+                    "a schema this program does not read: table {table} has no column {missing}"
+                )
+            });
+        }
     }
     Ok(conn)
+}
+
+/// What the first 100 bytes of a file say about it.
+enum Header {
+    Empty,
+    NotSqlite,
+    /// Shorter than the page count of its header says.
+    Incomplete {
+        size: u64,
+        expected: u64,
+    },
+    /// Whole as far as its header tells; `wal`: in WAL mode.
+    Whole {
+        wal: bool,
+    },
+}
+
+fn read_header(path: &Path) -> Result<Header> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size == 0 {
+        return Ok(Header::Empty);
+    }
+    let mut header = [0u8; 100];
+    if size < 100 || file.read_exact(&mut header).is_err() {
+        return Ok(Header::NotSqlite);
+    }
+    if &header[..16] != b"SQLite format 3\0" {
+        return Ok(Header::NotSqlite);
+    }
+    let word = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        size => u64::from(size),
+    };
+    // The page count is valid when written by the version that made the
+    // last change (SQLite 3.7.0 and later always are).
+    let pages = u64::from(word(28));
+    let expected = if word(92) == word(24) && pages > 0 {
+        pages * page_size
+    } else {
+        size.next_multiple_of(page_size.max(1))
+    };
+    if size < expected {
+        return Ok(Header::Incomplete { size, expected });
+    }
+    Ok(Header::Whole {
+        wal: header[18] == 2,
+    })
 }
 
 /// A value of `aw_sync_meta`, if the table and the key exist.

@@ -55,9 +55,25 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// The other devices' `.db` files in `folder`, in both layouts, sorted by
-/// name; files of `own_device` are left out. A folder that cannot be read
-/// is reported in the second list, and the rest still found.
+/// The other devices' files in `folder`, in both layouts, sorted by
+/// name; the files of `own_device` are left out. What is not read is
+/// reported in the second list, and the rest still found:
+///
+/// - a folder that cannot be listed;
+/// - a conflict copy a folder-sync tool made beside a device's `test.db`
+///   (Syncthing's `test.sync-conflict-<date>-<time>-<id>.db`, Dropbox's
+///   and Nextcloud's `test (conflicted copy ...)`): two versions of one
+///   device's history, of which only the device's own `test.db` counts;
+/// - another `.db` file in a device's folder (aw-sync writes `test.db`);
+/// - this device's id in a host's folder (`<host>/<own id>/test.db`, an
+///   aw-sync copy of this device): never pulled back into itself;
+/// - a device id claimed by more than one folder (two host folders, or
+///   both layouts; aw-server-rust#683, where aw-sync read the largest file
+///   and left the other device's history short): none of the claims is
+///   read, since which one is the device's cannot be told from here and
+///   reading both would store two versions of its newest events. The
+///   report names them all, so the stale one can be deleted; the next
+///   pass then reads the one left.
 pub fn find_sources(folder: &Path, own_device: &str) -> (Vec<Source>, Vec<Skipped>) {
     let mut sources = Vec::new();
     let mut skipped = Vec::new();
@@ -66,30 +82,105 @@ pub fn find_sources(folder: &Path, own_device: &str) -> (Vec<Source>, Vec<Skippe
             continue;
         }
         // Daemon layout: the folder is a device's.
-        for (file, path) in db_files(&top_path, &top, &mut skipped) {
-            sources.push(Source {
-                path,
-                name: format!("{top}/{file}"),
-                device: top.clone(),
-            });
-        }
+        device_files(&top_path, &top, &top, &mut sources, &mut skipped);
         // `sync` layout: the folder is a host's, its folders devices'.
         for (device, device_path) in subfolders(&top_path, &top, &mut skipped) {
+            let prefix = format!("{top}/{device}");
             if device == own_device {
+                if device_path.join(FILE_NAME).is_file() {
+                    skipped.push(Skipped {
+                        name: format!("{prefix}/{FILE_NAME}"),
+                        reason: "this device's own id (a copy aw-sync made of this device): \
+                                 never pulled back into it"
+                            .to_string(),
+                    });
+                }
                 continue;
             }
-            let prefix = format!("{top}/{device}");
-            for (file, path) in db_files(&device_path, &prefix, &mut skipped) {
-                sources.push(Source {
-                    path,
-                    name: format!("{prefix}/{file}"),
-                    device: device.clone(),
-                });
-            }
+            device_files(&device_path, &prefix, &device, &mut sources, &mut skipped);
         }
     }
     sources.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut claims: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for source in &sources {
+        claims
+            .entry(source.device.as_str())
+            .or_default()
+            .push(source.name.as_str());
+    }
+    let contested: Vec<(String, Vec<String>)> = claims
+        .into_iter()
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(device, names)| {
+            (
+                device.to_string(),
+                names.into_iter().map(str::to_string).collect(),
+            )
+        })
+        .collect();
+    for (device, names) in &contested {
+        for name in names {
+            skipped.push(Skipped {
+                name: name.clone(),
+                reason: format!(
+                    "device {device} is claimed by {} files ({}): none is read until only one \
+                     is left; delete the stale one",
+                    names.len(),
+                    names.join(", ")
+                ),
+            });
+        }
+    }
+    sources.retain(|source| !contested.iter().any(|(device, _)| *device == source.device));
+    skipped.sort_by(|a, b| a.name.cmp(&b.name));
     (sources, skipped)
+}
+
+/// Whether a file name is a folder-sync tool's conflict copy: Syncthing's
+/// `.sync-conflict-`, Dropbox's and Nextcloud's `(conflicted copy`,
+/// ownCloud's and Nextcloud's `_conflict-`.
+pub fn is_conflict_copy(file_name: &str) -> bool {
+    let lower = file_name.to_ascii_lowercase();
+    lower.contains("sync-conflict")
+        || lower.contains("conflicted copy")
+        || lower.contains("_conflict-")
+}
+
+/// The device's `test.db` in `folder`, if there is one; its conflict
+/// copies and other `.db` files are reported.
+fn device_files(
+    folder: &Path,
+    prefix: &str,
+    device: &str,
+    sources: &mut Vec<Source>,
+    skipped: &mut Vec<Skipped>,
+) {
+    for (file, path) in entries(folder, prefix, skipped) {
+        if !path.is_file() {
+            continue;
+        }
+        let name = format!("{prefix}/{file}");
+        if file == FILE_NAME {
+            sources.push(Source {
+                path,
+                name,
+                device: device.to_string(),
+            });
+        } else if is_conflict_copy(&file) {
+            skipped.push(Skipped {
+                name,
+                reason: format!(
+                    "a conflict copy made by the folder-sync tool: only {prefix}/{FILE_NAME} is \
+                     read; delete this file"
+                ),
+            });
+        } else if file.ends_with(".db") {
+            skipped.push(Skipped {
+                name,
+                reason: format!("not {FILE_NAME}, the file every device writes"),
+            });
+        }
+    }
 }
 
 /// The visible folders in `folder` (names and paths), sorted.
@@ -97,14 +188,6 @@ fn subfolders(folder: &Path, name: &str, skipped: &mut Vec<Skipped>) -> Vec<(Str
     entries(folder, name, skipped)
         .into_iter()
         .filter(|(_, path)| path.is_dir())
-        .collect()
-}
-
-/// The visible `*.db` files in `folder` (names and paths), sorted.
-fn db_files(folder: &Path, name: &str, skipped: &mut Vec<Skipped>) -> Vec<(String, PathBuf)> {
-    entries(folder, name, skipped)
-        .into_iter()
-        .filter(|(file, path)| file.ends_with(".db") && path.is_file())
         .collect()
 }
 
@@ -138,42 +221,112 @@ fn entries(folder: &Path, name: &str, skipped: &mut Vec<Skipped>) -> Vec<(String
 mod tests {
     use super::*;
 
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            let path = dir.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, b"").unwrap();
+        }
+        dir
+    }
+
+    fn names(skipped: &[Skipped]) -> Vec<&str> {
+        skipped.iter().map(|s| s.name.as_str()).collect()
+    }
+
     #[test]
     fn both_layouts_are_found_and_own_files_are_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for file in [
+        let dir = tree(&[
             "dev-a/test.db",
             "me/test.db",
             "host-b/dev-b/test.db",
             "host-b/me/test.db",
             "dev-c/notes.txt",
+            "dev-c/test.db-journal",
             ".stversions/dev-d/test.db",
             "dev-e/.syncthing.test.db.tmp",
-        ] {
-            let path = root.join(file);
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, b"").unwrap();
-        }
+        ]);
+        let root = dir.path();
         let (sources, skipped) = find_sources(root, "me");
-        let names: Vec<_> = sources
+        let found: Vec<_> = sources
             .iter()
             .map(|s| (s.name.as_str(), s.device.as_str()))
             .collect();
         assert_eq!(
-            names,
+            found,
             [
                 ("dev-a/test.db", "dev-a"),
                 ("host-b/dev-b/test.db", "dev-b")
             ]
         );
-        assert!(skipped.is_empty());
+        assert_eq!(names(&skipped), ["host-b/me/test.db"]);
+        assert!(skipped[0].reason.contains("own id"));
         let folder = SyncFolder {
             folder: root.to_path_buf(),
             device_id: "me".to_string(),
             hostname: "h".to_string(),
         };
         assert_eq!(folder.own_file(), root.join("me").join("test.db"));
+    }
+
+    #[test]
+    fn conflict_copies_and_other_files_are_reported_not_read() {
+        let dir = tree(&[
+            "dev-a/test.db",
+            "dev-a/test.sync-conflict-20261127-010203-ABCDEFG.db",
+            "dev-a/test (conflicted copy 2026-11-27).db",
+            "dev-a/test (conflicted copy 2026-11-27 010203)",
+            "dev-a/test_conflict-20261127-010203.db",
+            "dev-a/old.db",
+        ]);
+        let (sources, skipped) = find_sources(dir.path(), "me");
+        assert_eq!(sources.len(), 1);
+        assert_eq!(sources[0].name, "dev-a/test.db");
+        assert_eq!(
+            names(&skipped),
+            [
+                "dev-a/old.db",
+                "dev-a/test (conflicted copy 2026-11-27 010203)",
+                "dev-a/test (conflicted copy 2026-11-27).db",
+                "dev-a/test.sync-conflict-20261127-010203-ABCDEFG.db",
+                "dev-a/test_conflict-20261127-010203.db",
+            ]
+        );
+        assert!(skipped[1..]
+            .iter()
+            .all(|s| s.reason.contains("conflict copy")));
+    }
+
+    #[test]
+    fn a_device_claimed_twice_is_read_from_neither_folder() {
+        // aw-server-rust#683: a host renamed, or aw-sync's two layouts.
+        let dir = tree(&[
+            "old-host/dev-x/test.db",
+            "new-host/dev-x/test.db",
+            "dev-y/test.db",
+            "host/dev-y/test.db",
+            "dev-z/test.db",
+        ]);
+        let (sources, skipped) = find_sources(dir.path(), "me");
+        assert_eq!(sources.len(), 1);
+        assert_eq!(sources[0].name, "dev-z/test.db");
+        assert_eq!(
+            names(&skipped),
+            [
+                "dev-y/test.db",
+                "host/dev-y/test.db",
+                "new-host/dev-x/test.db",
+                "old-host/dev-x/test.db",
+            ]
+        );
+        assert!(
+            skipped[2]
+                .reason
+                .contains("new-host/dev-x/test.db, old-host/dev-x/test.db"),
+            "{:?}",
+            skipped[2]
+        );
     }
 
     #[test]

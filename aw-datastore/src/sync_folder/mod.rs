@@ -41,6 +41,35 @@ pub fn is_own_bucket(bucket_id: &str) -> bool {
     !bucket_id.contains(SYNCED_FROM)
 }
 
+/// Which buckets and events a pass takes, as aw-sync's `--buckets` and
+/// `--start-date` choose them. The default takes everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncFilter {
+    /// Bucket ids: the own buckets a push writes, the other devices'
+    /// buckets a pull reads (by their id in the device's file, as aw-sync
+    /// matches them, or by the id of their copy here). `None`, an empty
+    /// list or `*` among them: every bucket.
+    pub buckets: Option<Vec<String>>,
+    /// Events that end before this are not copied, and a push leaves the
+    /// copy's events before it as they are.
+    pub start: Option<aw_models::Timestamp>,
+}
+
+impl SyncFilter {
+    /// Whether a bucket of this id is taken.
+    pub fn takes_bucket(&self, bucket_id: &str) -> bool {
+        match &self.buckets {
+            None => true,
+            Some(ids) => ids.is_empty() || ids.iter().any(|id| id == "*" || id == bucket_id),
+        }
+    }
+
+    /// Whether an event ending at `end` (nanoseconds) is taken.
+    pub(crate) fn takes_end(&self, end: i64) -> bool {
+        self.start.is_none_or(|start| end >= start.nanos())
+    }
+}
+
 /// Where a pass is, for a progress bar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncProgress {
@@ -70,7 +99,9 @@ pub struct PushReport {
 pub struct PullReport {
     /// The files read.
     pub sources: Vec<SourceReport>,
-    /// Files and folders not read, and why.
+    /// Files and folders not read, and why: unreadable, incomplete,
+    /// locked, conflict copies, devices claimed by more than one folder.
+    /// A skipped file is tried again on the next pass.
     pub skipped: Vec<Skipped>,
 }
 
@@ -95,12 +126,13 @@ impl Datastore {
     pub fn push_to_folder(
         &self,
         folder: &SyncFolder,
+        filter: &SyncFilter,
         progress: &mut dyn FnMut(&SyncProgress),
     ) -> Result<PushReport> {
         let Some(local) = &self.local else {
             return Err(in_memory());
         };
-        push::push(self, local, folder, progress)
+        push::push(self, local, folder, filter, progress)
     }
 
     /// Pulls every other device's file in the folder into this database
@@ -109,12 +141,13 @@ impl Datastore {
     pub fn pull_from_folder(
         &self,
         folder: &SyncFolder,
+        filter: &SyncFilter,
         progress: &mut dyn FnMut(&SyncProgress),
     ) -> Result<PullReport> {
         let Some(local) = &self.local else {
             return Err(in_memory());
         };
-        pull::pull(self, local, folder, progress)
+        pull::pull(self, local, folder, filter, progress)
     }
 
     /// Whether the database file is encrypted at rest (opened with a key,

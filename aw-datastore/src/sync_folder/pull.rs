@@ -13,10 +13,13 @@
 //! rebuilt: it is read from the start again, and events already here are
 //! skipped as identical.
 //!
-//! A file that cannot be read (not SQLite, a newer schema, a broken
-//! table) is reported and skipped; the other files are still pulled.
+//! A file that cannot be read (`open_source`: empty, incomplete, being
+//! written, locked, not SQLite, another schema; or failing midway) and
+//! what `find_sources` leaves out (conflict copies, a device claimed by
+//! two folders) are reported and skipped; the other files are still
+//! pulled, and nothing pulled before is removed for it.
 
-use aw_models::Bucket;
+use aw_models::{Bucket, UpdateBucket};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +27,8 @@ use super::files::{meta, open_source};
 use super::layout::{find_sources, Skipped, Source};
 use super::store::{PullCounts, Replacement, PULLED_PREFIX};
 use super::{
-    is_own_bucket, PullReport, SourceReport, SyncFolder, SyncProgress, ORIGIN_KEY, SYNCED_FROM,
+    is_own_bucket, PullReport, SourceReport, SyncFilter, SyncFolder, SyncProgress, ORIGIN_KEY,
+    SYNCED_FROM,
 };
 use crate::commands::WriteCommand;
 use crate::local::LocalReads;
@@ -63,6 +67,7 @@ pub(crate) fn pull(
     store: &Datastore,
     local: &LocalReads,
     folder: &SyncFolder,
+    filter: &SyncFilter,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> Result<PullReport> {
     let (sources, skipped) = find_sources(&folder.folder, &folder.device_id);
@@ -77,13 +82,16 @@ pub(crate) fn pull(
             buckets: Vec::new(),
             counts: PullCounts::default(),
         };
-        match pull_source(store, local, &source, &mut done, progress) {
+        match pull_source(store, local, &source, filter, &mut done, progress) {
             Ok(()) => report.sources.push(done),
             Err(Failure::Local(error)) => return Err(error),
             Err(Failure::Source(error)) => {
                 report.skipped.push(Skipped {
                     name: source.name.clone(),
-                    reason: error.to_string(),
+                    reason: match error {
+                        DatastoreError::InvalidInput(reason) => reason,
+                        other => other.to_string(),
+                    },
                 });
                 // What was stored before the failure stays, and counts.
                 if done.counts != PullCounts::default() {
@@ -99,6 +107,7 @@ fn pull_source(
     store: &Datastore,
     local: &LocalReads,
     source: &Source,
+    filter: &SyncFilter,
     report: &mut SourceReport,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> std::result::Result<(), Failure> {
@@ -132,6 +141,10 @@ fn pull_source(
             continue;
         }
         let target = target_bucket(&bucket);
+        if !(filter.takes_bucket(&bucket.id) || filter.takes_bucket(&target.id)) {
+            continue;
+        }
+        follow_metadata(store, &target).map_err(Failure::Local)?;
         let key = format!(
             "{PULLED_PREFIX}{}",
             serde_json::to_string(&(&source.name, &bucket.id)).unwrap_or_default()
@@ -156,16 +169,45 @@ fn pull_source(
             has_log,
         };
         let counts = pull_bucket(
-            store, &file, row_id, &bucket, &target, &key, stored, state, progress,
+            store, &file, filter, row_id, &bucket, &target, &key, stored, state, progress,
         )?;
         report.counts.add(counts);
         report.buckets.push(target.id);
     }
     if has_log {
-        let counts = pull_deleted_buckets(store, local, &conn, &source.name, &present)?;
+        let counts = pull_deleted_buckets(store, local, &conn, &source.name, &present, filter)?;
         report.counts.add(counts);
     }
     Ok(())
+}
+
+/// Brings the copy's type, client, host name and data to the origin's
+/// when they changed there (the push writes them into the file on every
+/// change); a copy not made yet is made with them by the first chunk.
+fn follow_metadata(store: &Datastore, target: &Bucket) -> Result<()> {
+    let here = match store.bucket(&target.id).wait() {
+        Ok(here) => here,
+        Err(DatastoreError::NoSuchBucket(_)) => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    if (&here.kind, &here.client, &here.hostname, &here.data)
+        == (&target.kind, &target.client, &target.hostname, &target.data)
+    {
+        return Ok(());
+    }
+    match store.update_bucket(
+        &target.id,
+        UpdateBucket {
+            kind: Some(target.kind.clone()),
+            client: Some(target.client.clone()),
+            hostname: Some(target.hostname.clone()),
+            data: Some(target.data.clone()),
+        },
+    ) {
+        // Deleted here meanwhile: the next chunk makes it again.
+        Ok(()) | Err(DatastoreError::NoSuchBucket(_)) => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 /// Buckets pulled from this file before that its device has deleted
@@ -178,6 +220,7 @@ fn pull_deleted_buckets(
     conn: &Connection,
     source: &str,
     present: &[String],
+    filter: &SyncFilter,
 ) -> std::result::Result<PullCounts, Failure> {
     let prefix = format!(
         "{PULLED_PREFIX}[{},",
@@ -192,7 +235,10 @@ fn pull_deleted_buckets(
         else {
             continue;
         };
-        if present.contains(&bucket_id) || state.target.is_empty() {
+        if present.contains(&bucket_id)
+            || state.target.is_empty()
+            || !(filter.takes_bucket(&bucket_id) || filter.takes_bucket(&state.target))
+        {
             continue;
         }
         let replacements = logged(conn, None, &bucket_id, &mut state)
@@ -294,6 +340,7 @@ struct SourceFile<'c> {
 fn pull_bucket(
     store: &Datastore,
     source: &SourceFile<'_>,
+    filter: &SyncFilter,
     row_id: i64,
     bucket: &Bucket,
     target: &Bucket,
@@ -398,7 +445,7 @@ fn pull_bucket(
         if !(nothing_new && written.as_ref() == Some(&state)) {
             let events: Vec<PreparedEvent> = rows
                 .iter()
-                .filter(|row| row.2 >= row.1)
+                .filter(|row| row.2 >= row.1 && filter.takes_end(row.2))
                 .map(prepared)
                 .collect();
             let value = serde_json::to_string(&state).unwrap_or_default();

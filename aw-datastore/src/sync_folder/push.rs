@@ -26,7 +26,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::files::open_own;
 use super::store::CHANGES_PREFIX;
-use super::{is_own_bucket, PushReport, SyncFolder, SyncProgress, ORIGIN_KEY};
+use super::{is_own_bucket, PushReport, SyncFilter, SyncFolder, SyncProgress, ORIGIN_KEY};
 use crate::local::LocalReads;
 use crate::maintenance::read_here;
 use crate::queries::bucket_row;
@@ -53,6 +53,7 @@ pub(crate) fn push(
     store: &Datastore,
     local: &LocalReads,
     folder: &SyncFolder,
+    filter: &SyncFilter,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> Result<PushReport> {
     let path = folder.own_file();
@@ -67,18 +68,25 @@ pub(crate) fn push(
         file: path.clone(),
         ..PushReport::default()
     };
-    for bucket in &buckets {
+    for bucket in buckets
+        .iter()
+        .filter(|bucket| filter.takes_bucket(&bucket.id))
+    {
         let mut stage = SyncProgress {
             stage: format!("Pushing {}", bucket.id),
             done: 0,
             total: None,
         };
-        copy.execute_batch("BEGIN")?;
+        // IMMEDIATE: a second pass writing the copy at the same time (two
+        // processes of this device) waits for this one's bucket instead of
+        // failing on a lock upgrade, and then sees what it wrote.
+        copy.execute_batch("BEGIN IMMEDIATE")?;
         let result = push_bucket(
             store,
             local,
             &copy,
             folder,
+            filter,
             bucket,
             &mut report,
             &mut |done, total| {
@@ -101,7 +109,8 @@ pub(crate) fn push(
         }
         report.buckets += 1;
     }
-    // Buckets deleted here leave the copy, logged event by event.
+    // Buckets deleted here leave the copy, logged event by event; those
+    // only left out by the filter stay.
     let kept: Vec<&str> = buckets.iter().map(|bucket| bucket.id.as_str()).collect();
     let stale: Vec<(i64, String)> = copy
         .prepare("SELECT id, name FROM buckets")?
@@ -111,7 +120,7 @@ pub(crate) fn push(
         .filter(|(_, name): &(i64, String)| !kept.contains(&name.as_str()))
         .collect();
     for (row_id, name) in stale {
-        copy.execute_batch("BEGIN")?;
+        copy.execute_batch("BEGIN IMMEDIATE")?;
         let removed = (|| -> Result<u64> {
             let logged = copy.execute(
                 "INSERT INTO aw_sync_log (bucket, event_id, starttime, endtime, data)
@@ -161,11 +170,16 @@ fn prune_log(copy: &Connection) -> Result<()> {
 /// Pushes one bucket; `progress` hears the events done and, when the
 /// whole bucket is compared, its size (counting it costs a scan of its
 /// index when its facts are not known, too much for every pass).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one bucket's push, told everything once"
+)]
 fn push_bucket(
     store: &Datastore,
     local: &LocalReads,
     copy: &Connection,
     folder: &SyncFolder,
+    filter: &SyncFilter,
     bucket: &Bucket,
     report: &mut PushReport,
     progress: &mut dyn FnMut(u64, Option<u64>),
@@ -203,7 +217,7 @@ fn push_bucket(
                     let rows = read_here(local, |conn, _| {
                         rows_after(conn, &bucket.id, after, i64::MAX)
                     })?;
-                    for row in &rows {
+                    for row in rows.iter().filter(|row| filter.takes_end(row.2)) {
                         report.written += write_row(copy, copy_row, &bucket.id, row, false)?;
                     }
                     done += rows.len() as u64;
@@ -218,7 +232,7 @@ fn push_bucket(
             let tail = read_here(local, |conn, _| {
                 tail_rows(conn, &bucket.id, pushed.tail_start, pushed.high_water)
             })?;
-            for row in &tail {
+            for row in tail.iter().filter(|row| filter.takes_end(row.2)) {
                 report.written += write_row(copy, copy_row, &bucket.id, row, true)?;
             }
         }
@@ -238,10 +252,12 @@ fn push_bucket(
                 for row in &rows {
                     match present.remove(&row.0) {
                         Some(old) if old == *row => {}
+                        // Before the filter's start: the copy keeps what it has.
+                        _ if !filter.takes_end(row.2) => {}
                         _ => report.written += write_row(copy, copy_row, &bucket.id, row, false)?,
                     }
                 }
-                for old in present.into_values() {
+                for old in present.into_values().filter(|old| filter.takes_end(old.2)) {
                     log(copy, &bucket.id, &old)?;
                     copy.execute("DELETE FROM events WHERE id = ?1", [old.0])?;
                     report.deleted += 1;

@@ -194,9 +194,22 @@ impl Server {
             .map_err(|error| self.failure(path, error))
     }
 
-    /// `POST /api/0/sync/run?mode`: the pass's report.
-    pub fn sync(&self, mode: SyncMode) -> Result<PassReport, CliError> {
-        let path = format!("/api/0/sync/run?mode={}", mode.as_str());
+    /// `POST /api/0/sync/run?mode&buckets&start`: the pass's report.
+    pub fn sync(
+        &self,
+        mode: SyncMode,
+        buckets: Option<&[String]>,
+        start: Option<Timestamp>,
+    ) -> Result<PassReport, CliError> {
+        let mut path = format!("/api/0/sync/run?mode={}", mode.as_str());
+        if let Some(buckets) = buckets {
+            path.push_str("&buckets=");
+            path.push_str(&encode(&buckets.join(",")));
+        }
+        if let Some(start) = start {
+            path.push_str("&start=");
+            path.push_str(&encode(&start.to_string()));
+        }
         let answer = self.post_empty(&path)?;
         serde_json::from_value(answer).map_err(|error| {
             CliError(format!(

@@ -1,20 +1,22 @@
 //! `aw-server sync`: one pass through the shared folder, online (the
 //! running server runs it with its `[sync]` folder, `POST
 //! /api/0/sync/run`) or offline on the database file. Offline, the folder
-//! is `--folder`, else the config file's `[sync] folder`, else aw-sync's
-//! default (`dirs::sync_dir`); online, a `--folder` must be the server's.
-//! Files of other devices that cannot be read are listed and skipped; the
-//! command still succeeds.
+//! is `--sync-dir`, else the config file's `[sync] folder`, else aw-sync's
+//! default (`dirs::sync_dir`); online, a `--sync-dir` must be the
+//! server's. `--buckets` and `--start-date` mean what they mean to
+//! aw-sync (`SyncFilter`). Files of other devices that cannot be read are
+//! listed and skipped; the command still succeeds.
 
 use std::path::{Path, PathBuf};
 
-use aw_datastore::SyncFolder;
+use aw_datastore::{SyncFilter, SyncFolder};
+use aw_models::Timestamp;
 use clap::Args;
 
 use super::progress::{self, Unit};
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Server, Target};
 use crate::dirs;
-use crate::sync::{run_pass, PassReport, SyncMode};
+use crate::sync::{run_pass, source_line, PassReport, SyncMode};
 
 /// Flags of `sync`.
 #[derive(Debug, Clone, Args)]
@@ -22,9 +24,20 @@ pub struct SyncArgs {
     /// Which way: push this device's buckets, pull the others', or both.
     #[arg(long, value_enum, default_value = "both")]
     pub mode: SyncMode,
+    /// Only these buckets, comma-separated: the own buckets pushed, and the
+    /// other devices' buckets pulled (by their id on that device, or of
+    /// their copy here). Default: all (or the config file's sync buckets).
+    // The full path keeps clap from reading a Vec as repeated values: the
+    // whole list is one value, split by `parse_list`.
+    #[arg(long, value_name = "ID,...", value_parser = parse_list)]
+    pub buckets: Option<::std::vec::Vec<String>>,
+    /// Only events from this day on (YYYY-MM-DD, midnight UTC): earlier ones
+    /// are not copied either way.
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_start_date)]
+    pub start_date: Option<Timestamp>,
     /// The shared folder (default: the folder of the config file's sync section,
     /// $AW_SYNC_DIR, or ~/ActivityWatchSync).
-    #[arg(long)]
+    #[arg(long = "sync-dir", alias = "folder", value_name = "DIR")]
     pub folder: Option<PathBuf>,
     /// This device's id when working on the database file (default: the
     /// server's persisted id).
@@ -65,10 +78,15 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
                 device_id,
                 hostname: gethostname::gethostname().to_string_lossy().into_owned(),
             };
+            let filter = SyncFilter {
+                buckets: args.buckets.clone().or(configured.buckets.clone()),
+                start: args.start_date,
+            };
             offline(
                 datastore,
                 &folder,
                 args.mode,
+                &filter,
                 configured.allow_plaintext_copy,
             )
         }
@@ -103,7 +121,7 @@ fn online(server: &Server, args: &SyncArgs, folder: &Path) -> Result<PassReport,
         Unit::Events,
         format!("Syncing with {}", configured.display()),
     );
-    let report = server.sync(args.mode);
+    let report = server.sync(args.mode, args.buckets.as_deref(), args.start_date);
     bar.finish_and_clear();
     report
 }
@@ -112,48 +130,100 @@ fn offline(
     datastore: &aw_datastore::Datastore,
     folder: &SyncFolder,
     mode: SyncMode,
+    filter: &SyncFilter,
     allow_plaintext_copy: bool,
 ) -> Result<PassReport, CliError> {
     let mut bar: Option<(String, indicatif::ProgressBar)> = None;
-    let result = run_pass(datastore, folder, mode, allow_plaintext_copy, &mut |step| {
-        if bar.as_ref().is_none_or(|(stage, _)| *stage != step.stage) {
-            if let Some((_, old)) = bar.take() {
-                old.finish_and_clear();
+    let result = run_pass(
+        datastore,
+        folder,
+        mode,
+        filter,
+        allow_plaintext_copy,
+        &mut |step| {
+            if bar.as_ref().is_none_or(|(stage, _)| *stage != step.stage) {
+                if let Some((_, old)) = bar.take() {
+                    old.finish_and_clear();
+                }
+                bar = Some((
+                    step.stage.clone(),
+                    progress::bar(step.total, Unit::Events, step.stage.clone()),
+                ));
             }
-            bar = Some((
-                step.stage.clone(),
-                progress::bar(step.total, Unit::Events, step.stage.clone()),
-            ));
-        }
-        if let Some((_, current)) = &bar {
-            current.set_position(step.done);
-        }
-    });
+            if let Some((_, current)) = &bar {
+                current.set_position(step.done);
+            }
+        },
+    );
     if let Some((_, current)) = bar {
         current.finish_and_clear();
     }
     result.map_err(|error| CliError(format!("sync failed: {error}")))
 }
 
-/// The report on stderr: a line per file read, skipped and pushed.
+/// `--buckets a,b`: aw-sync's list; blank parts are dropped, so an empty
+/// value means every bucket.
+fn parse_list(text: &str) -> Result<Vec<String>, String> {
+    Ok(text
+        .split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// `--start-date YYYY-MM-DD`: midnight UTC of that day, as aw-sync reads
+/// it.
+fn parse_start_date(text: &str) -> Result<Timestamp, String> {
+    let text = text.trim();
+    let valid = text.len() == 10
+        && text.char_indices().all(|(at, c)| {
+            if at == 4 || at == 7 {
+                c == '-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    if !valid {
+        return Err(format!("'{text}' is not a date: use YYYY-MM-DD"));
+    }
+    Timestamp::parse(&format!("{text}T00:00:00Z"))
+        .map_err(|_| format!("'{text}' is not a date: use YYYY-MM-DD"))
+}
+
+/// The report on stderr: a line per file read, skipped and pushed, then
+/// the summary.
 fn print(report: &PassReport) {
     if let Some(pull) = &report.pull {
         for source in &pull.sources {
-            let counts = source.counts;
-            eprintln!(
-                "{} (device {}): {} new, {} updated, {} deleted, {} already here, {} dropped",
-                source.file,
-                source.device,
-                counts.inserted,
-                counts.updated,
-                counts.deleted,
-                counts.skipped,
-                counts.dropped
-            );
+            eprintln!("{}", source_line(source));
         }
         for skipped in &pull.skipped {
             eprintln!("skipped {}: {}", skipped.name, skipped.reason);
         }
     }
     eprintln!("{}", report.summary());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_start_dates_read_as_aw_sync_reads_them() {
+        assert_eq!(parse_list(" a, b ,,c").unwrap(), ["a", "b", "c"]);
+        assert!(parse_list(" ").unwrap().is_empty());
+        assert_eq!(
+            parse_start_date("2026-11-01").unwrap(),
+            Timestamp::parse("2026-11-01T00:00:00Z").unwrap()
+        );
+        for bad in [
+            "2026-11-1",
+            "2026-11-01T10:00:00Z",
+            "yesterday",
+            "2026-13-01",
+        ] {
+            assert!(parse_start_date(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -7,7 +7,9 @@
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
 
-use super::background;
+use aw_datastore::SyncFilter;
+
+use super::{background, timestamp_param};
 use crate::error::ApiError;
 use crate::sync::{PassReport, SyncMode, SyncStatus};
 use crate::ServerState;
@@ -21,10 +23,15 @@ pub fn status(state: &State<ServerState>) -> Json<SyncStatus> {
 
 /// Runs a pass now with the configured folder (`mode` push, pull or
 /// both, default both), after any pass already running, and answers its
-/// report; 409 when `[sync]` is not configured.
-#[post("/api/0/sync/run?<mode>")]
+/// report; 409 when `[sync]` is not configured. `buckets` (comma-separated
+/// ids; default the configured ones) and `start` (a time or date: events
+/// ending before it are left out) limit it as the `sync` command's
+/// `--buckets` and `--start-date` do.
+#[post("/api/0/sync/run?<mode>&<buckets>&<start>")]
 pub async fn run(
     mode: Option<&str>,
+    buckets: Option<&str>,
+    start: Option<&str>,
     state: &State<ServerState>,
 ) -> Result<Json<PassReport>, ApiError> {
     let mode = match mode {
@@ -35,10 +42,37 @@ pub async fn run(
             ))
         })?,
     };
+    // A date alone is midnight UTC, as the command's --start-date.
+    let start = start.map(|text| {
+        if text.len() == 10 {
+            format!("{text}T00:00:00Z")
+        } else {
+            text.to_string()
+        }
+    });
+    let start = timestamp_param("start", start.as_deref())?;
+    let filter = (buckets.is_some() || start.is_some()).then(|| SyncFilter {
+        buckets: buckets
+            .map(|text| {
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .or_else(|| {
+                state
+                    .sync
+                    .settings
+                    .as_ref()
+                    .and_then(|settings| settings.buckets.clone())
+            }),
+        start,
+    });
     let datastore = state.datastore.clone();
     let sync = std::sync::Arc::clone(&state.sync);
     // Reading and writing the folder's files is long work: a low-priority
     // thread, so heartbeats get the CPU first.
-    let report = background(move || Ok(sync.run(&datastore, mode)?)).await?;
+    let report = background(move || Ok(sync.run(&datastore, mode, filter)?)).await?;
     Ok(Json(report))
 }

@@ -38,15 +38,16 @@ struct Args {
 }
 
 /// Restarts `server` with a `[sync]` section whose schedule only does
-/// `mode` (a pass at start that finds nothing to do), so every measured
-/// pass is one asked for.
+/// `mode` once a day: its pass at start finds nothing to do (and creates
+/// the server's own copy in the folder), so every measured pass is one
+/// asked for.
 fn configure(server: &mut ServerProcess, folder: &std::path::Path, mode: &str) -> io::Result<()> {
     let file = server.config_file();
     std::fs::create_dir_all(file.parent().expect("a config folder"))?;
     std::fs::write(
         file,
         format!(
-            "[sync]\nfolder = {:?}\ninterval_seconds = 86400\nmode = \"{mode}\"\n",
+            "[sync]\nenabled = true\nfolder = {:?}\ninterval = 86400\nmode = \"{mode}\"\n",
             folder.to_str().expect("a UTF-8 temp path")
         ),
     )?;
