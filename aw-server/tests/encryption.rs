@@ -9,13 +9,13 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{binary_in, free_port};
+use common::{binary, free_port};
 #[cfg(feature = "sqlcipher")]
 use common::{spawn_listening, Client};
 use tempfile::TempDir;
 
 fn server(root: &Path, db: &Path, password: Option<&str>) -> Command {
-    let mut command = binary_in(root);
+    let mut command = binary(root);
     command
         .args(["--testing", "--no-legacy-import", "--port"])
         .arg(free_port().to_string())

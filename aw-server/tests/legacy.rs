@@ -18,7 +18,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use aw_models::Timestamp;
-use common::{binary_in, free_port, Client};
+use common::{binary, free_port, Client};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -48,7 +48,7 @@ fn place_legacy(root: &Path, from: &Path) {
 }
 
 fn command(root: &Path, port: u16, args: &[&str]) -> Command {
-    let mut command = binary_in(root);
+    let mut command = binary(root);
     command
         .args(["--testing", "--port", &port.to_string()])
         .args(args)
@@ -424,7 +424,7 @@ fn import_legacy_killed_midway_and_rerun_stores_everything_once() {
     write_large_legacy(&legacy, 2, 100_000);
     let db = root.path().join("new.db");
     let import = |root: &Path| {
-        let mut command = binary_in(root);
+        let mut command = binary(root);
         command
             .args(["import", "--legacy", "--dbpath"])
             .arg(&db)
@@ -469,7 +469,7 @@ fn import_legacy_killed_midway_and_rerun_stores_everything_once() {
 /// Runs `aw-server import --legacy ARGS...` with the test's private
 /// folders: its exit status and report.
 fn import_legacy(root: &Path, args: &[&OsStr]) -> (Option<i32>, String) {
-    let output = binary_in(root)
+    let output = binary(root)
         .args(["import", "--legacy"])
         .args(args)
         .output()

@@ -333,21 +333,6 @@ pub fn encode(segment: &str) -> String {
         .collect()
 }
 
-/// The binary under test with its config, data and cache folders (and
-/// `HOME`) in `root`, so nothing of the user's is read or written and a
-/// first start finds only what the test put there.
-#[allow(dead_code)] // not every test file spawns the binary
-pub fn binary_in(root: &std::path::Path) -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aw-server"));
-    command
-        .env("XDG_CONFIG_HOME", root.join("config"))
-        .env("XDG_DATA_HOME", root.join("data"))
-        .env("XDG_CACHE_HOME", root.join("cache"))
-        .env("HOME", root)
-        .env_remove("AW_DB_PASSWORD");
-    command
-}
-
 /// A free TCP port on the loopback interface.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -387,7 +372,9 @@ pub fn spawn_listening(command: &mut std::process::Command) -> std::process::Chi
     child
 }
 
-/// The built binary with private XDG folders (and `HOME`) under `root`.
+/// The built binary with private XDG folders (and `HOME`) under `root`,
+/// so nothing of the user's is read or written and a first start finds
+/// only what the test put there.
 pub fn binary(root: &std::path::Path) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_aw-server"));
     command
@@ -396,6 +383,7 @@ pub fn binary(root: &std::path::Path) -> std::process::Command {
         .env("XDG_CACHE_HOME", root.join("cache"))
         .env("HOME", root)
         .env_remove("AW_SYNC_DIR")
+        .env_remove("AW_DB_PASSWORD")
         .env_remove("RUST_LOG")
         .stdin(std::process::Stdio::null());
     command
