@@ -126,6 +126,15 @@ impl Server {
             .unwrap();
         assert!(status.success());
         assert_eq!(self.child.wait().unwrap().code(), Some(0));
+        // Drop then finds the process gone.
+    }
+}
+
+/// A test that fails midway must not leave its server running.
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
