@@ -107,6 +107,21 @@ test('durations read in whole seconds, zero parts left out', () => {
   assert.equal(time.isoDuration(3723), 'PT1H2M3S');
 });
 
+test('dates and times are written in English with a 24-hour clock, without Intl', () => {
+  const afternoon = new Date(2026, 2, 10, 14, 5);
+  const morning = new Date(2026, 0, 4, 9, 7);
+  assert.equal(time.formatTime(afternoon), '14:05');
+  assert.equal(time.formatTime(morning), '09:07');
+  assert.equal(time.formatDate(afternoon), 'Tue, 10 Mar 2026');
+  assert.equal(time.formatDateTime(morning), '4 Jan 2026, 09:07');
+  assert.equal(time.weekdayShort(morning), 'Sun');
+  const monday = time.weekStartDay('Monday');
+  assert.equal(time.periodTitle('day', afternoon, monday), 'Tue, 10 Mar 2026');
+  assert.equal(time.periodTitle('week', afternoon, monday), 'Week of Mon, 9 Mar 2026');
+  assert.equal(time.periodTitle('week', afternoon, time.weekStartDay('Sunday')), 'Week of Sun, 8 Mar 2026');
+  assert.equal(time.periodTitle('month', afternoon, monday), 'March 2026');
+});
+
 test('seconds per hour: each event is split over the hours it overlaps', () => {
   const day = time.parseDateKey('2026-03-10');
   const hours = time.hourRanges(day, time.dayOffset('04:00'));

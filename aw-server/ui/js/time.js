@@ -3,6 +3,7 @@
 // reads them, and how durations and times are written.
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const pad = n => String(n).padStart(2, '0');
 
 /** Minutes after midnight at which a day starts ("04:00" -> 240). */
 export function dayOffset(startOfDay) {
@@ -20,7 +21,6 @@ export function weekStartDay(startOfWeek) {
 
 /** "2026-11-20" for a local date. */
 export function dateKey(date) {
-  const pad = n => String(n).padStart(2, '0');
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
@@ -137,26 +137,42 @@ export function ago(timestamp, now = Date.now()) {
   return 'just now';
 }
 
-// Made on first use: creating a format loads locale data, which would
-// otherwise delay the module's first requests.
-const formats = {};
-function format(name, options) {
-  formats[name] ??= new Intl.DateTimeFormat(undefined, options);
-  return formats[name];
-}
-const dateFormat = () => format('date', { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' });
-const monthFormat = () => format('month', { year: 'numeric', month: 'long' });
-const dateTimeFormat = () =>
-  format('dateTime', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
-const timeFormat = () => format('time', { hour: '2-digit', minute: '2-digit' });
+// Dates and times are written by hand, in English (as the rest of the
+// pages) with a 24-hour clock, rather than with Intl.DateTimeFormat: a
+// page's first use of Intl (any of its formats, or localeCompare) loads
+// the locale data, 15-20 ms of main-thread time in a fresh tab here, more
+// than building the whole day view.
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+/** "Tue", the short name of a date's weekday. */
+export const weekdayShort = date => WEEKDAYS[date.getDay()].slice(0, 3);
 
-/** The heading of a period: "Fri, Nov 20, 2026", "Week of ...", "November 2026". */
+/** "Tue, 30 Dec 2025" */
+export const formatDate = date =>
+  `${weekdayShort(date)}, ${date.getDate()} ${MONTHS[date.getMonth()].slice(0, 3)} ${date.getFullYear()}`;
+
+/** "14:05" */
+export const formatTime = date => `${pad(date.getHours())}:${pad(date.getMinutes())}`;
+
+/** "30 Dec 2025, 14:05" */
+export const formatDateTime = date =>
+  `${date.getDate()} ${MONTHS[date.getMonth()].slice(0, 3)} ${date.getFullYear()}, ${formatTime(date)}`;
+
+/** The heading of a period: "Tue, 30 Dec 2025", "Week of Mon, 29 Dec 2025", "December 2025". */
 export function periodTitle(kind, date, weekStart) {
-  if (kind === 'month') return monthFormat().format(date);
-  if (kind === 'week') return `Week of ${dateFormat().format(periodFirstDate('week', date, weekStart))}`;
-  return dateFormat().format(date);
+  if (kind === 'month') return `${MONTHS[date.getMonth()]} ${date.getFullYear()}`;
+  if (kind === 'week') return `Week of ${formatDate(periodFirstDate('week', date, weekStart))}`;
+  return formatDate(date);
 }
-
-export const formatDate = date => dateFormat().format(date);
-export const formatDateTime = date => dateTimeFormat().format(date);
-export const formatTime = date => timeFormat().format(date);

@@ -21,8 +21,11 @@ export function activityHref(host, kind, date) {
 function hostsOf(buckets) {
   return Object.values(buckets)
     .filter(b => b.type === 'currentwindow' && b.hostname)
-    .sort((a, b) => String(b.last_updated || '').localeCompare(String(a.last_updated || '')))
-    .map(b => b.hostname)
+    // Plain comparison: the ISO times sort as text, and localeCompare would
+    // load the locale data (see time.js) before the query is sent.
+    .map(b => [String(b.last_updated || ''), b.hostname])
+    .sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
+    .map(([, hostname]) => hostname)
     .filter((host, index, all) => all.indexOf(host) === index);
 }
 
@@ -105,7 +108,7 @@ export async function render(main, params, isCurrent) {
       'Day by day',
       columns(
         dayRanges.map(([from], index) => ({
-          label: kind === 'week' ? from.toLocaleDateString(undefined, { weekday: 'short' }) : from.getDate(),
+          label: kind === 'week' ? time.weekdayShort(from) : from.getDate(),
           title: time.formatDate(from),
           seconds: perDay[index],
         })),
