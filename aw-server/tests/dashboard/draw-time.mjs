@@ -1,19 +1,25 @@
 // How long the built-in dashboard takes to draw a day on a long history:
-// from navigation start to the moment the day view's last figure is on
-// the page (app.js records `performance.now()` then, as `awDrawnAt`).
-// Each day is loaded from a fresh browser context each time (empty
-// cache: fetching the page and its modules included) and then again and
-// again in one context (cached files revalidated). Run by
-// scripts/bench-dashboard.
+// from navigation start to the frame that shows the day view's last
+// figure on screen (the Element Timing render time of the view's
+// headings, which app.js marks; the view is inserted at once, so one frame
+// paints it all). Each line also gives when the view was complete in the
+// page (app.js's `awDrawnAt`), when the day's query was sent and when the
+// view had its answer (the `aw-data` mark). Run by scripts/bench-dashboard.
 //
 //   node draw-time.mjs DB HOST DATE [DATE...]
 //
-// LOADS=n: loads per day and cache state (15). Each line also gives when
-// the day's query was sent and when the view had its answer (the
-// `aw-data` mark). BEFORE_BIN=path: also serve the database (a copy of
-// it) with this binary and alternate the loads between the two servers,
-// so that both see the same phases of a busy machine; each line then
-// names the binary.
+// Each day is loaded in three ways (MODES=first,cached,cold to choose):
+// - first: a first visit, in a new tab of a running browser whose HTTP
+//   cache was just cleared (the page and its scripts fetched anew);
+// - cached: the same tab again (files revalidated, 304s);
+// - cold: a fresh browser context each time, as a browser's first page
+//   with a new profile (its network stack and caches set up from nothing).
+// LOADS=n: loads per day and mode (15), after one warm-up.
+// BEFORE_BIN=path and/or BEFORE_WEBPATH=dir: also serve the database (a
+// copy of it) with that binary and/or those pages (`--webpath`, see
+// server.mjs) and alternate the loads between the two servers, so that
+// both see the same phases of a busy machine; each line then says
+// "after" or "before".
 
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,16 +29,20 @@ import { TZ, launchChromium, startServer } from './server.mjs';
 
 const [dbPath, host, ...dates] = process.argv.slice(2);
 const LOADS = Number(process.env.LOADS || 15);
-const servers = [{ name: process.env.BEFORE_BIN ? 'AW_SERVER_BIN' : '', server: await startServer({ dbPath }) }];
+const before = process.env.BEFORE_BIN || process.env.BEFORE_WEBPATH;
+const servers = [{ name: before ? 'after' : '', server: await startServer({ dbPath }) }];
 let copyDir = null;
-if (process.env.BEFORE_BIN) {
+if (before) {
   copyDir = mkdtempSync(join(tmpdir(), 'aw-draw-time-'));
   const copy = join(copyDir, 'before.db');
   copyFileSync(dbPath, copy);
-  const bin = process.env.AW_SERVER_BIN;
-  process.env.AW_SERVER_BIN = process.env.BEFORE_BIN;
-  servers.push({ name: 'BEFORE_BIN', server: await startServer({ dbPath: copy }) });
-  process.env.AW_SERVER_BIN = bin;
+  const saved = { bin: process.env.AW_SERVER_BIN, webpath: process.env.AW_WEBPATH };
+  process.env.AW_SERVER_BIN = process.env.BEFORE_BIN || saved.bin;
+  if (process.env.BEFORE_WEBPATH) process.env.AW_WEBPATH = process.env.BEFORE_WEBPATH;
+  servers.push({ name: 'before', server: await startServer({ dbPath: copy }) });
+  process.env.AW_SERVER_BIN = saved.bin;
+  if (saved.webpath === undefined) delete process.env.AW_WEBPATH;
+  else process.env.AW_WEBPATH = saved.webpath;
 }
 const browser = await launchChromium();
 console.log(`Chromium ${browser.version()}, ${LOADS} loads per day after one warm-up`);
@@ -44,14 +54,28 @@ const median = values => {
 const newContext = () =>
   browser.newContext({ timezoneId: TZ, locale: 'en-GB', viewport: { width: 1280, height: 900 } });
 
-/** One load of the day; `state` holds the server's context and page between loads. */
-async function load(state, url, fresh) {
-  if (fresh || !state.context) {
+/**
+ * One load of the day; `state` holds the server's context and pages between
+ * loads. `mode`: "cold" (a fresh browser context: a new profile, nothing
+ * warmed up), "first" (a new tab of a running browser with its HTTP cache
+ * cleared: a first visit) or "cached" (the same tab again, files
+ * revalidated).
+ */
+async function load(state, url, mode) {
+  if (mode === 'cold' || !state.context) {
     await state.context?.close();
     state.context = await newContext();
-    state.page = await state.context.newPage();
-  } else {
+    // Stays open: the browser's other tab, which clears its cache.
+    state.keeper = await state.context.newPage();
+    state.cdp = await state.context.newCDPSession(state.keeper);
+    state.page = null;
+  }
+  if (mode === 'cached' && state.page) {
     await state.page.goto('about:blank');
+  } else {
+    await state.page?.close();
+    await state.cdp.send('Network.clearBrowserCache');
+    state.page = await state.context.newPage();
   }
   const page = state.page;
   // Nothing runs in the page until it has drawn: Playwright's own script,
@@ -64,48 +88,68 @@ async function load(state, url, fresh) {
   await page.waitForFunction(() => (document.body?.dataset.drawn ?? '').startsWith('activity:'), null, {
     timeout: 60_000,
   });
-  const [drawnAt, dataAt, queryAt, queryBytes] = await page.evaluate(() => {
+  const [drawnAt, paintedAt, dataAt, queryAt, queryBytes] = await page.evaluate(async () => {
     const query = performance.getEntriesByType('resource').find(e => e.name.includes('/api/0/query/'));
+    // When the view was painted: the last Element Timing entry of the
+    // headings app.js marks in the drawn view (one frame shows it all).
+    const painted = await new Promise(resolve => {
+      new PerformanceObserver(list => {
+        const times = list
+          .getEntries()
+          .filter(e => e.identifier === 'aw-view')
+          .map(e => e.renderTime || e.loadTime);
+        if (times.length) resolve(Math.max(...times));
+      }).observe({ type: 'element', buffered: true });
+      setTimeout(() => resolve(NaN), 5_000);
+    });
     return [
       window.awDrawnAt,
+      painted,
       performance.getEntriesByName('aw-data').at(-1)?.startTime ?? NaN,
       query?.startTime ?? NaN,
       query?.decodedBodySize,
     ];
   });
   const active = await page.locator('.card.summary .total').innerText();
-  return { drawnAt, dataAt, queryAt, queryBytes, active };
+  return { drawnAt, paintedAt, dataAt, queryAt, queryBytes, active };
 }
 
-/** Loads the day `LOADS + 1` times per server; `fresh`: a new context (empty cache) each time. */
-async function measure(date, fresh) {
-  const runs = servers.map(() => ({ times: [], dataTimes: [], queryTimes: [], active: '', size: 0, state: {} }));
+const MODES = {
+  first: 'first visit (new tab, empty cache)',
+  cached: 'cached (same tab, 304s)',
+  cold: 'cold (fresh browser context)',
+};
+
+/** Loads the day `LOADS + 1` times per server in `mode` (see `load`). */
+async function measure(date, mode) {
+  const runs = servers.map(() => ({ drawn: [], painted: [], data: [], query: [], active: '', size: 0, state: {} }));
   for (let round = 0; round <= LOADS; round++) {
     // Alternate which server goes first.
     const order = servers.map((_, index) => index);
     if (round % 2) order.reverse();
     for (const index of order) {
       const url = `${servers[index].server.url}/#/activity/${encodeURIComponent(host)}/day/${date}`;
-      const result = await load(runs[index].state, url, fresh);
-      runs[index].active = result.active;
+      const result = await load(runs[index].state, url, mode);
+      const run = runs[index];
+      run.active = result.active;
       if (round > 0) {
-        runs[index].times.push(result.drawnAt);
-        runs[index].dataTimes.push(result.dataAt);
-        runs[index].queryTimes.push(result.queryAt);
-        runs[index].size = result.queryBytes;
+        run.drawn.push(result.drawnAt);
+        run.painted.push(result.paintedAt);
+        run.data.push(result.dataAt);
+        run.query.push(result.queryAt);
+        run.size = result.queryBytes;
       }
     }
   }
   for (const [index, run] of runs.entries()) {
     await run.state.context.close();
-    const { times, dataTimes, queryTimes } = run;
     const name = servers[index].name ? ` [${servers[index].name}]` : '';
-    const fixed = times.map(t => t.toFixed(1)).join(' ');
+    const ms = value => `${value.toFixed(1)} ms`;
     console.log(
-      `${date}, ${fresh ? 'empty cache' : 'cached (304s)'}${name}: active ${run.active}; draw time median ` +
-        `${median(times).toFixed(1)} ms, min ${Math.min(...times).toFixed(1)}, max ` +
-        `${Math.max(...times).toFixed(1)} (all: ${fixed}); the query was sent at a median ` +
-        `${median(queryTimes).toFixed(1)} ms and its answer was in at ${median(dataTimes).toFixed(1)} ms ` +
+      `${date}, ${MODES[mode]}${name}: active ${run.active}; painted at a median ${ms(median(run.painted))} ` +
+        `(min ${ms(Math.min(...run.painted))}, max ${ms(Math.max(...run.painted))}; all: ` +
+        `${run.painted.map(t => t.toFixed(1)).join(' ')}); in the page at ${ms(median(run.drawn))}; ` +
+        `the query was sent at ${ms(median(run.query))} and its answer was in at ${ms(median(run.data))} ` +
         `(${run.size} bytes)`,
     );
   }
@@ -113,8 +157,7 @@ async function measure(date, fresh) {
 
 try {
   for (const date of dates) {
-    await measure(date, true);
-    await measure(date, false);
+    for (const mode of (process.env.MODES || 'first,cached,cold').split(',')) await measure(date, mode);
   }
 } finally {
   await browser.close();
