@@ -49,6 +49,8 @@ mod security;
 mod static_files;
 pub mod sync;
 pub mod transfer;
+#[cfg(test)] // used by build.rs; here for its tests
+mod ui_bundle;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -174,11 +174,29 @@ fn without_web_ui_the_root_is_the_builtin_dashboard() {
         .get("/");
     assert_eq!(revalidated.status, 304);
     assert_eq!(revalidated.header("Link"), Some(preload));
-    assert!(client
-        .get("/js/app.js")
-        .header("Content-Type")
-        .unwrap()
-        .contains("javascript"));
+    // app.js is served with every module it imports joined in, views
+    // included (src/ui_bundle.rs): no import is left for the browser.
+    let app = client.get("/js/app.js");
+    assert!(app.header("Content-Type").unwrap().contains("javascript"));
+    let joined = app.text();
+    for module in [
+        "js/api.js",
+        "js/time.js",
+        "js/views/activity.js",
+        "js/views/buckets.js",
+    ] {
+        assert!(
+            joined.contains(&format!("\n// {module}\n")),
+            "{module} is not in app.js"
+        );
+    }
+    assert!(
+        joined
+            .lines()
+            .all(|line| !line.starts_with("import ") && !line.starts_with("export ")),
+        "{joined}"
+    );
+    assert!(!joined.contains("import("), "{joined}");
     assert!(client
         .get("/js/views/activity.js")
         .header("Content-Type")

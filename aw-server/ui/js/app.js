@@ -4,10 +4,12 @@
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
 // optional), `#/buckets`, `#/about`.
 //
-// It imports only what it needs itself, so it runs as soon as it and
-// api.js have arrived: the first view's requests start then, while the
-// view's modules (index.html preloads them) are still loading. A view's
-// module is imported when the view is first shown.
+// The server's build joins it and every module it imports, views
+// included, into the one file it serves as js/app.js
+// (aw-server/src/ui_bundle.rs), so the first view's requests start as soon
+// as that file has arrived. Served as files from a folder (`--webpath`),
+// the modules load one by one and a view's module when the view is first
+// shown.
 
 import * as api from './api.js';
 import { h } from './dom.js';
