@@ -152,8 +152,23 @@ describe('without an API key', () => {
     assert.equal(hours.length, 24);
     assert.equal(hours[0], '04:00: 0s');
     assert.deepEqual(hours.slice(5, 9), ['09:00: 1h', '10:00: 32m 3s', '11:00: 30m', '12:00: 15m']);
-    // The timeline: one block per stretch of a category.
-    assert.equal(await page.locator('.timeline-strip .block').count(), 4);
+    // The timeline: one block per stretch of a category (09:00-10:02 Code,
+    // 10:30-11:00 YouTube, 11:30-12:00 and 12:30-12:45 the terminal), each
+    // named when pointed at. The strip spans the day from 04:00.
+    const strip = page.locator('.timeline-strip');
+    assert.match(await strip.getAttribute('aria-label'), /^4 stretches of activity/);
+    const box = await strip.boundingBox();
+    const pointAt = async (hours, minutes) => {
+      const x = box.x + (box.width * (hours - 4 + minutes / 60)) / 24;
+      await page.mouse.move(x, box.y + box.height / 2);
+      return strip.getAttribute('title');
+    };
+    assert.equal(await pointAt(9, 30), 'Work > Programming: 09:00–10:02');
+    assert.equal(await pointAt(10, 45), 'Media > Video: 10:30–11:00');
+    assert.equal(await pointAt(12, 40), 'Shell: 12:30–12:45');
+    assert.equal(await pointAt(12, 15), '');
+    assert.equal(await pointAt(8, 0), '');
+    await page.mouse.move(0, 0);
     await shoot(page, 'day-1280-light');
     assertClean(problems);
     await context.close();

@@ -1,6 +1,7 @@
 // Charts drawn with plain elements: bars are divs sized in percent, so
 // they need no canvas, scale with the page and are read by screen readers
-// through their labels.
+// through their labels. The day's timeline is one element painted with a
+// gradient (see `timeline`).
 
 import { h } from './dom.js';
 import { formatDuration, formatTime, isoDuration } from './time.js';
@@ -92,32 +93,19 @@ export function secondsPerRange(events, ranges) {
 /**
  * The day as one strip: each active stretch placed by its time and
  * coloured by its category. Neighbouring events of one category less than
- * a pixel's worth apart are drawn as one block. Blocks are made without
- * `h` and their times formatted once per minute: a day has hundreds.
+ * a pixel's worth apart make one block. The strip is a single element
+ * painted with a gradient of hard stops, not an element per block: a day
+ * has hundreds of blocks, and laying out and painting that many elements
+ * took longer than the rest of the view. Pointing at a block shows its
+ * category and times as the strip's title.
  */
 export function timeline(events, [start, end], colorOf) {
   const first = start.getTime();
   const last = end.getTime();
   const span = last - first;
-  const strip = h('div', { class: 'timeline-strip' });
   const joinGap = span / 2000;
-  const clock = new Map();
-  const at = ms => {
-    const minute = Math.floor(ms / 60_000);
-    if (!clock.has(minute)) clock.set(minute, formatTime(new Date(ms)));
-    return clock.get(minute);
-  };
+  const blocks = [];
   let block = null;
-  const flush = () => {
-    if (!block) return;
-    const element = document.createElement('span');
-    element.className = 'block';
-    element.title = `${block.name.join(' > ')}: ${at(block.from)}–${at(block.to)}`;
-    element.style.left = `${(100 * (block.from - first)) / span}%`;
-    element.style.width = `${Math.max(0.1, (100 * (block.to - block.from)) / span)}%`;
-    element.style.backgroundColor = colorOf(block.name);
-    strip.append(element);
-  };
   for (const event of events) {
     const from = Math.max(Date.parse(event.timestamp), first);
     const to = Math.min(from + event.duration * 1000, last);
@@ -127,11 +115,42 @@ export function timeline(events, [start, end], colorOf) {
     if (block && block.key === key && from - block.to < joinGap) {
       block.to = Math.max(block.to, to);
     } else {
-      flush();
       block = { key, name, from, to };
+      blocks.push(block);
     }
   }
-  flush();
+  const percent = ms => `${((100 * (ms - first)) / span).toFixed(3)}%`;
+  const stops = [];
+  for (const { name, from, to } of blocks) {
+    const color = colorOf(name);
+    const left = percent(from);
+    // At least a thousandth of the day, so that a short block still shows.
+    const right = percent(Math.max(to, from + span / 1000));
+    stops.push(`transparent ${left}`, `${color} ${left}`, `${color} ${right}`, `transparent ${right}`);
+  }
+  const strip = h('div', {
+    class: 'timeline-strip',
+    role: 'img',
+    'aria-label': `${blocks.length} stretches of activity; point at one for its category and times`,
+  });
+  if (stops.length) strip.style.backgroundImage = `linear-gradient(to right, ${stops.join(', ')})`;
+  strip.addEventListener('mousemove', event => {
+    const box = strip.getBoundingClientRect();
+    const at = first + ((event.clientX - box.left) / box.width) * span;
+    // Half a pixel either side, so that the thinnest blocks can be found.
+    const slack = span / box.width / 2;
+    let low = 0;
+    let high = blocks.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (Math.max(blocks[middle].to, blocks[middle].from + span / 1000) + slack < at) low = middle + 1;
+      else high = middle;
+    }
+    const found = blocks[low] && blocks[low].from - slack <= at ? blocks[low] : null;
+    strip.title = found
+      ? `${found.name.join(' > ')}: ${formatTime(new Date(found.from))}–${formatTime(new Date(found.to))}`
+      : '';
+  });
   const ticks = h('div', { class: 'timeline-ticks', 'aria-hidden': 'true' });
   for (let hour = 0; hour <= 24; hour += 6) {
     const tick = h('span', {}, formatTime(new Date(first + hour * 3600_000)));
