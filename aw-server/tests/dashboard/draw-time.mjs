@@ -14,7 +14,10 @@
 // - cached: the same tab again (files revalidated, 304s);
 // - cold: a fresh browser context each time, as a browser's first page
 //   with a new profile (its network stack and caches set up from nothing).
-// LOADS=n: loads per day and mode (15), after one warm-up.
+// LOADS=n: loads per day and mode (15), after one warm-up. Each load
+// starts SETTLE_MS (300) after the last one's tab or context was closed:
+// tearing down its renderer took the two cores while the next load ran,
+// adding tens of milliseconds that no visit in a browser would see.
 // BEFORE_BIN=path and/or BEFORE_WEBPATH=dir: also serve the database (a
 // copy of it) with that binary and/or those pages (`--webpath`, see
 // server.mjs) and alternate the loads between the two servers, so that
@@ -29,6 +32,7 @@ import { TZ, launchChromium, startServer } from './server.mjs';
 
 const [dbPath, host, ...dates] = process.argv.slice(2);
 const LOADS = Number(process.env.LOADS || 15);
+const SETTLE_MS = Number(process.env.SETTLE_MS ?? 300);
 const before = process.env.BEFORE_BIN || process.env.BEFORE_WEBPATH;
 const servers = [{ name: before ? 'after' : '', server: await startServer({ dbPath }) }];
 let copyDir = null;
@@ -78,6 +82,10 @@ async function load(state, url, mode) {
     state.page = await state.context.newPage();
   }
   const page = state.page;
+  // The machine settles first: the tab or context closed just before is
+  // still being torn down, and the last load's server may still be
+  // freeing its answer.
+  await new Promise(resolve => setTimeout(resolve, SETTLE_MS));
   // Nothing runs in the page until it has drawn: Playwright's own script,
   // which evaluating anything injects, would take the page's main thread
   // while it works. app.js asks for /api/0/info (the footer) only once the
