@@ -60,3 +60,25 @@ pub fn init(log_dir: &Path, testing: bool, verbose: bool) -> io::Result<PathBuf>
         .map_err(|error| io::Error::other(error.to_string()))?;
     Ok(path)
 }
+
+/// Warnings and errors of a command (`export`, `import`, `sync`...) on
+/// stderr, with no log file: the datastore reports through `log` what a
+/// user of the command must see, such as skipped corrupt rows, a full
+/// disk or stored privacy rules it leaves out. `RUST_LOG` (or `LOG_LEVEL`)
+/// shows more.
+pub fn init_for_command() {
+    let mut builder = env_logger::Builder::new();
+    builder.parse_filters("warn");
+    if let Ok(filters) = std::env::var("LOG_LEVEL").or_else(|_| std::env::var("RUST_LOG")) {
+        builder.parse_filters(&filters);
+    }
+    builder
+        .format(|out, record| {
+            let level = record.level().as_str().to_ascii_lowercase();
+            writeln!(out, "aw-server: {level}: {}", record.args())
+        })
+        .write_style(env_logger::WriteStyle::Never)
+        .target(env_logger::Target::Stderr);
+    // Only fails if a logger is already installed, which then logs.
+    let _ = builder.try_init();
+}

@@ -112,6 +112,9 @@ fn main() -> anyhow::Result<()> {
     let purge_delay = allocator::set_purge_delay();
     no_transparent_huge_pages();
     let cli = Cli::parse();
+    if !matches!(cli.command, None | Some(Command::Serve(_))) {
+        logging::init_for_command();
+    }
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
         Some(Command::Export(args)) => return finish(cli::export::run(args)),
