@@ -15,7 +15,7 @@ use crate::bounds::DurationBounds;
 use crate::cleanup::{self, Chunk, RangeDeletion, RulesMode, RulesOutcome};
 use crate::commands::{WorkerMessage, WriteCommand};
 use crate::local::LocalReads;
-use crate::privacy::{PrivacyRules, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
+use crate::privacy::{PrivacyRules, PRIVACY_FILTERS_KEY};
 use crate::{Datastore, DatastoreError, Result};
 
 /// Events a retention run deleted from one bucket.
@@ -168,12 +168,10 @@ impl Datastore {
             return self.rules_on_writer(mode, progress);
         };
         // The rules in force, as the writer compiled them from the same
-        // setting (`worker.rs`): stored rules that do not compile are none.
+        // setting (`worker.rs`): the stored rules that can be used.
         let rules = match self.setting(PRIVACY_FILTERS_KEY).wait()? {
             None => PrivacyRules::default(),
-            Some(value) => {
-                PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT).unwrap_or_default()
-            }
+            Some(value) => PrivacyRules::compile_stored(&value).0,
         };
         let mut reports = Vec::new();
         for bucket_id in self.buckets().wait()?.into_keys() {

@@ -15,7 +15,11 @@
 //! Unlike the reference, which stores any JSON and then silently ignores
 //! rules it cannot use, [`PrivacyRules::compile`] refuses the whole set
 //! when one rule is wrong, naming the rule, so a caller can refuse to save
-//! it. The writer thread holds the compiled set and applies it in every
+//! it. A set already in a database file, which another server may have
+//! stored whatever it held, is read with [`PrivacyRules::compile_stored`]:
+//! the rules that can be used apply and each other one is reported, since
+//! leaving the whole set out would let through what the good rules keep
+//! out. The writer thread holds the compiled set and applies it in every
 //! write path (`writes.rs`); this module only knows rules and events.
 
 use aw_models::{Data, Event, SettingValue};
@@ -109,6 +113,37 @@ impl PrivacyRules {
             }
         }
         Ok(PrivacyRules { rules })
+    }
+
+    /// A set found in a database file: every rule that can be used, in
+    /// order, and why each other one cannot (a value that is not an array
+    /// gives no rules; rules past the `MAX_RULES` first are left out).
+    pub fn compile_stored(value: &SettingValue) -> (PrivacyRules, Vec<RuleError>) {
+        let items = match value {
+            Value::Array(items) => items,
+            _ => {
+                return match PrivacyRules::compile(value, DEFAULT_PATTERN_SIZE_LIMIT) {
+                    Ok(rules) => (rules, Vec::new()),
+                    Err(error) => (PrivacyRules::default(), vec![error]),
+                }
+            }
+        };
+        let mut errors = Vec::new();
+        if items.len() > MAX_RULES {
+            errors.push(RuleError::TooMany(items.len()));
+        }
+        let mut rules = Vec::new();
+        for (index, item) in items.iter().enumerate().take(MAX_RULES) {
+            match compile_rule(item, DEFAULT_PATTERN_SIZE_LIMIT) {
+                Ok((true, rule)) => rules.push(rule),
+                Ok((false, _)) => {}
+                Err(problem) => errors.push(RuleError::Rule {
+                    number: index + 1,
+                    problem,
+                }),
+            }
+        }
+        (PrivacyRules { rules }, errors)
     }
 
     /// Whether no rule is in force.
@@ -434,5 +469,29 @@ mod tests {
             PrivacyRules::compile(&many, 1 << 20).unwrap_err(),
             RuleError::TooMany(MAX_RULES + 1)
         );
+    }
+
+    #[test]
+    fn a_stored_set_keeps_its_usable_rules_and_names_the_others() {
+        let drop = |pattern: &str| json!({"enabled": true, "field": "title", "pattern": pattern, "action": "drop"});
+        let stored = json!([drop("secret"), drop("("), {"action": "drop"}, drop("private")]);
+        let (rules, errors) = PrivacyRules::compile_stored(&stored);
+        assert_eq!(rules.rules.len(), 2);
+        let names: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert!(names[0].starts_with("rule 2: "), "{names:?}");
+        assert!(names[1].starts_with("rule 3: "), "{names:?}");
+        assert_eq!(names.len(), 2);
+        let mut notes = data(json!({"title": "private notes"}));
+        assert_eq!(rules.apply("any", &mut notes), Verdict::Dropped);
+
+        let (rules, errors) = PrivacyRules::compile_stored(&json!({"rules": []}));
+        assert!(rules.is_empty());
+        assert_eq!(errors, [RuleError::NotAnArray("an object")]);
+        let (rules, errors) = PrivacyRules::compile_stored(&Value::Null);
+        assert!(rules.is_empty() && errors.is_empty());
+        let many = Value::Array(vec![drop("a"); MAX_RULES + 2]);
+        let (rules, errors) = PrivacyRules::compile_stored(&many);
+        assert_eq!(rules.rules.len(), MAX_RULES);
+        assert_eq!(errors, [RuleError::TooMany(MAX_RULES + 2)]);
     }
 }

@@ -808,9 +808,9 @@ impl Worker {
     }
 }
 
-/// The privacy rules stored in the file. Rules that do not compile (a
-/// file written by a server that stores any JSON) are reported and not
-/// applied: applying some of them would be applying half a rule set.
+/// The privacy rules stored in the file. A rule that cannot be used (a
+/// file written by a server that stores any JSON) is reported and left
+/// out; the others apply (`PrivacyRules::compile_stored`).
 fn load_privacy_rules(conn: &Connection) -> PrivacyRules {
     let value = match queries::setting(conn, PRIVACY_FILTERS_KEY) {
         Ok(value) => value.unwrap_or_default(),
@@ -819,10 +819,14 @@ fn load_privacy_rules(conn: &Connection) -> PrivacyRules {
             return PrivacyRules::default();
         }
     };
-    PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT).unwrap_or_else(|err| {
-        log::error!("The stored privacy filters are not applied: {err}");
-        PrivacyRules::default()
-    })
+    let (rules, errors) = PrivacyRules::compile_stored(&value);
+    for error in errors {
+        log::error!(
+            "A stored privacy filter is not applied, the others are: {error} \
+             (save the rules again to correct it)"
+        );
+    }
+    rules
 }
 
 /// Runs a statement without parameters through the statement cache.

@@ -225,6 +225,57 @@ fn invalid_rules_are_refused_and_the_rules_in_force_stay() {
 }
 
 #[test]
+fn rules_a_file_holds_apply_without_those_that_cannot_be_used() {
+    // aw-server-rust stores any JSON under the key: a set with one rule
+    // that does not compile and one this server does not know.
+    let (db, store) = window_store();
+    store
+        .insert_events(WINDOW, vec![event(0, 5, title("incognito before"))])
+        .unwrap();
+    store.close().unwrap();
+    let mut rules = webui_defaults();
+    let list = rules.as_array_mut().unwrap();
+    list.insert(
+        1,
+        json!({"enabled": true, "field": "title", "pattern": "(", "action": "drop"}),
+    );
+    list.push(json!({"enabled": true, "field": "title", "pattern": "news", "action": "hide"}));
+    let conn = rusqlite::Connection::open(db.path()).unwrap();
+    conn.execute(
+        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, 0)",
+        rusqlite::params![format!("settings.{PRIVACY_FILTERS_KEY}"), rules.to_string()],
+    )
+    .unwrap();
+    drop(conn);
+
+    let store = db.open();
+    store
+        .insert_events(
+            WINDOW,
+            vec![
+                event(10, 5, title("Incognito tab")),
+                event(20, 5, title("My banking page")),
+                event(30, 5, title("news")),
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        titles(&store, WINDOW),
+        ["incognito before", "REDACTED", "news"],
+        "the two usable rules apply; the others are left out"
+    );
+    let preview = store.preview_privacy_rules(&mut |_| {}).unwrap();
+    assert_eq!(preview[0].outcome.dropped, 1, "{preview:?}");
+    // Saving the set as it is stays refused, naming the first bad rule.
+    match store.set_setting(PRIVACY_FILTERS_KEY, rules) {
+        Err(DatastoreError::InvalidInput(message)) => {
+            assert!(message.contains("rule 2"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn applying_rules_to_history_counts_the_same_dry_and_real_and_is_idempotent() {
     let (_db, store) = window_store();
     let mut events = Vec::new();

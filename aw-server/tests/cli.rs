@@ -610,6 +610,40 @@ fn offline_imports_and_history_obey_the_stored_privacy_rules() {
 }
 
 #[test]
+fn stored_rules_another_server_wrote_apply_without_the_unusable_one() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let db = path(root, "sqlite.db");
+    let source = path(root, "window.json");
+    fs::write(&source, window_document().to_string()).unwrap();
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    // As aw-server-rust stores any JSON: a rule that does not compile
+    // between the two good ones.
+    let mut rules = webui_rules();
+    rules.as_array_mut().unwrap().insert(
+        1,
+        json!({"enabled": true, "field": "title", "pattern": "(", "action": "drop"}),
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "INSERT OR REPLACE INTO key_value (key, value, last_modified) \
+         VALUES ('settings.privacy_filters', ?1, 0)",
+        [rules.to_string()],
+    )
+    .unwrap();
+    drop(conn);
+    let applied = ok(root, &["apply-privacy-filters", "--dbpath", s(&db)]);
+    assert!(
+        applied.contains(
+            "aw-server: error: A stored privacy filter is not applied, the others are: rule 2:"
+        ),
+        "{applied}"
+    );
+    assert!(applied.contains("1 dropped, 1 redacted"), "{applied}");
+    assert_eq!(titles(root, &db), ["REDACTED", "news"]);
+}
+
+#[test]
 fn delete_range_works_offline_and_online_with_a_dry_run() {
     let dir = TempDir::new().unwrap();
     let root = dir.path();

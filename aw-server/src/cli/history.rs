@@ -4,10 +4,7 @@
 //! offline on the database file. Offline, the datastore does the work in
 //! chunks, as the server does, and a progress bar follows it.
 
-use aw_datastore::{
-    Datastore, PrivacyRules, RangeDeletion, RulesReport, DEFAULT_PATTERN_SIZE_LIMIT,
-    PRIVACY_FILTERS_KEY,
-};
+use aw_datastore::{Datastore, PrivacyRules, RangeDeletion, RulesReport, PRIVACY_FILTERS_KEY};
 use clap::Args;
 
 use super::progress::{self, Unit};
@@ -160,16 +157,14 @@ fn apply_in(target: &Target, dry_run: bool) -> Result<(), CliError> {
         }
         Target::Offline { datastore, .. } => {
             let failed = |error| CliError(format!("applying the privacy filters failed: {error}"));
-            // The bar counts the events of the buckets the rules apply to.
+            // The bar counts the events of the buckets the rules apply to:
+            // the stored rules that can be used, as the datastore applies
+            // them (it logs those it leaves out when it opens).
             let rules = datastore
                 .setting(PRIVACY_FILTERS_KEY)
                 .wait()
                 .map_err(failed)?
-                .map(|value| PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT))
-                .transpose()
-                .map_err(|error| {
-                    CliError(format!("the stored privacy filters are invalid: {error}"))
-                })?
+                .map(|value| PrivacyRules::compile_stored(&value).0)
                 .unwrap_or_default();
             let mut total = 0;
             for bucket_id in datastore.buckets().wait().map_err(failed)?.into_keys() {
