@@ -551,6 +551,19 @@ fn window_document() -> Value {
 }
 
 /// Saves the privacy rules in `db` through a server on it.
+/// A temporary folder where `window_document()` was written to
+/// `window.json` and imported offline into `sqlite.db`: (the folder, the
+/// database, the document).
+fn imported_window() -> (TempDir, PathBuf, PathBuf) {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    let db = path(root, "sqlite.db");
+    let source = path(root, "window.json");
+    fs::write(&source, window_document().to_string()).unwrap();
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    (dir, db, source)
+}
+
 fn save_rules(root: &Path, db: &Path) {
     let server = Server::start(root, db);
     let client = common::Client {
@@ -578,13 +591,9 @@ fn titles(root: &Path, db: &Path) -> Vec<String> {
 
 #[test]
 fn offline_imports_and_history_obey_the_stored_privacy_rules() {
-    let dir = TempDir::new().unwrap();
-    let root = dir.path();
-    let db = path(root, "sqlite.db");
-    let source = path(root, "window.json");
-    fs::write(&source, window_document().to_string()).unwrap();
     // Stored before the rules: history to clean.
-    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    let (dir, db, source) = imported_window();
+    let root = dir.path();
     save_rules(root, &db);
     let dry = ok(
         root,
@@ -611,12 +620,8 @@ fn offline_imports_and_history_obey_the_stored_privacy_rules() {
 
 #[test]
 fn stored_rules_another_server_wrote_apply_without_the_unusable_one() {
-    let dir = TempDir::new().unwrap();
+    let (dir, db, _) = imported_window();
     let root = dir.path();
-    let db = path(root, "sqlite.db");
-    let source = path(root, "window.json");
-    fs::write(&source, window_document().to_string()).unwrap();
-    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
     // As aw-server-rust stores any JSON: a rule that does not compile
     // between the two good ones.
     let mut rules = webui_rules();
@@ -645,12 +650,8 @@ fn stored_rules_another_server_wrote_apply_without_the_unusable_one() {
 
 #[test]
 fn delete_range_works_offline_and_online_with_a_dry_run() {
-    let dir = TempDir::new().unwrap();
+    let (dir, db, _) = imported_window();
     let root = dir.path();
-    let db = path(root, "sqlite.db");
-    let source = path(root, "window.json");
-    fs::write(&source, window_document().to_string()).unwrap();
-    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
     let range = [
         "--start",
         "2026-01-01T10:05:00Z",
@@ -692,12 +693,8 @@ fn delete_range_works_offline_and_online_with_a_dry_run() {
 
 #[test]
 fn vacuum_works_offline_and_online() {
-    let dir = TempDir::new().unwrap();
+    let (dir, db, _) = imported_window();
     let root = dir.path();
-    let db = path(root, "sqlite.db");
-    let source = path(root, "window.json");
-    fs::write(&source, window_document().to_string()).unwrap();
-    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
     let offline = ok(root, &["vacuum", "--dbpath", s(&db)]);
     assert!(
         offline.contains("it needs about") && offline.contains("Vacuumed:"),
