@@ -30,6 +30,29 @@ fn folder_for(dir: &Path, device: &str) -> SyncFolder {
     }
 }
 
+/// What two devices sharing a sync folder keep on disk; the files go
+/// when it is dropped.
+struct Shared {
+    folder: tempfile::TempDir,
+    _databases: (TempDb, TempDb),
+}
+
+/// Two devices and the folder they sync through: `a` holds the laptop's
+/// window bucket, `b` nothing yet; each with its own `SyncFolder`.
+fn two_devices() -> (Shared, Datastore, Datastore, SyncFolder, SyncFolder) {
+    let folder = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    a.create_bucket(laptop_bucket()).unwrap();
+    let a_folder = folder_for(folder.path(), "dev-a");
+    let b_folder = folder_for(folder.path(), "dev-b");
+    let shared = Shared {
+        folder,
+        _databases: (a_db, b_db),
+    };
+    (shared, a, b, a_folder, b_folder)
+}
+
 fn laptop_bucket() -> aw_models::Bucket {
     let mut bucket = bucket(WINDOW);
     bucket.hostname = "laptop".to_string();
@@ -86,20 +109,16 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn push_and_pull_are_incremental_and_idempotent() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    let (a_folder, b_folder) = (
-        folder_for(sync.path(), "dev-a"),
-        folder_for(sync.path(), "dev-b"),
-    );
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (shared, a, b, a_folder, b_folder) = two_devices();
     a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
         .unwrap();
 
     let first = push(&a, &a_folder);
     assert_eq!((first.buckets, first.written), (1, 10));
-    assert_eq!(first.file, sync.path().join("dev-a").join("test.db"));
+    assert_eq!(
+        first.file,
+        shared.folder.path().join("dev-a").join("test.db")
+    );
     let modified = std::fs::metadata(&first.file).unwrap().modified().unwrap();
     assert_eq!(
         push(&a, &a_folder).written,
@@ -141,14 +160,7 @@ fn push_and_pull_are_incremental_and_idempotent() {
 
 #[test]
 fn heartbeats_extend_the_pulled_copy_instead_of_adding_to_it() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    let (a_folder, b_folder) = (
-        folder_for(sync.path(), "dev-a"),
-        folder_for(sync.path(), "dev-b"),
-    );
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     let pulse = Duration::from_secs(60);
     a.heartbeat(WINDOW, window(0, 0, "doc"), pulse).unwrap();
     a.heartbeat(WINDOW, window(10, 0, "doc"), pulse).unwrap();
@@ -172,14 +184,7 @@ fn heartbeats_extend_the_pulled_copy_instead_of_adding_to_it() {
 
 #[test]
 fn deletions_and_redactions_reach_copies_and_a_copys_own_deletions_stand() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    let (a_folder, b_folder) = (
-        folder_for(sync.path(), "dev-a"),
-        folder_for(sync.path(), "dev-b"),
-    );
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     let stored = a
         .insert_events(
             WINDOW,
@@ -249,14 +254,7 @@ fn deletions_and_redactions_reach_copies_and_a_copys_own_deletions_stand() {
 
 #[test]
 fn a_copys_range_deletes_and_retention_stand_when_the_origin_rebuilds_its_file() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    let (a_folder, b_folder) = (
-        folder_for(sync.path(), "dev-a"),
-        folder_for(sync.path(), "dev-b"),
-    );
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     a.insert_events(WINDOW, (0..10).map(|i| window(i * 100, 50, "t")).collect())
         .unwrap();
     push(&a, &a_folder);
@@ -613,14 +611,7 @@ fn a_locked_file_is_skipped_and_read_on_the_next_pass() {
 
 #[test]
 fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    let (a_folder, b_folder) = (
-        folder_for(sync.path(), "dev-a"),
-        folder_for(sync.path(), "dev-b"),
-    );
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     let mut afk = bucket("aw-watcher-afk_laptop");
     afk.hostname = "laptop".to_string();
     a.create_bucket(afk).unwrap();
@@ -749,14 +740,7 @@ fn overlapping_passes_store_nothing_twice() {
 
 #[test]
 fn bucket_changes_at_the_origin_reach_the_copies() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    let (a_folder, b_folder) = (
-        folder_for(sync.path(), "dev-a"),
-        folder_for(sync.path(), "dev-b"),
-    );
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     a.insert_events(WINDOW, vec![window(0, 10, "t")]).unwrap();
     push(&a, &a_folder);
     pull(&b, &b_folder);
