@@ -291,13 +291,8 @@ fn two_servers_and_a_database_file_sync_through_one_folder() {
 
 #[test]
 fn the_schedule_pulls_by_itself_and_bad_requests_are_refused() {
-    let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("sync");
-    fs::create_dir_all(&folder).unwrap();
     // Another device's file, pushed offline.
-    let other_root = dir.path().join("other");
-    fs::create_dir_all(&other_root).unwrap();
-    let other_db = other_root.join("other.db");
+    let (dir, folder, other_root, other_db) = folder_and_device("other");
     {
         let store = Datastore::open(&other_db).unwrap();
         let mut bucket: aw_models::Bucket = serde_json::from_value(json!({
@@ -495,6 +490,19 @@ fn a_pass_killed_midway_is_finished_by_the_next() {
     store.close().unwrap();
 }
 
+/// A temporary folder holding the shared folder `sync/` and the home of
+/// another device, `<name>/`: (the temporary folder, the shared folder,
+/// the device's home, its database `<name>/<name>.db`, not made yet).
+fn folder_and_device(name: &str) -> (TempDir, PathBuf, PathBuf, PathBuf) {
+    let dir = TempDir::new().unwrap();
+    let folder = dir.path().join("sync");
+    fs::create_dir_all(&folder).unwrap();
+    let home = dir.path().join(name);
+    fs::create_dir_all(&home).unwrap();
+    let db = home.join(format!("{name}.db"));
+    (dir, folder, home, db)
+}
+
 /// A database file at `path` with `events` window events (ten seconds
 /// apart from 2026-11-20, five long) and one afk event, both of host
 /// `laptop`.
@@ -533,12 +541,7 @@ fn origin_file(path: &Path, events: i64) {
 
 #[test]
 fn buckets_and_start_date_limit_a_pass_online_and_offline() {
-    let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("sync");
-    fs::create_dir_all(&folder).unwrap();
-    let origin_root = dir.path().join("origin");
-    fs::create_dir_all(&origin_root).unwrap();
-    let origin_db = origin_root.join("origin.db");
+    let (dir, folder, origin_root, origin_db) = folder_and_device("origin");
     origin_file(&origin_db, 20);
     // Offline, with the old name of --sync-dir: only the window bucket,
     // only from 2026-11-20 on (the afk event is of the 19th anyway).
@@ -638,12 +641,7 @@ fn buckets_and_start_date_limit_a_pass_online_and_offline() {
 #[test]
 fn overlapping_passes_leave_no_duplicates() {
     const EVENTS: i64 = 5_000;
-    let dir = TempDir::new().unwrap();
-    let folder = dir.path().join("sync");
-    fs::create_dir_all(&folder).unwrap();
-    let origin_root = dir.path().join("origin");
-    fs::create_dir_all(&origin_root).unwrap();
-    let origin_db = origin_root.join("origin.db");
+    let (dir, folder, origin_root, origin_db) = folder_and_device("origin");
     origin_file(&origin_db, EVENTS);
     let origin = |mode: &str| {
         ok(
