@@ -281,10 +281,7 @@ fn a_copys_range_deletes_and_retention_stand_when_the_origin_rebuilds_its_file()
 
 #[test]
 fn pulled_events_obey_the_pullers_privacy_rules() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     a.insert_events(
         WINDOW,
         vec![window(0, 10, "fine"), window(100, 10, "Incognito tab")],
@@ -296,8 +293,8 @@ fn pulled_events_obey_the_pullers_privacy_rules() {
                 "pattern": "(?i)incognito", "action": "drop"}]),
     )
     .unwrap();
-    push(&a, &folder_for(sync.path(), "dev-a"));
-    let counts = pull(&b, &folder_for(sync.path(), "dev-b")).sources[0].counts;
+    push(&a, &a_folder);
+    let counts = pull(&b, &b_folder).sources[0].counts;
     assert_eq!((counts.inserted, counts.dropped), (1, 1));
     assert_eq!(titles(&b, COPY), [(0, 10, "fine".to_string())]);
 }
@@ -409,26 +406,23 @@ fn aw_sync_files_are_pulled_without_writing_beside_them() {
 
 #[test]
 fn unreadable_files_are_skipped_and_reported() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (shared, a, b, a_folder, b_folder) = two_devices();
     a.insert_events(WINDOW, vec![window(0, 10, "t")]).unwrap();
-    push(&a, &folder_for(sync.path(), "dev-a"));
-    let garbage = sync.path().join("dev-garbage");
+    push(&a, &a_folder);
+    let garbage = shared.folder.path().join("dev-garbage");
     std::fs::create_dir_all(&garbage).unwrap();
     std::fs::write(
         garbage.join("test.db"),
         b"this is not a database at all, not even close",
     )
     .unwrap();
-    let newer = sync.path().join("dev-newer");
+    let newer = shared.folder.path().join("dev-newer");
     std::fs::create_dir_all(&newer).unwrap();
     Connection::open(newer.join("test.db"))
         .unwrap()
         .execute_batch("CREATE TABLE t (x); PRAGMA user_version = 99;")
         .unwrap();
-    let report = pull(&b, &folder_for(sync.path(), "dev-b"));
+    let report = pull(&b, &b_folder);
     let skipped: Vec<&str> = report.skipped.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(skipped, ["dev-garbage/test.db", "dev-newer/test.db"]);
     assert!(
@@ -687,17 +681,12 @@ fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
 
 #[test]
 fn overlapping_passes_store_nothing_twice() {
-    let sync = tempfile::tempdir().unwrap();
-    let (a_db, b_db) = (TempDb::new(), TempDb::new());
-    let (a, b) = (a_db.open(), b_db.open());
-    a.create_bucket(laptop_bucket()).unwrap();
+    let (_shared, a, b, a_folder, b_folder) = two_devices();
     a.insert_events(
         WINDOW,
         (0..3_000).map(|i| window(i * 100, 50, "t")).collect(),
     )
     .unwrap();
-    let a_folder = folder_for(sync.path(), "dev-a");
-    let b_folder = folder_for(sync.path(), "dev-b");
     // Two pushes of one device at once, then four pulls at once, each
     // with a handle of its own.
     std::thread::scope(|scope| {
