@@ -5,17 +5,17 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 
 mod common;
 
-use common::{binary, fails, free_port, ok, run, spawn_listening};
+use common::{binary, fails, free_port, ok, run, spawn_listening, Stopped};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
 /// A server on a free port over `db`, stopped (SIGTERM) when dropped.
 struct Server {
-    child: Child,
+    _child: Stopped,
     port: String,
 }
 
@@ -33,7 +33,10 @@ impl Server {
                 .args(args)
                 .stdout(Stdio::null()),
         );
-        Server { child, port }
+        Server {
+            _child: Stopped(child),
+            port,
+        }
     }
 
     /// `args` plus the flags that reach this server.
@@ -41,15 +44,6 @@ impl Server {
         let mut all = args.to_vec();
         all.extend(["--testing", "--port", &self.port]);
         all
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
     }
 }
 

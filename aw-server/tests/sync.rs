@@ -10,13 +10,13 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
 
 use aw_datastore::{Datastore, EventQuery};
-use common::{binary, fails, free_port, ok, spawn_listening, Client};
+use common::{binary, fails, free_port, ok, spawn_listening, Client, Stopped};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -49,7 +49,7 @@ fn configure_sync_with(root: &Path, folder: &Path, extra: &str) {
 /// A server on a free port with its own root and device id, stopped
 /// (SIGTERM) when dropped.
 struct Server {
-    child: Child,
+    _child: Stopped,
     port: String,
     root: PathBuf,
 }
@@ -71,7 +71,7 @@ impl Server {
                 .stdout(Stdio::null()),
         );
         Server {
-            child,
+            _child: Stopped(child),
             port,
             root: root.to_path_buf(),
         }
@@ -107,15 +107,6 @@ impl Server {
         ));
         assert_eq!(reply.status, 200, "{}", reply.text());
         reply.json().as_array().unwrap().clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
     }
 }
 

@@ -389,6 +389,19 @@ pub fn binary(root: &std::path::Path) -> std::process::Command {
     command
 }
 
+/// A server process asked to stop (SIGTERM) and waited for when dropped,
+/// so that a test failing midway leaves nothing running.
+pub struct Stopped(pub std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs a command to its end.
 pub fn run(root: &std::path::Path, args: &[&str]) -> std::process::Output {
     binary(root).args(args).output().expect("run aw-server")
