@@ -45,14 +45,14 @@ pub fn bundle(root: &Path, entry: &str) -> Result<String, String> {
     );
     for path in &order {
         let module: &Module = &modules[path];
-        let binding = binding_name(path);
         writeln!(out, "\n// {path}").unwrap();
         if path == entry {
             writeln!(out, "(() => {{\n{}}})();", module.code).unwrap();
         } else {
             writeln!(
                 out,
-                "const {binding} = (() => {{\n{}return {{ {} }};\n}})();",
+                "const {} = (() => {{\n{}return {{ {} }};\n}})();",
+                binding_name(path),
                 module.code,
                 module.exports.join(", ")
             )

@@ -120,12 +120,14 @@ export function timeline(events, [start, end], colorOf) {
     }
   }
   const percent = ms => `${((100 * (ms - first)) / span).toFixed(3)}%`;
+  // Where a block's colour ends: at least a thousandth of the day after
+  // it starts, so that a short block still shows.
+  const shownEnd = ({ from, to }) => Math.max(to, from + span / 1000);
   const stops = [];
-  for (const { name, from, to } of blocks) {
-    const color = colorOf(name);
-    const left = percent(from);
-    // At least a thousandth of the day, so that a short block still shows.
-    const right = percent(Math.max(to, from + span / 1000));
+  for (const block of blocks) {
+    const color = colorOf(block.name);
+    const left = percent(block.from);
+    const right = percent(shownEnd(block));
     stops.push(`transparent ${left}`, `${color} ${left}`, `${color} ${right}`, `transparent ${right}`);
   }
   const strip = h('div', {
@@ -143,7 +145,7 @@ export function timeline(events, [start, end], colorOf) {
     let high = blocks.length;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if (Math.max(blocks[middle].to, blocks[middle].from + span / 1000) + slack < at) low = middle + 1;
+      if (shownEnd(blocks[middle]) + slack < at) low = middle + 1;
       else high = middle;
     }
     const found = blocks[low] && blocks[low].from - slack <= at ? blocks[low] : null;
