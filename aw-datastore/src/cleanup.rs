@@ -20,39 +20,21 @@
 
 use std::collections::HashMap;
 
+use aw_models::{RangeDeletion, RulesOutcome};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
+use crate::changes::{note_change, note_deleted};
+use crate::format::{rows_by_id, StoredRow};
+use crate::memory::WriterMemory;
 use crate::privacy::PrivacyRules;
 use crate::queries::bucket_row;
-use crate::sync_folder::{note_change, note_deleted};
-use crate::writes::{filter_text, Filtered, WriterMemory};
+use crate::writes::{filter_text, Filtered};
 use crate::Result;
 
 /// Events one chunk processes at most: about a millisecond of the
 /// writer's time for deletes and trims.
 pub(crate) const CHUNK: usize = 500;
-
-/// What a range deletion did, or would do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct RangeDeletion {
-    /// Events entirely inside the range, deleted.
-    pub deleted: u64,
-    /// Events crossing an edge of the range, cut to their part outside it
-    /// (an event spanning the whole range is split in two and counts once).
-    pub trimmed: u64,
-}
-
-/// What applying the privacy rules to a bucket's history did, or would do.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct RulesOutcome {
-    /// Events looked at.
-    pub examined: u64,
-    /// Events a `drop` rule matched: deleted.
-    pub dropped: u64,
-    /// Events whose data a `redact` rule changed.
-    pub redacted: u64,
-}
 
 /// One chunk's result and whether the operation has more to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,9 +199,6 @@ pub(crate) enum RulesMode {
     Apply,
 }
 
-/// A stored event as the rules see it: id, start, end, data text.
-pub(crate) type StoredRow = (i64, i64, i64, String);
-
 /// What the rules do to one stored event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Change {
@@ -238,19 +217,7 @@ pub(crate) enum Change {
 /// the changes.
 pub(crate) fn rows_after(conn: &Connection, bucket_id: &str, after: i64) -> Result<Vec<StoredRow>> {
     let row_id = bucket_row(conn, bucket_id)?;
-    // A walk of the table in id order from the last chunk's end. Through
-    // the bucket's time index each chunk would sort all of the bucket's
-    // later events by id: quadratic in its history.
-    let rows = conn
-        .prepare_cached(
-            "SELECT id, starttime, endtime, data FROM events NOT INDEXED
-             WHERE bucketrow = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
-        )?
-        .query_map(params![row_id, after, CHUNK as i64], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
+    Ok(rows_by_id(conn, row_id, after, i64::MAX, CHUNK)?)
 }
 
 /// What the rules do to `rows`: the counts and the changes.
@@ -263,7 +230,7 @@ pub(crate) fn judge(
     let mut changes = Vec::new();
     // Histories repeat their data texts: decide each distinct one once.
     let mut verdicts: HashMap<&str, Filtered> = HashMap::new();
-    for (id, _, _, text) in rows {
+    for StoredRow { id, data: text, .. } in rows {
         outcome.examined += 1;
         let verdict = verdicts
             .entry(text.as_str())
@@ -364,7 +331,7 @@ pub(crate) fn rules_chunk(
     Ok(Chunk {
         done: outcome,
         more: rows.len() == CHUNK,
-        after: rows.last().map_or(after, |row| row.0),
+        after: rows.last().map_or(after, |row| row.id),
     })
 }
 

@@ -4,7 +4,7 @@
 //! instead of writing plaintext the user thinks is encrypted.
 //!
 //! SQLCipher wants the key before any other statement, so every connection
-//! of a datastore (writer, syncer, readers) gets it right after it opens
+//! of a datastore (writer, WAL syncer, readers) gets it right after it opens
 //! ([`apply`]), and the first read after that tells whether the key fits
 //! ([`check`]). A file SQLite cannot read with the key given (or without
 //! one) is never replaced: the open fails with

@@ -4,12 +4,15 @@
 //! opens the other's database. One writer thread owns the read-write
 //! connection and applies writes in batched transactions, answering each
 //! writer only after its batch committed (`worker.rs` explains the
-//! durability this gives), a syncer thread gets commits onto the disk
-//! beside it (`syncer.rs`), and reads run on read-only connections: on the
+//! durability this gives), a WAL syncer thread gets commits onto the disk
+//! beside it (`wal_sync.rs`), and reads run on read-only connections: on the
 //! calling thread with one borrowed from a pool (`local.rs`), or on two
 //! reader threads when none is free (`reader.rs`). [`Datastore`] is a cheap
-//! handle that sends commands over channels (`commands.rs`); it holds no
-//! lock. Range reads cost time in proportion to what they return
+//! handle that sends messages over channels (`commands.rs`, `worker.rs`);
+//! it holds no lock. Every write but a heartbeat is a job, a function of
+//! the connection and the writer's memory (`memory.rs`) that the writer
+//! runs inside its open batch: a feature adds a write in its own module
+//! (`Datastore::write`). Range reads cost time in proportion to what they return
 //! (`bounds.rs`, `queries.rs`); the heartbeat rule is in `heartbeat.rs`.
 //! Counting a whole bucket and the bucket metadata cost no SQL: the
 //! writer keeps them, and a clean close stores them for the next open
@@ -20,33 +23,39 @@
 //! stored history (range deletes, retention, the rules over history) one
 //! chunk per transaction (`cleanup.rs`, sent by `maintenance.rs`).
 //!
-//! Sync through a shared folder, in aw-sync's layout and file format, is
-//! `sync_folder/`: pushes read this database and write the device's copy,
-//! pulls read the other devices' copies and store through the writer.
+//! Replication (folder sync, the `aw-folder-sync` crate) uses only the
+//! port [`Replica`] (`replica.rs`): events by id and the newest events
+//! going out, the change counter the writer keeps (`changes.rs`), pulled
+//! chunks coming in as one job each. Other files of aw-server-rust's
+//! schema are read and written with [`format`]'s statements.
 //!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).
 
 mod bounds;
+mod changes;
 mod cleanup;
 mod commands;
 mod error;
+pub mod format;
 mod heartbeat;
 mod key;
+mod key_value;
 mod legacy;
 mod local;
 mod lock;
 mod maintenance;
+mod memory;
 mod pending;
 mod privacy;
 mod queries;
 mod reader;
+mod replica;
 mod route;
 mod rows;
 mod schema;
 mod stats;
-mod sync_folder;
-mod syncer;
+mod wal_sync;
 mod watch;
 mod worker;
 mod writes;
@@ -63,29 +72,26 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::bounds::DurationBounds;
-use crate::commands::{ReadCommand, Reply, WorkerMessage, WriteCommand};
+use crate::commands::{ReadCommand, Reply};
 use crate::local::LocalReads;
+use crate::memory::WriterMemory;
 use crate::route::OnCaller;
 use crate::stats::{SharedStats, StatsWriter};
-use crate::syncer::Syncer;
-use crate::worker::{FileParts, Worker};
+use crate::wal_sync::WalSyncer;
+use crate::worker::{FileParts, Job, Worker, WorkerMessage};
 
-pub use cleanup::{RangeDeletion, RulesOutcome};
+pub use aw_models::{Expired, ImportSummary, RangeDeletion, RulesOutcome, RulesReport};
 pub use error::DatastoreError;
 pub use key::{DatabaseKey, ENCRYPTION_AVAILABLE};
 pub use legacy::{
     LegacyBucket, LegacyChunk, LegacyDatabase, LEGACY_FILE_NAME, LEGACY_TESTING_FILE_NAME,
 };
-pub use maintenance::{Expired, RulesReport};
 pub use pending::Pending;
 pub use privacy::{
     PrivacyRules, RuleError, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY,
 };
+pub use replica::{PulledChunk, Replacement, Replica};
 pub use route::{Answer, Read};
-pub use sync_folder::{
-    find_sources, is_own_bucket, PullCounts, PullReport, PushReport, Skipped, Source, SourceReport,
-    SyncFilter, SyncFolder, SyncProgress, FILE_NAME, ORIGIN_KEY, SYNCED_FROM,
-};
 pub use writes::PreparedEvent;
 
 /// Result of every datastore call.
@@ -100,19 +106,6 @@ pub struct EventQuery {
     pub end: Option<Timestamp>,
     /// Keep only the newest `limit` events.
     pub limit: Option<usize>,
-}
-
-/// What an import did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ImportSummary {
-    /// Buckets created.
-    pub buckets_created: u64,
-    /// Events stored.
-    pub inserted: u64,
-    /// Events skipped because an identical one was already in the bucket.
-    pub skipped: u64,
-    /// Events the privacy rules dropped (`privacy.rs`).
-    pub dropped: u64,
 }
 
 /// Cheap, cloneable handle to the storage worker.
@@ -218,15 +211,15 @@ impl Datastore {
         };
         let durability = match wal_path {
             Some(wal_path) => {
-                // The syncer checkpoints on a connection of its own
-                // (`syncer.rs`).
-                let syncer_conn = Connection::open_with_flags(
+                // The WAL syncer checkpoints on a connection of its own
+                // (`wal_sync.rs`).
+                let wal_sync_conn = Connection::open_with_flags(
                     path,
                     OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
                 )?;
-                key::apply(&syncer_conn, key)?;
-                schema::configure_syncer(&syncer_conn)?;
-                Some((wal_path.clone(), Syncer::start(syncer_conn, wal_path)?))
+                key::apply(&wal_sync_conn, key)?;
+                schema::configure_wal_sync(&wal_sync_conn)?;
+                Some((wal_path.clone(), WalSyncer::start(wal_sync_conn, wal_path)?))
             }
             None => None,
         };
@@ -292,6 +285,14 @@ impl Datastore {
         })
     }
 
+    /// Whether the database file is encrypted at rest (opened with a key,
+    /// `key.rs`). Folder sync writes a plain SQLite copy of the own
+    /// buckets, so a caller refuses to push from an encrypted database
+    /// unless told that a plaintext copy is intended.
+    pub fn is_encrypted(&self) -> bool {
+        self.local.as_ref().is_some_and(|local| local.encrypted())
+    }
+
     /// Ok while the worker runs; `Closed` once it has stopped.
     pub fn health(&self) -> Result<()> {
         self.call(|reply| WorkerMessage::Ping { reply })
@@ -315,26 +316,21 @@ impl Datastore {
 
     /// Creates a bucket (`created` defaults to now); inserts `bucket.events` if any.
     pub fn create_bucket(&self, bucket: Bucket) -> Result<()> {
-        self.write(|reply| WriteCommand::CreateBucket { bucket, reply })
+        self.write(move |conn, memory| writes::create_bucket(conn, memory, bucket))
     }
 
     /// Replaces the fields `update` gives of a bucket (`type`, `client`,
     /// `hostname`, `data`); [`DatastoreError::NoSuchBucket`] if it is
     /// missing.
     pub fn update_bucket(&self, bucket_id: &str, update: UpdateBucket) -> Result<()> {
-        self.write(|reply| WriteCommand::UpdateBucket {
-            bucket_id: bucket_id.to_string(),
-            update,
-            reply,
-        })
+        let bucket_id = bucket_id.to_string();
+        self.write(move |conn, _| writes::update_bucket(conn, &bucket_id, update))
     }
 
     /// Deletes a bucket and all its events.
     pub fn delete_bucket(&self, bucket_id: &str) -> Result<()> {
-        self.write(|reply| WriteCommand::DeleteBucket {
-            bucket_id: bucket_id.to_string(),
-            reply,
-        })
+        let bucket_id = bucket_id.to_string();
+        self.write(move |conn, memory| writes::delete_bucket(conn, memory, &bucket_id))
     }
 
     /// Inserts events; an event with an `id` of this bucket replaces it.
@@ -343,11 +339,8 @@ impl Datastore {
     /// An `id` that no event has is kept; an `id` of another bucket's event
     /// never touches that event: the event is stored with a fresh id.
     pub fn insert_events(&self, bucket_id: &str, events: Vec<Event>) -> Result<Vec<Event>> {
-        self.write(|reply| WriteCommand::InsertEvents {
-            bucket_id: bucket_id.to_string(),
-            events,
-            reply,
-        })
+        let bucket_id = bucket_id.to_string();
+        self.write(move |conn, memory| writes::insert_events(conn, memory, &bucket_id, events))
     }
 
     /// Merges a heartbeat (`docs/API.md` §4); returns the stored event with its id.
@@ -357,7 +350,7 @@ impl Datastore {
         heartbeat: Event,
         pulsetime: Duration,
     ) -> Result<Event> {
-        self.write(|reply| WriteCommand::Heartbeat {
+        self.call(|reply| WorkerMessage::Heartbeat {
             bucket_id: bucket_id.to_string(),
             heartbeat,
             pulsetime,
@@ -380,14 +373,12 @@ impl Datastore {
             return pending;
         }
         // A failed send drops the reply, which answers `Closed`.
-        let _ = self
-            .writer
-            .send(WorkerMessage::Write(WriteCommand::Heartbeat {
-                bucket_id: bucket_id.to_string(),
-                heartbeat,
-                pulsetime,
-                reply: Reply::Task(reply),
-            }));
+        let _ = self.writer.send(WorkerMessage::Heartbeat {
+            bucket_id: bucket_id.to_string(),
+            heartbeat,
+            pulsetime,
+            reply: Reply::Task(reply),
+        });
         // An awake writer needs some tens of microseconds for a heartbeat:
         // less than a sleep and a wake-up of the waiting task (`watch.rs`).
         if self.writer_asleep.load(Ordering::Relaxed) {
@@ -517,11 +508,8 @@ impl Datastore {
     /// Deletes one event; an id not in this bucket changes nothing.
     /// Returns whether an event was deleted.
     pub fn delete_event(&self, bucket_id: &str, event_id: i64) -> Result<bool> {
-        self.write(|reply| WriteCommand::DeleteEvent {
-            bucket_id: bucket_id.to_string(),
-            event_id,
-            reply,
-        })
+        let bucket_id = bucket_id.to_string();
+        self.write(move |conn, memory| writes::delete_event(conn, memory, &bucket_id, event_id))
     }
 
     /// Number of events overlapping `[start, end]` (inclusive, as
@@ -546,7 +534,7 @@ impl Datastore {
     /// event unless an identical one (timestamp, duration, data) is stored.
     /// Imported ids are ignored: events get fresh ids.
     pub fn import_bucket(&self, bucket: Bucket) -> Result<ImportSummary> {
-        self.write(|reply| WriteCommand::ImportBucket { bucket, reply })
+        self.write(move |conn, memory| writes::import_bucket(conn, memory, bucket))
     }
 
     /// The merge step of `import_bucket` for one more chunk of events of an
@@ -573,11 +561,8 @@ impl Datastore {
         bucket_id: &str,
         events: Vec<PreparedEvent>,
     ) -> Result<ImportSummary> {
-        self.write(|reply| WriteCommand::ImportEvents {
-            bucket_id: bucket_id.to_string(),
-            events,
-            reply,
-        })
+        let bucket_id = bucket_id.to_string();
+        self.write(move |conn, memory| writes::import_events(conn, memory, &bucket_id, events))
     }
 
     /// Every setting.
@@ -598,19 +583,14 @@ impl Datastore {
 
     /// Stores a setting, replacing an earlier value.
     pub fn set_setting(&self, key: &str, value: SettingValue) -> Result<()> {
-        self.write(|reply| WriteCommand::SetSetting {
-            key: key.to_string(),
-            value,
-            reply,
-        })
+        let key = key.to_string();
+        self.write(move |conn, memory| writes::set_setting(conn, memory, &key, &value))
     }
 
     /// Deletes a setting; deleting an unset key is fine.
     pub fn delete_setting(&self, key: &str) -> Result<()> {
-        self.write(|reply| WriteCommand::DeleteSetting {
-            key: key.to_string(),
-            reply,
-        })
+        let key = key.to_string();
+        self.write(move |conn, memory| writes::delete_setting(conn, memory, &key))
     }
 
     /// Commits and syncs everything acknowledged so far to disk.
@@ -627,16 +607,43 @@ impl Datastore {
         result
     }
 
-    fn write<T>(&self, command: impl FnOnce(Reply<T>) -> WriteCommand) -> Result<T> {
-        self.call(|reply| WorkerMessage::Write(command(reply)))
+    /// Runs a write job on the writer and waits for its answer, which
+    /// comes after its batch committed (`worker.rs`, [`Job`]). Every write
+    /// but a heartbeat is one: a feature adds a write operation as a
+    /// function of the connection and the writer's memory in its own
+    /// module, and calls this.
+    pub(crate) fn write<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&Connection, &mut WriterMemory<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.call(|reply| WorkerMessage::Job(Job::new(job, reply)))
+    }
+
+    /// Runs `read` on this thread with a pooled read connection (and the
+    /// range bounds), waiting for one when all are lent. An in-memory
+    /// database has no pool: it is refused.
+    pub(crate) fn read_pooled<T>(
+        &self,
+        read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
+    ) -> Result<T> {
+        let Some(local) = &self.local else {
+            return Err(DatastoreError::InvalidInput(
+                "this needs a database file, not an in-memory one".to_string(),
+            ));
+        };
+        local
+            .lend_waiting()
+            .and_then(|lent| lent.read(|conn, bounds, _| read(conn, bounds)))
+            .unwrap_or(Err(DatastoreError::Closed))
     }
 
     /// Runs a read command on this thread when a pooled connection is free
-    /// (`local.rs`), else gives the command back. With `only_if_short`
+    /// (`local.rs`), else gives the command back (unlike
+    /// [`Datastore::read_pooled`], it never waits). With `only_if_short`
     /// (a bucket and a listing), also gives it back unless the listing is
     /// estimated at no more than [`SMALL_READ`] events (by `limit` or by
     /// the bucket's known density over the range), on the same connection.
-    pub(crate) fn read_here<T, C>(
+    pub(crate) fn try_read_here<T, C>(
         &self,
         command: C,
         only_if_short: Option<(&str, EventQuery)>,
@@ -678,7 +685,7 @@ impl Datastore {
     }
 
     fn read<T>(&self, command: impl FnOnce(Reply<T>) -> ReadCommand) -> Result<T> {
-        let command = match self.read_here(command, None) {
+        let command = match self.try_read_here(command, None) {
             Ok(result) => return result,
             Err(command) => command,
         };

@@ -8,34 +8,12 @@
 //! leaves each event untouched or fully processed, and the same call made
 //! again finishes the work.
 
-use aw_models::Timestamp;
-use rusqlite::Connection;
+use aw_models::{Expired, RangeDeletion, RulesOutcome, RulesReport, Timestamp};
 
-use crate::bounds::DurationBounds;
-use crate::cleanup::{self, Chunk, RangeDeletion, RulesMode, RulesOutcome};
-use crate::commands::{WorkerMessage, WriteCommand};
-use crate::local::LocalReads;
+use crate::cleanup::{self, Chunk, RulesMode};
 use crate::privacy::{PrivacyRules, PRIVACY_FILTERS_KEY};
+use crate::worker::WorkerMessage;
 use crate::{Datastore, DatastoreError, Result};
-
-/// Events a retention run deleted from one bucket.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Expired {
-    /// The bucket.
-    pub bucket_id: String,
-    /// Events deleted.
-    pub deleted: u64,
-}
-
-/// What the privacy rules did, or would do, to one bucket's history.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct RulesReport {
-    /// The bucket.
-    pub bucket_id: String,
-    /// Its counts.
-    #[serde(flatten)]
-    pub outcome: RulesOutcome,
-}
 
 /// Free pages given back to the file system per command.
 const RELEASE_PAGES: i64 = 128;
@@ -54,16 +32,16 @@ impl Datastore {
             self.bucket(bucket_id).wait()?;
             return Ok(RangeDeletion::default());
         }
-        if let Some(local) = &self.local {
-            return read_here(local, |conn, bounds| {
-                cleanup::preview_range(conn, bounds, bucket_id, start.nanos(), end.nanos())
+        let (start, end) = (start.nanos(), end.nanos());
+        if self.local.is_some() {
+            return self.read_pooled(|conn, bounds| {
+                cleanup::preview_range(conn, bounds, bucket_id, start, end)
             });
         }
-        self.write(|reply| WriteCommand::PreviewRange {
-            bucket_id: bucket_id.to_string(),
-            start: start.nanos(),
-            end: end.nanos(),
-            reply,
+        // An in-memory database: on the writer's connection.
+        let bucket_id = bucket_id.to_string();
+        self.write(move |conn, memory| {
+            cleanup::preview_range(conn, memory.bounds, &bucket_id, start, end)
         })
     }
 
@@ -86,15 +64,11 @@ impl Datastore {
             return Ok(total);
         }
         loop {
-            let chunk: Chunk<RangeDeletion> =
-                self.write(|reply| WriteCommand::DeleteRangeChunk {
-                    bucket_id: bucket_id.to_string(),
-                    start: start.nanos(),
-                    end: end.nanos(),
-                    reply,
-                })?;
-            total.deleted += chunk.done.deleted;
-            total.trimmed += chunk.done.trimmed;
+            let (id, start, end) = (bucket_id.to_string(), start.nanos(), end.nanos());
+            let chunk: Chunk<RangeDeletion> = self.write(move |conn, memory| {
+                cleanup::delete_range_chunk(conn, memory, &id, start, end)
+            })?;
+            total += chunk.done;
             progress(total);
             if !chunk.more {
                 self.release_free_pages()?;
@@ -112,11 +86,10 @@ impl Datastore {
         for bucket_id in self.buckets().wait()?.into_keys() {
             let mut deleted = 0;
             loop {
-                let chunk = match self.write(|reply| WriteCommand::ExpireChunk {
-                    bucket_id: bucket_id.clone(),
-                    cutoff: cutoff.nanos(),
-                    reply,
-                }) {
+                let (id, cutoff) = (bucket_id.clone(), cutoff.nanos());
+                let chunk = match self
+                    .write(move |conn, memory| cleanup::expire_chunk(conn, memory, &id, cutoff))
+                {
                     Ok(chunk) => chunk,
                     // Deleted meanwhile: nothing left to expire.
                     Err(DatastoreError::NoSuchBucket(_)) => break,
@@ -164,9 +137,9 @@ impl Datastore {
         mode: RulesMode,
         progress: &mut dyn FnMut(&RulesReport),
     ) -> Result<Vec<RulesReport>> {
-        let Some(local) = &self.local else {
+        if self.local.is_none() {
             return self.rules_on_writer(mode, progress);
-        };
+        }
         // The rules in force, as the writer compiled them from the same
         // setting (`worker.rs`): the stored rules that can be used.
         let rules = match self.setting(PRIVACY_FILTERS_KEY).wait()? {
@@ -186,30 +159,27 @@ impl Datastore {
             loop {
                 // The events are read and judged on this thread, so the
                 // writer, which heartbeats wait for, only stores changes.
-                let rows = match read_here(local, |conn, _| {
-                    cleanup::rows_after(conn, &report.bucket_id, after)
-                }) {
+                let rows = match self
+                    .read_pooled(|conn, _| cleanup::rows_after(conn, &report.bucket_id, after))
+                {
                     Ok(rows) => rows,
                     Err(DatastoreError::NoSuchBucket(_)) => break,
                     Err(err) => return Err(err),
                 };
                 let (judged, changes) = cleanup::judge(&rules, &report.bucket_id, &rows);
                 let done = if mode == RulesMode::Apply && !changes.is_empty() {
-                    let mut stored = self.write(|reply| WriteCommand::StoreChanges {
-                        bucket_id: report.bucket_id.clone(),
-                        changes,
-                        reply,
+                    let id = report.bucket_id.clone();
+                    let mut stored = self.write(move |conn, memory| {
+                        cleanup::store_changes(conn, memory, &id, &changes)
                     })?;
                     stored.examined = judged.examined;
                     stored
                 } else {
                     judged
                 };
-                report.outcome.examined += done.examined;
-                report.outcome.dropped += done.dropped;
-                report.outcome.redacted += done.redacted;
+                report.outcome += done;
                 progress(&report);
-                after = rows.last().map_or(after, |row| row.0);
+                after = rows.last().map_or(after, |row| row.id);
                 if rows.len() < cleanup::CHUNK {
                     break;
                 }
@@ -237,19 +207,15 @@ impl Datastore {
             };
             let mut after = i64::MIN;
             loop {
-                let chunk = match self.write(|reply| WriteCommand::RulesChunk {
-                    bucket_id: report.bucket_id.clone(),
-                    after,
-                    mode,
-                    reply,
-                }) {
+                let id = report.bucket_id.clone();
+                let chunk = match self
+                    .write(move |conn, memory| cleanup::rules_chunk(conn, memory, &id, after, mode))
+                {
                     Ok(chunk) => chunk,
                     Err(DatastoreError::NoSuchBucket(_)) => break,
                     Err(err) => return Err(err),
                 };
-                report.outcome.examined += chunk.done.examined;
-                report.outcome.dropped += chunk.done.dropped;
-                report.outcome.redacted += chunk.done.redacted;
+                report.outcome += chunk.done;
                 after = chunk.after;
                 progress(&report);
                 if !chunk.more {
@@ -270,10 +236,7 @@ impl Datastore {
     pub fn release_free_pages(&self) -> Result<i64> {
         let mut left = i64::MAX;
         loop {
-            let now = self.write(|reply| WriteCommand::ReleasePages {
-                pages: RELEASE_PAGES,
-                reply,
-            })?;
+            let now = self.write(|conn, _| cleanup::release_pages(conn, RELEASE_PAGES))?;
             // No progress: incremental vacuum is off in this file.
             if now == 0 || now >= left {
                 return Ok(now);
@@ -289,18 +252,6 @@ impl Datastore {
     pub fn vacuum(&self) -> Result<()> {
         self.call(|reply| WorkerMessage::Vacuum { reply })
     }
-}
-
-/// Runs `read` on a pooled read connection on this thread (with the
-/// range bounds), waiting for one when all are lent.
-pub(crate) fn read_here<T>(
-    local: &LocalReads,
-    read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
-) -> Result<T> {
-    local
-        .lend_waiting()
-        .and_then(|lent| lent.read(|conn, bounds, _| read(conn, bounds)))
-        .unwrap_or(Err(DatastoreError::Closed))
 }
 
 fn check_range(start: Timestamp, end: Timestamp) -> Result<()> {

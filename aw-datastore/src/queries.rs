@@ -15,15 +15,13 @@ use aw_models::{Bucket, BucketMetadata, Data, Event, ProjectedEvents, SettingVal
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
+use crate::key_value::{self, SETTINGS_PREFIX};
 use crate::rows::{
     self, event_from_row, parse_created, parse_data, raw_event_from_row, shared_event_from_row,
     Interner, TextQueue, EVENT_COLUMNS,
 };
 use crate::stats::{self, SharedStats};
 use crate::{DatastoreError, EventQuery, Result};
-
-/// Key prefix of settings in `key_value`, as aw-server-rust stores them.
-pub(crate) const SETTINGS_PREFIX: &str = "settings.";
 
 /// The row id of a bucket, `NoSuchBucket` if absent.
 pub(crate) fn bucket_row(conn: &Connection, bucket_id: &str) -> Result<i64> {
@@ -610,17 +608,8 @@ pub(crate) fn count(
 
 /// Every setting, keys without the prefix.
 pub(crate) fn settings(conn: &Connection) -> Result<BTreeMap<String, SettingValue>> {
-    // A range on the primary key selects the prefix exactly (LIKE would be
-    // case-insensitive and treat `_` as a wildcard).
-    let mut stmt = conn.prepare_cached(
-        "SELECT key, value FROM key_value WHERE key >= 'settings.' AND key < 'settings/'",
-    )?;
-    let rows = stmt.query_map([], |row| {
-        Ok((row.get::<_, String>(0)?, row.get::<_, Option<String>>(1)?))
-    })?;
     let mut result = BTreeMap::new();
-    for row in rows {
-        let (key, value) = row?;
+    for (key, value) in key_value::under(conn, SETTINGS_PREFIX)? {
         if let Some(key) = key.strip_prefix(SETTINGS_PREFIX) {
             result.insert(key.to_string(), setting_value(value));
         }
@@ -630,10 +619,7 @@ pub(crate) fn settings(conn: &Connection) -> Result<BTreeMap<String, SettingValu
 
 /// One setting.
 pub(crate) fn setting(conn: &Connection, key: &str) -> Result<Option<SettingValue>> {
-    let value: Option<Option<String>> = conn
-        .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
-        .query_row([format!("{SETTINGS_PREFIX}{key}")], |row| row.get(0))
-        .optional()?;
+    let value = key_value::entry(conn, &format!("{SETTINGS_PREFIX}{key}"))?;
     Ok(value.map(setting_value))
 }
 

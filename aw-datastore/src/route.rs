@@ -27,8 +27,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::commands::{ReadCommand, Reply, WorkerMessage};
+use crate::commands::{ReadCommand, Reply};
 use crate::pending::{self, Pending};
+use crate::worker::WorkerMessage;
 use crate::{Datastore, DatastoreError, Result};
 
 /// Builds the command of a read around the reply it should answer.
@@ -111,7 +112,7 @@ impl<T: Send + 'static> IntoFuture for Read<'_, T> {
             OnCaller::Never => None,
         };
         if let Some(only_if_short) = here {
-            match store.read_here(command, only_if_short) {
+            match store.try_read_here(command, only_if_short) {
                 Ok(answer) => return Answer::Ready(Some(answer)),
                 Err(back) => command = back,
             }

@@ -26,7 +26,7 @@ pub(crate) const CURRENT_VERSION: i64 = 5;
 /// `events_bucketrow_endtime_starttime_index`; tables and columns are those
 /// of v5, and SQLite maintains the extra index on our writes, so such a
 /// file is opened without changing its version.
-pub(crate) const NEWEST_COMPATIBLE_VERSION: i64 = 6;
+pub const NEWEST_COMPATIBLE_VERSION: i64 = 6;
 
 /// Name of the composite index every event range read is forced onto.
 #[cfg(test)]
@@ -195,12 +195,12 @@ pub(crate) fn configure_writer(conn: &Connection, file_backed: bool) -> Result<(
     Ok(())
 }
 
-/// Settings of the syncer's connection, which only checkpoints.
-/// How long the syncer's connection waits for a lock before it reports
+/// Settings of the WAL syncer's connection, which only checkpoints.
+/// How long the WAL syncer's connection waits for a lock before it reports
 /// busy.
 pub(crate) const SYNCER_BUSY_TIMEOUT: StdDuration = StdDuration::from_secs(5);
 
-pub(crate) fn configure_syncer(conn: &Connection) -> Result<()> {
+pub(crate) fn configure_wal_sync(conn: &Connection) -> Result<()> {
     conn.busy_timeout(SYNCER_BUSY_TIMEOUT)?;
     // A first read makes the connection open the WAL and its index, so
     // its checkpoints find them.

@@ -39,9 +39,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 use crate::bounds::DurationBounds;
-
-/// Key of the stored facts in `key_value`.
-pub(crate) const STATS_KEY: &str = "aw-server.bucket-stats";
+use crate::key_value::{self, STATS_KEY};
 
 /// What readers may know of a bucket without SQL.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -325,25 +323,14 @@ pub(crate) fn store(
         "buckets": buckets,
     })
     .to_string();
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![
-        STATS_KEY,
-        text,
-        aw_models::Timestamp::now().nanos() / 1_000_000_000
-    ])?;
+    key_value::put(conn, STATS_KEY, &text)?;
     Ok(true)
 }
 
 /// Reads the stored facts, `None` unless they name exactly the file's
 /// buckets and its last event id. Call only when the fingerprint matched.
 pub(crate) fn load(conn: &Connection) -> rusqlite::Result<Option<Stored>> {
-    let text: Option<Option<String>> = conn
-        .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
-        .query_row([STATS_KEY], |row| row.get(0))
-        .optional()?;
-    let Some(Some(text)) = text else {
+    let Some(text) = key_value::get(conn, STATS_KEY)? else {
         return Ok(None);
     };
     let Some(stored) = parse(&text, events_sequence(conn)?) else {

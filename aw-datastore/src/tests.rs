@@ -199,7 +199,7 @@ fn a_dead_worker_answers_closed_and_never_hangs() {
                     }
                 });
             }
-            let _ = store.writer.send(crate::commands::WorkerMessage::Panic);
+            let _ = store.writer.send(crate::worker::WorkerMessage::Panic);
         });
         assert!(matches!(store.health(), Err(DatastoreError::Closed)));
         assert!(matches!(
@@ -246,7 +246,7 @@ fn facts_are_trusted_after_a_clean_close_only() {
     store.insert_events("b", vec![event(3, json!({}))]).unwrap();
     // The writer dies: the facts stored by the close above are stale and
     // must not be taken back; they are learnt again instead.
-    let _ = store.writer.send(crate::commands::WorkerMessage::Panic);
+    let _ = store.writer.send(crate::worker::WorkerMessage::Panic);
     while store.health().is_ok() {
         std::thread::yield_now();
     }
@@ -483,4 +483,76 @@ fn a_kept_read_reduces_the_data_and_classes_the_whole_objects() {
         after >= before + 4,
         "the long reads took the two-thread path"
     );
+}
+
+/// A write operation a feature would add: one job in the feature's own
+/// module (here, this test), and nothing in the writer, the messages or
+/// the handle. It stamps a note into every event of a bucket and keeps the
+/// writer's memory true: the last heartbeat is forgotten (its row
+/// changed) and the change counter moves, so a push compares the bucket.
+impl Datastore {
+    fn stamp(&self, bucket_id: &str, note: &str) -> crate::Result<usize> {
+        let (bucket_id, note) = (bucket_id.to_string(), note.to_string());
+        self.write(move |conn, memory| {
+            let row_id = crate::queries::bucket_row(conn, &bucket_id)?;
+            let stamped = conn.execute(
+                "UPDATE events SET data = json_set(data, '$.note', ?2) WHERE bucketrow = ?1",
+                rusqlite::params![row_id, note],
+            )?;
+            memory.last_events.forget(row_id);
+            crate::changes::note_change(conn, &bucket_id)?;
+            if note.is_empty() {
+                // A job that fails after writing: nothing of it stays.
+                return Err(DatastoreError::InvalidInput("an empty note".to_string()));
+            }
+            Ok(stamped)
+        })
+    }
+}
+
+#[test]
+fn a_feature_adds_a_write_as_one_job() {
+    let (dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    let zero = Duration::ZERO;
+    store
+        .heartbeat("b", event(0, json!({"app": "x"})), Duration::from_secs(10))
+        .unwrap();
+    store
+        .heartbeat("b", event(5, json!({"app": "x"})), Duration::from_secs(10))
+        .unwrap();
+    assert_eq!(store.stamp("b", "seen").unwrap(), 1);
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
+    assert_eq!(events[0].data["note"], "seen");
+    // The stamped event is not the remembered one any more: an equal
+    // heartbeat without the note starts a new event.
+    store
+        .heartbeat("b", event(6, json!({"app": "x"})), zero)
+        .unwrap();
+    assert_eq!(store.count_events("b", None, None).wait().unwrap(), 2);
+    let changes = |store: &Datastore| {
+        store
+            .read_pooled(|conn, _| crate::changes::change_count(conn, "b"))
+            .unwrap()
+    };
+    assert_eq!(changes(&store), 1);
+    // A job that fails changes nothing, and the writer goes on.
+    assert!(matches!(
+        store.stamp("b", ""),
+        Err(DatastoreError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        store.stamp("missing", "x"),
+        Err(DatastoreError::NoSuchBucket(_))
+    ));
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
+    assert_eq!(events.len(), 2);
+    assert!(events[0].data.get("note").is_none());
+    assert_eq!(events[1].data["note"], "seen");
+    assert_eq!(changes(&store), 1);
+    // And stored as any write: acknowledged means committed.
+    drop(store);
+    let store = Datastore::open(dir.path().join("db.sqlite")).unwrap();
+    let events = store.events("b", EventQuery::default()).wait().unwrap();
+    assert_eq!(events[1].data["note"], "seen");
 }

@@ -10,10 +10,10 @@
 //! WAL frames without `fsync`, so an acknowledged write is in the OS page
 //! cache and survives the process being killed (SIGKILL, panic, OOM), which
 //! is the common failure of a desktop service. Surviving power loss needs
-//! the frames on disk: the syncer thread (`syncer.rs`) syncs (a passive
+//! the frames on disk: the WAL syncer thread (`wal_sync.rs`) syncs (a passive
 //! checkpoint, then an `fsync` of the WAL file) after
-//! [`IDLE_SYNC`](crate::syncer::IDLE_SYNC) without commits and at the
-//! latest [`MAX_UNSYNCED`](crate::syncer::MAX_UNSYNCED) after the first
+//! [`IDLE_SYNC`](crate::wal_sync::IDLE_SYNC) without commits and at the
+//! latest [`MAX_UNSYNCED`](crate::wal_sync::MAX_UNSYNCED) after the first
 //! unsynced commit even under constant load, while this thread keeps
 //! committing; this thread syncs itself on `force_commit`, on `close` and
 //! when the last handle is dropped. So at most 15 s of acknowledged writes
@@ -69,22 +69,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
+use aw_models::{Duration, Event};
 use crossbeam_channel::TryRecvError;
 use rusqlite::{ffi, Connection};
 
 use crate::bounds::{self, DurationBounds, Scan};
-use crate::cleanup;
-use crate::commands::{Reply, WorkerMessage, WriteCommand};
+use crate::commands::{ReadCommand, Reply};
 use crate::heartbeat::LastEvents;
 use crate::lock::{self, FileLock};
-use crate::privacy::{PrivacyRules, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
+use crate::memory::{RulesInForce, WriterMemory};
+use crate::privacy::{PrivacyRules, PRIVACY_FILTERS_KEY};
 use crate::queries;
 use crate::reader;
 use crate::stats::{self, StatsWriter, Stored};
-use crate::sync_folder;
-use crate::syncer::{self, Syncer};
+use crate::wal_sync::{self, WalSyncer};
 use crate::watch::Queue;
-use crate::writes::{self, WriterMemory};
+use crate::writes;
 use crate::{DatastoreError, Result};
 
 /// Most commands in one transaction, so replies are not held for long
@@ -92,6 +92,78 @@ use crate::{DatastoreError, Result};
 pub(crate) const MAX_BATCH: usize = 500;
 /// How long the closing checkpoint waits for a reader to finish.
 const CLOSE_CHECKPOINT_WAIT: StdDuration = StdDuration::from_millis(500);
+
+/// Everything the writer thread receives. Writes other than heartbeats
+/// are [`Job`]s; the other messages are what the batcher itself acts on.
+#[derive(Debug)]
+pub(crate) enum WorkerMessage {
+    /// A heartbeat: a message of its own, since it is most of the traffic
+    /// and needs no allocation beyond its event.
+    Heartbeat {
+        bucket_id: String,
+        heartbeat: Event,
+        pulsetime: Duration,
+        reply: Reply<Event>,
+    },
+    /// Any other change, run inside the open batch.
+    Job(Job),
+    /// Only for in-memory databases, which have no reader threads.
+    Read(ReadCommand),
+    /// Commit and fsync what was acknowledged so far.
+    ForceCommit { reply: Reply<()> },
+    /// Commit, fsync, stop the readers and the worker.
+    Close { reply: Reply<()> },
+    /// Commits, then rebuilds the file with `VACUUM` (turning incremental
+    /// vacuum on), outside any transaction.
+    Vacuum { reply: Reply<()> },
+    /// Answers at once; tells `health` the worker is alive.
+    Ping { reply: Reply<()> },
+    /// Test hook: make the next `count` commits fail as an I/O error would.
+    #[cfg(test)]
+    FailCommits { count: u32, reply: Reply<()> },
+    /// Test hook: the worker panics, as a bug would make it.
+    #[cfg(test)]
+    Panic,
+    /// Test hook: cap the file at `pages` pages (`PRAGMA max_page_count`),
+    /// so growing it fails with `SQLITE_FULL` as a full disk would.
+    #[cfg(test)]
+    LimitPages { pages: i64, reply: Reply<i64> },
+    /// Test hook: whether readers know a bucket's facts (`stats.rs`).
+    #[cfg(test)]
+    StatsKnown {
+        bucket_id: String,
+        reply: Reply<bool>,
+    },
+}
+
+/// A write operation for the writer: a function of the connection and
+/// the writer's memory (`memory.rs`) with its typed reply, so a feature
+/// adds a write as one function in its own module (see
+/// `Datastore::write`), not as a message, a match arm and a wrapper here.
+///
+/// The writer runs it in a savepoint of the open batch, so a job that
+/// fails changes nothing (and does not fail its batch), and answers it
+/// only after the batch commits: every job has the durability of any
+/// write. A job must leave the memory true to the rows (`memory.rs`).
+pub(crate) struct Job(Box<dyn FnOnce(&mut Worker) + Send>);
+
+impl Job {
+    pub(crate) fn new<T: Send + 'static>(
+        work: impl FnOnce(&Connection, &mut WriterMemory<'_>) -> Result<T> + Send + 'static,
+        reply: Reply<T>,
+    ) -> Job {
+        Job(Box::new(move |worker: &mut Worker| {
+            let result = worker.in_savepoint(work);
+            worker.hold(reply, result);
+        }))
+    }
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("Job")
+    }
+}
 
 /// The file a worker writes and the lock it holds on it.
 pub(crate) struct FileParts {
@@ -173,7 +245,7 @@ enum Flow {
 /// The writer thread's state.
 pub(crate) struct Worker {
     /// Declared before `conn`, so it stops first even when the worker dies.
-    syncer: Option<Syncer>,
+    wal_syncer: Option<WalSyncer>,
     conn: Connection,
     bounds: Arc<DurationBounds>,
     stats: StatsWriter,
@@ -186,12 +258,9 @@ pub(crate) struct Worker {
     unscanned: Vec<i64>,
     scanning: Option<Scan>,
     closed: Arc<AtomicBool>,
-    /// The privacy rules in force (`privacy.rs`), swapped whole when the
-    /// `privacy_filters` setting is written.
-    privacy: PrivacyRules,
-    /// The rules before the open batch changed them, put back if the
-    /// batch fails (the setting is then rolled back too).
-    privacy_before_batch: Option<PrivacyRules>,
+    /// The privacy rules in force (`privacy.rs`), replaced whole by the
+    /// job that writes the `privacy_filters` setting.
+    privacy: RulesInForce,
     #[cfg(test)]
     failing_commits: u32,
 }
@@ -199,7 +268,7 @@ pub(crate) struct Worker {
 impl Worker {
     /// A worker over a migrated, configured connection; `stored` are the
     /// facts of the last clean close, if the file is provably unchanged. A
-    /// file database has its WAL file and a syncer, an in-memory one
+    /// file database has its WAL file and a WAL syncer, an in-memory one
     /// neither.
     pub(crate) fn new(
         conn: Connection,
@@ -207,7 +276,7 @@ impl Worker {
         stats: StatsWriter,
         stored: Option<Stored>,
         file: Option<FileParts>,
-        durability: Option<(PathBuf, Syncer)>,
+        durability: Option<(PathBuf, WalSyncer)>,
         closed: Arc<AtomicBool>,
     ) -> Result<Worker> {
         let unscanned = match stored {
@@ -220,10 +289,10 @@ impl Worker {
                 .query_map([], |row| row.get(0))?
                 .collect::<rusqlite::Result<Vec<i64>>>()?,
         };
-        let (wal_path, syncer) = durability.unzip();
-        let privacy = load_privacy_rules(&conn);
+        let (wal_path, wal_syncer) = durability.unzip();
+        let privacy = RulesInForce::new(load_privacy_rules(&conn));
         Ok(Worker {
-            syncer,
+            wal_syncer,
             conn,
             bounds,
             stats,
@@ -237,7 +306,6 @@ impl Worker {
             scanning: None,
             closed,
             privacy,
-            privacy_before_batch: None,
             #[cfg(test)]
             failing_commits: 0,
         })
@@ -304,8 +372,8 @@ impl Worker {
             log::warn!("The last writes could not be stored, their writers were told: {err}");
         }
         let stored = committed.is_ok() && self.store_stats();
-        if let Some(syncer) = &mut self.syncer {
-            syncer.stop();
+        if let Some(wal_syncer) = &mut self.wal_syncer {
+            wal_syncer.stop();
         }
         self.sync_now()?;
         if committed.is_err() {
@@ -370,7 +438,18 @@ impl Worker {
 
     fn handle(&mut self, message: WorkerMessage) -> Flow {
         match message {
-            WorkerMessage::Write(command) => self.apply(command),
+            WorkerMessage::Heartbeat {
+                bucket_id,
+                heartbeat,
+                pulsetime,
+                reply,
+            } => {
+                let result = self.in_savepoint(|conn, memory| {
+                    writes::heartbeat(conn, memory, &bucket_id, heartbeat, pulsetime)
+                });
+                self.hold(reply, result);
+            }
+            WorkerMessage::Job(job) => (job.0)(self),
             WorkerMessage::Read(command) => {
                 let _ = self.commit();
                 reader::serve(
@@ -425,172 +504,6 @@ impl Worker {
         Flow::Continue
     }
 
-    fn apply(&mut self, command: WriteCommand) {
-        match command {
-            WriteCommand::CreateBucket { bucket, reply } => {
-                let result =
-                    self.in_savepoint(|conn, memory| writes::create_bucket(conn, memory, bucket));
-                self.hold(reply, result);
-            }
-            WriteCommand::DeleteBucket { bucket_id, reply } => {
-                let result = self
-                    .in_savepoint(|conn, memory| writes::delete_bucket(conn, memory, &bucket_id));
-                self.hold(reply, result);
-            }
-            WriteCommand::UpdateBucket {
-                bucket_id,
-                update,
-                reply,
-            } => {
-                let result =
-                    self.in_savepoint(|conn, _| writes::update_bucket(conn, &bucket_id, update));
-                self.hold(reply, result);
-            }
-            WriteCommand::InsertEvents {
-                bucket_id,
-                events,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    writes::insert_events(conn, memory, &bucket_id, events)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::Heartbeat {
-                bucket_id,
-                heartbeat,
-                pulsetime,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    writes::heartbeat(conn, memory, &bucket_id, heartbeat, pulsetime)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::DeleteEvent {
-                bucket_id,
-                event_id,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    writes::delete_event(conn, memory, &bucket_id, event_id)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::ImportBucket { bucket, reply } => {
-                let result =
-                    self.in_savepoint(|conn, memory| writes::import_bucket(conn, memory, bucket));
-                self.hold(reply, result);
-            }
-            WriteCommand::ImportEvents {
-                bucket_id,
-                events,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    writes::import_events(conn, memory, &bucket_id, events)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::SetSetting { key, value, reply } => {
-                // The rules are compiled before anything is stored, so
-                // rules that cannot apply are refused, never half applied.
-                let rules = if key == PRIVACY_FILTERS_KEY {
-                    match PrivacyRules::compile(&value, DEFAULT_PATTERN_SIZE_LIMIT) {
-                        Ok(rules) => Some(rules),
-                        Err(err) => {
-                            reply.send(Err(DatastoreError::InvalidInput(err.to_string())));
-                            return;
-                        }
-                    }
-                } else {
-                    None
-                };
-                let result = self.in_savepoint(|conn, _| writes::set_setting(conn, &key, &value));
-                if let (Ok(()), Some(rules)) = (&result, rules) {
-                    self.swap_privacy(rules);
-                }
-                self.hold(reply, result);
-            }
-            WriteCommand::DeleteSetting { key, reply } => {
-                let result = self.in_savepoint(|conn, _| writes::delete_setting(conn, &key));
-                if result.is_ok() && key == PRIVACY_FILTERS_KEY {
-                    self.swap_privacy(PrivacyRules::default());
-                }
-                self.hold(reply, result);
-            }
-            WriteCommand::PreviewRange {
-                bucket_id,
-                start,
-                end,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    cleanup::preview_range(conn, memory.bounds, &bucket_id, start, end)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::DeleteRangeChunk {
-                bucket_id,
-                start,
-                end,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    cleanup::delete_range_chunk(conn, memory, &bucket_id, start, end)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::ExpireChunk {
-                bucket_id,
-                cutoff,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    cleanup::expire_chunk(conn, memory, &bucket_id, cutoff)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::RulesChunk {
-                bucket_id,
-                after,
-                mode,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    cleanup::rules_chunk(conn, memory, &bucket_id, after, mode)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::StoreChanges {
-                bucket_id,
-                changes,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    cleanup::store_changes(conn, memory, &bucket_id, &changes)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::PullChunk {
-                target,
-                replacements,
-                events,
-                progress,
-                reply,
-            } => {
-                let result = self.in_savepoint(|conn, memory| {
-                    sync_folder::pull_chunk(conn, memory, &target, &replacements, events, progress)
-                });
-                self.hold(reply, result);
-            }
-            WriteCommand::ReleasePages { pages, reply } => {
-                let result = self.in_savepoint(|conn, _| cleanup::release_pages(conn, pages));
-                self.hold(reply, result);
-            }
-        }
-    }
-
     /// Runs one command in a savepoint of the batch transaction.
     fn in_savepoint<T>(
         &mut self,
@@ -612,7 +525,7 @@ impl Worker {
             last_events: &mut self.last_events,
             bounds: &self.bounds,
             stats: &mut self.stats,
-            privacy: &self.privacy,
+            privacy: &mut self.privacy,
         };
         let result = command(&self.conn, &mut memory);
         if self.conn.is_autocommit() {
@@ -627,6 +540,10 @@ impl Worker {
             };
             self.fail_batch(&failure);
             return result.and(Err(DatastoreError::Storage(failure)));
+        }
+        match &result {
+            Ok(_) => self.privacy.job_done(),
+            Err(_) => self.privacy.job_failed(),
         }
         match (&result, opens_batch) {
             (Ok(_), true) => {}
@@ -666,11 +583,11 @@ impl Worker {
         self.batch_len = 0;
         match self.try_commit() {
             Ok(()) => {
-                self.privacy_before_batch = None;
+                self.privacy.batch_committed();
                 // Readers see the batch's facts before its writers hear back.
                 self.stats.publish();
-                if let Some(syncer) = &self.syncer {
-                    syncer.committed();
+                if let Some(wal_syncer) = &self.wal_syncer {
+                    wal_syncer.committed();
                 }
                 for held in self.held.drain(..) {
                     held.deliver(None);
@@ -680,8 +597,8 @@ impl Worker {
             Err(err) => {
                 log::error!("Commit failed, batch rolled back: {err}");
                 if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
-                    if let Some(syncer) = &self.syncer {
-                        syncer.disk_full();
+                    if let Some(wal_syncer) = &self.wal_syncer {
+                        wal_syncer.disk_full();
                     }
                 }
                 if !self.conn.is_autocommit() {
@@ -715,19 +632,10 @@ impl Worker {
         self.batch_len = 0;
         self.last_events.clear();
         self.stats.discard();
-        if let Some(rules) = self.privacy_before_batch.take() {
-            self.privacy = rules;
-        }
+        self.privacy.batch_failed();
         for held in self.held.drain(..) {
             held.deliver(Some(failure));
         }
-    }
-
-    /// Puts new privacy rules in force for the rest of the batch and
-    /// after; a failed batch puts the old ones back.
-    fn swap_privacy(&mut self, rules: PrivacyRules) {
-        let old = std::mem::replace(&mut self.privacy, rules);
-        self.privacy_before_batch.get_or_insert(old);
     }
 
     /// Rebuilds the file, with incremental vacuum on from then on. Runs
@@ -761,9 +669,9 @@ impl Worker {
         let Some(wal_path) = &self.wal_path else {
             return Ok(());
         };
-        syncer::sync(&self.conn, wal_path, syncer::Checkpoint::Passive)?;
-        if let Some(syncer) = &self.syncer {
-            syncer.synced();
+        wal_sync::sync(&self.conn, wal_path, wal_sync::Checkpoint::Passive)?;
+        if let Some(wal_syncer) = &self.wal_syncer {
+            wal_syncer.synced();
         }
         Ok(())
     }

@@ -16,27 +16,15 @@
 use aw_models::{Bucket, Data, Duration, Event, SettingValue, Timestamp, UpdateBucket};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::bounds::DurationBounds;
-use crate::heartbeat::{merge, LastEvents};
-use crate::privacy::{PrivacyRules, Verdict};
-use crate::queries::{bucket_row, contains_identical, newest_event, SETTINGS_PREFIX};
+use crate::changes::{note_change, note_deleted};
+use crate::heartbeat::merge;
+use crate::key_value::{self, SETTINGS_PREFIX};
+use crate::memory::WriterMemory;
+use crate::privacy::{PrivacyRules, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
+use crate::queries::{bucket_row, contains_identical, newest_event};
 use crate::rows::{created_text, data_text, parse_data};
-use crate::stats::{BucketStats, StatsWriter};
-use crate::sync_folder::{note_change, note_deleted};
+use crate::stats::BucketStats;
 use crate::{DatastoreError, ImportSummary, Result};
-
-/// The writer's memory that commands read and update.
-#[derive(Debug)]
-pub(crate) struct WriterMemory<'a> {
-    /// Remembered heartbeat results.
-    pub(crate) last_events: &'a mut LastEvents,
-    /// Longest durations, shared with the readers.
-    pub(crate) bounds: &'a DurationBounds,
-    /// Count and edges of each bucket, published at commit.
-    pub(crate) stats: &'a mut StatsWriter,
-    /// The privacy rules in force.
-    pub(crate) privacy: &'a PrivacyRules,
-}
 
 /// Creates a bucket and inserts its events (ids ignored unless they are
 /// free, as for any insert).
@@ -161,7 +149,7 @@ pub(crate) fn insert_events(
     // stored event.
     memory.last_events.forget(row_id);
     // An event with an id may replace a stored one: the sync push must
-    // then compare the whole bucket (`sync_folder/push.rs`).
+    // then compare the whole bucket (`aw-folder-sync`'s `push.rs`).
     if events.iter().any(|event| event.id.is_some()) {
         note_change(conn, bucket_id)?;
     }
@@ -441,7 +429,7 @@ impl PreparedEvent {
 
     /// An event as another database stored it (a pulled event): its
     /// times and data text are taken as they are.
-    pub(crate) fn stored(start: i64, end: i64, data: String) -> PreparedEvent {
+    pub fn stored(start: i64, end: i64, data: String) -> PreparedEvent {
         PreparedEvent { start, end, data }
     }
 
@@ -613,24 +601,42 @@ fn may_hold(stats: Option<BucketStats>, start: i64, end: i64) -> bool {
     }
 }
 
-/// Stores a setting as JSON text under `settings.<key>`.
-pub(crate) fn set_setting(conn: &Connection, key: &str, value: &SettingValue) -> Result<()> {
+/// Stores a setting as JSON text under `settings.<key>`. The privacy
+/// rules are compiled before anything is stored, so rules that cannot
+/// apply are refused, never half applied; stored, they are in force for
+/// the next write.
+pub(crate) fn set_setting(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    key: &str,
+    value: &SettingValue,
+) -> Result<()> {
+    let rules = if key == PRIVACY_FILTERS_KEY {
+        Some(
+            PrivacyRules::compile(value, DEFAULT_PATTERN_SIZE_LIMIT)
+                .map_err(|err| DatastoreError::InvalidInput(err.to_string()))?,
+        )
+    } else {
+        None
+    };
     let text = serde_json::to_string(value)
         .map_err(|err| DatastoreError::InvalidInput(err.to_string()))?;
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![
-        format!("{SETTINGS_PREFIX}{key}"),
-        text,
-        Timestamp::now().nanos() / 1_000_000_000
-    ])?;
+    key_value::put(conn, &format!("{SETTINGS_PREFIX}{key}"), &text)?;
+    if let Some(rules) = rules {
+        memory.privacy.replace(rules);
+    }
     Ok(())
 }
 
-/// Deletes a setting.
-pub(crate) fn delete_setting(conn: &Connection, key: &str) -> Result<()> {
-    conn.prepare_cached("DELETE FROM key_value WHERE key = ?1")?
-        .execute([format!("{SETTINGS_PREFIX}{key}")])?;
+/// Deletes a setting; deleting the privacy rules puts none in force.
+pub(crate) fn delete_setting(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    key: &str,
+) -> Result<()> {
+    key_value::delete(conn, &format!("{SETTINGS_PREFIX}{key}"))?;
+    if key == PRIVACY_FILTERS_KEY {
+        memory.privacy.replace(PrivacyRules::default());
+    }
     Ok(())
 }

@@ -2,7 +2,28 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Data, Event, Timestamp};
+use crate::{Data, Event, ModelError, Timestamp};
+
+/// What joins the id of a bucket copied from another device to the name
+/// of that device, as aw-sync names the copies:
+/// `<bucket id>-synced-from-<origin>`.
+pub const SYNCED_FROM: &str = "-synced-from-";
+/// The bucket data key naming the device a bucket comes from.
+pub const ORIGIN_KEY: &str = "$aw.sync.origin";
+
+/// Whether a bucket is this device's own, not a copy of another device's.
+pub fn is_own_bucket(bucket_id: &str) -> bool {
+    !bucket_id.contains(SYNCED_FROM)
+}
+
+/// Checks a bucket id a client gives: 1 to 1000 bytes, no control
+/// characters (`docs/API.md` §2.4).
+pub fn check_bucket_id(bucket_id: &str) -> Result<(), ModelError> {
+    if bucket_id.is_empty() || bucket_id.len() > 1000 || bucket_id.chars().any(char::is_control) {
+        return Err(ModelError::InvalidBucketId(bucket_id.to_string()));
+    }
+    Ok(())
+}
 
 /// Earliest event start and latest event end of a bucket; `None` when empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +175,21 @@ mod tests {
             json!({"type": 1, "client": "c", "hostname": "h"})
         )
         .is_err());
+    }
+
+    #[test]
+    fn bucket_ids_are_checked() {
+        assert!(check_bucket_id("aw-watcher-window_host").is_ok());
+        assert!(check_bucket_id("ünï côdé / ☃ \"'#?&").is_ok());
+        for bad in ["", "a\nb", "tab\there", &"x".repeat(1001)] {
+            assert!(check_bucket_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn copies_of_other_devices_buckets_are_not_own() {
+        assert!(is_own_bucket("aw-watcher-window_laptop"));
+        assert!(!is_own_bucket("aw-watcher-window_laptop-synced-from-desk"));
     }
 
     #[test]

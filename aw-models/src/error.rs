@@ -25,4 +25,7 @@ pub enum ModelError {
     /// A time period that is not `<start>/<end>`.
     #[error("invalid time period '{0}': expected '<start>/<end>' with RFC 3339 timestamps")]
     InvalidInterval(String),
+    /// A bucket id that is empty, too long or holds control characters.
+    #[error("Invalid bucket id {0:?}: must be 1 to 1000 bytes without control characters")]
+    InvalidBucketId(String),
 }

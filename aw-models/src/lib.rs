@@ -24,10 +24,14 @@ mod export;
 mod info;
 mod projection;
 mod query;
+mod reports;
 mod shared;
 mod time;
 
-pub use bucket::{Bucket, BucketMetadata, CreateBucket, UpdateBucket};
+pub use bucket::{
+    check_bucket_id, is_own_bucket, Bucket, BucketMetadata, CreateBucket, UpdateBucket, ORIGIN_KEY,
+    SYNCED_FROM,
+};
 pub use data::{hash_json, EventData, SharedEntries, StringPool};
 pub use error::ModelError;
 pub use event::Event;
@@ -35,6 +39,7 @@ pub use export::ExportDocument;
 pub use info::ServerInfo;
 pub use projection::{ProjectedEvents, Projector};
 pub use query::{QueryRequest, TimeInterval};
+pub use reports::{Expired, ImportSummary, PullCounts, RangeDeletion, RulesOutcome, RulesReport};
 pub use shared::{empty_data, SharedEvent};
 pub use time::{Duration, Timestamp};
 

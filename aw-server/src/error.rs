@@ -95,11 +95,22 @@ impl ApiError {
 impl From<crate::sync::SyncError> for ApiError {
     fn from(error: crate::sync::SyncError) -> ApiError {
         use crate::sync::SyncError;
+        use aw_folder_sync::FolderSyncError;
         match error {
             SyncError::Folder(message) => ApiError::BadRequest(message),
             // An encrypted database pushes only when configured to.
             SyncError::Refused(message) => ApiError::Conflict(message),
-            SyncError::Datastore(error) => ApiError::Datastore(error),
+            SyncError::Pass(FolderSyncError::Store(error)) => ApiError::Datastore(error),
+            // The copy in the folder: as the datastore's own failures.
+            SyncError::Pass(FolderSyncError::Refused(reason)) => {
+                ApiError::Datastore(DatastoreError::InvalidInput(reason))
+            }
+            SyncError::Pass(FolderSyncError::File(error)) => {
+                ApiError::Datastore(DatastoreError::Storage(error))
+            }
+            SyncError::Pass(FolderSyncError::Io(error)) => {
+                ApiError::Datastore(DatastoreError::Io(error))
+            }
         }
     }
 }

@@ -2,8 +2,8 @@
 //! `sync` command, `POST /api/0/sync/run` and the `[sync]` schedule; the
 //! schedule itself; and the status `GET /api/0/sync/status` answers.
 //!
-//! The work is the datastore's (`Datastore::push_to_folder`,
-//! `Datastore::pull_from_folder`): this module decides when a pass runs,
+//! The work is the `aw-folder-sync` crate's (`aw_folder_sync::pull`,
+//! `aw_folder_sync::push`): this module decides when a pass runs,
 //! refuses a plaintext copy of an encrypted database unless configured,
 //! keeps passes from overlapping, and logs and records what each did.
 
@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration as StdDuration, Instant};
 
-use aw_datastore::{
-    Datastore, DatastoreError, PullReport, PushReport, SyncFilter, SyncFolder, SyncProgress,
+use aw_datastore::{Datastore, DatastoreError};
+use aw_folder_sync::{
+    FolderSyncError, PullReport, PushReport, SourceReport, SyncFilter, SyncFolder, SyncProgress,
 };
 use aw_models::Timestamp;
 use serde::Serialize;
@@ -79,9 +80,9 @@ pub enum SyncError {
     /// the API), or a plaintext copy of an encrypted database.
     #[error("{0}")]
     Refused(String),
-    /// The datastore failed (this database, or writing the copy).
+    /// The pass failed: this database, or writing the copy.
     #[error(transparent)]
-    Datastore(#[from] DatastoreError),
+    Pass(#[from] FolderSyncError),
 }
 
 /// What one pass did.
@@ -114,9 +115,9 @@ impl PassReport {
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         if let Some(pull) = &self.pull {
-            let mut counts = aw_datastore::PullCounts::default();
+            let mut counts = aw_models::PullCounts::default();
             for source in &pull.sources {
-                counts.add(source.counts);
+                counts += source.counts;
             }
             parts.push(format!(
                 "pulled from {} file{}: {} new, {} updated, {} deleted, {} already here, {} dropped by privacy filters",
@@ -203,10 +204,10 @@ pub fn run_pass(
     let clock = Instant::now();
     let pull = match mode {
         SyncMode::Push => None,
-        _ => Some(datastore.pull_from_folder(folder, filter, progress)?),
+        _ => Some(aw_folder_sync::pull(datastore, folder, filter, progress)?),
     };
     let push = if pushes {
-        Some(datastore.push_to_folder(folder, filter, progress)?)
+        Some(aw_folder_sync::push(datastore, folder, filter, progress)?)
     } else {
         None
     };
@@ -355,7 +356,7 @@ impl SyncState {
 }
 
 /// One file's pull in a line: `dev/test.db (device dev): 3 new, ...`.
-pub fn source_line(source: &aw_datastore::SourceReport) -> String {
+pub fn source_line(source: &SourceReport) -> String {
     let counts = source.counts;
     format!(
         "{} (device {}): {} new, {} updated, {} deleted, {} already here, {} dropped",
@@ -393,7 +394,7 @@ pub fn start(datastore: Datastore, state: Arc<SyncState>) {
         .spawn(move || {
             aw_threads::lower_priority(NICENESS);
             loop {
-                if let Err(SyncError::Datastore(DatastoreError::Closed)) =
+                if let Err(SyncError::Pass(FolderSyncError::Store(DatastoreError::Closed))) =
                     state.run(&datastore, settings.mode, None)
                 {
                     return;

@@ -12,7 +12,7 @@ use aw_models::{Bucket, Timestamp};
 use ureq::http::Response;
 use ureq::{Agent, Body, SendBody};
 
-use super::CliError;
+use super::error::CliError;
 use crate::endpoints::import::SUMMARY_HEADER;
 use crate::sync::{PassReport, SyncMode, SyncStatus};
 

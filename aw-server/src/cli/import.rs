@@ -23,7 +23,7 @@ use indicatif::ProgressBar;
 
 use super::progress::{self, Unit};
 use super::{close, connect, CliError, ConnectionArgs, Target};
-use crate::transfer::document::{add, reader, Tally};
+use crate::transfer::document::{reader, Tally};
 use crate::transfer::legacy::{self, LegacyImport};
 use crate::transfer::ndjson::{self, NdjsonError};
 use crate::transfer::{import_validated, walk, Streamed};
@@ -84,7 +84,7 @@ fn import_all(target: &Target, files: &[PathBuf]) -> Result<ImportSummary, CliEr
         .collect::<Result<Vec<_>, _>>()?;
     let mut total = ImportSummary::default();
     for file in checked {
-        add(&mut total, import(target, file)?);
+        total += import(target, file)?;
     }
     Ok(total)
 }
@@ -193,7 +193,7 @@ fn run_legacy(args: ImportArgs, started: Instant) -> Result<(), CliError> {
                 total.buckets += part.buckets;
                 total.events += part.events;
                 total.unreadable += part.unreadable;
-                add(&mut total.summary, part.summary);
+                total.summary += part.summary;
             }
             Err(error) => {
                 result = Err(error);

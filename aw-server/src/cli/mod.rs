@@ -14,6 +14,7 @@
 //! (`progress`) and reports. Errors are [`CliError`] messages: `main`
 //! prints them and exits with status 1.
 
+mod error;
 pub mod export;
 pub mod history;
 mod http;
@@ -32,12 +33,8 @@ use clap::Args;
 use crate::config::{self, FileConfig};
 use crate::dirs;
 
+pub use error::CliError;
 pub use http::Server;
-
-/// A failed command, as a message for the terminal.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CliError(pub String);
 
 /// Where the data is: the flags shared by `export` and `import`.
 #[derive(Debug, Clone, Args)]

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use aw_datastore::{SyncFilter, SyncFolder};
+use aw_folder_sync::{SyncFilter, SyncFolder};
 use aw_models::Timestamp;
 use clap::Args;
 

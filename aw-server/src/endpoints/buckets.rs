@@ -9,7 +9,7 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, put, State};
 
-use super::{blocking, check_bucket_id, read_json, Empty, JSON_LIMIT};
+use super::request::{blocking, read_json, Empty, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -37,7 +37,8 @@ pub async fn create(
     body: Data<'_>,
     state: &State<ServerState>,
 ) -> Result<Empty, ApiError> {
-    check_bucket_id(bucket_id)?;
+    aw_models::check_bucket_id(bucket_id)
+        .map_err(|error| ApiError::BadRequest(error.to_string()))?;
     let request: CreateBucket = read_json(body, JSON_LIMIT).await?;
     let mut bucket = request.into_bucket(bucket_id.to_string());
     if bucket.hostname == LOCAL_HOSTNAME {

@@ -8,7 +8,7 @@ use rocket::http::{ContentType, Status};
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, State};
 
-use super::{blocking, limit_param, read_json, timestamp_param, Empty, JSON_LIMIT};
+use super::request::{blocking, limit_param, read_json, timestamp_param, Empty, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -113,7 +113,7 @@ pub async fn delete_range(
             "'end' ({end}) is before 'start' ({start})"
         )));
     }
-    let dry_run = super::flag_param("dry_run", dry_run)?;
+    let dry_run = super::request::flag_param("dry_run", dry_run)?;
     let datastore = state.datastore.clone();
     let bucket_id = bucket_id.to_string();
     let done = blocking(move || {

@@ -6,7 +6,7 @@ use rocket::data::Data;
 use rocket::serde::json::Json;
 use rocket::{post, State};
 
-use super::{read_json, JSON_LIMIT};
+use super::request::{read_json, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 

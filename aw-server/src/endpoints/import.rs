@@ -29,7 +29,7 @@ use rocket::response::{self, Responder, Response};
 use rocket::tokio::io::{AsyncReadExt, AsyncWriteExt};
 use rocket::{post, State};
 
-use super::blocking;
+use super::request::blocking;
 use crate::error::ApiError;
 use crate::transfer::{fits_in_memory, import_bytes, import_file, internal};
 use crate::ServerState;

@@ -12,7 +12,8 @@ use rocket::serde::json::Json;
 use rocket::{post, State};
 use serde::Serialize;
 
-use super::{background, blocking, flag_param};
+use super::background;
+use super::request::{blocking, flag_param};
 use crate::error::ApiError;
 use crate::ServerState;
 

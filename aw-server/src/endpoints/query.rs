@@ -6,7 +6,8 @@ use rocket::data::Data;
 use rocket::response::content::RawJson;
 use rocket::{post, State};
 
-use super::{background, read_json, JSON_LIMIT};
+use super::background;
+use super::request::{read_json, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 

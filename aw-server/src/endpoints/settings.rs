@@ -9,7 +9,7 @@ use rocket::http::Status;
 use rocket::serde::json::Json;
 use rocket::{delete, get, post, State};
 
-use super::{blocking, read_json, Empty, JSON_LIMIT};
+use super::request::{blocking, read_json, Empty, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 

@@ -7,9 +7,10 @@
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
 
-use aw_datastore::SyncFilter;
+use aw_folder_sync::SyncFilter;
 
-use super::{background, timestamp_param};
+use super::background;
+use super::request::timestamp_param;
 use crate::error::ApiError;
 use crate::sync::{PassReport, SyncMode, SyncStatus};
 use crate::ServerState;

@@ -18,8 +18,8 @@ use aw_datastore::{Datastore, ImportSummary, PreparedEvent};
 use aw_models::{Bucket, BucketMetadata, Data, Event, Timestamp};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::endpoints::check_bucket_id;
 use crate::error::ApiError;
+use aw_models::check_bucket_id;
 
 /// Events handed to the datastore per call in pass 2.
 const CHUNK_SIZE: usize = 5000;
@@ -136,7 +136,7 @@ fn import_validated_holding(
             // parser at its next chunk.
             for job in queue {
                 match job {
-                    Job::Bucket(bucket) => add(&mut summary, datastore.import_bucket(bucket)?),
+                    Job::Bucket(bucket) => summary += datastore.import_bucket(bucket)?,
                     Job::Events(bucket_id, events) => {
                         store_events(datastore, &bucket_id, events, &mut summary, progress)?
                     }
@@ -413,7 +413,7 @@ fn store_oldest_first(
     let mut summary = ImportSummary::default();
     for (bucket, mut events) in buckets {
         let bucket_id = bucket.id.clone();
-        add(&mut summary, datastore.import_bucket(bucket)?);
+        summary += datastore.import_bucket(bucket)?;
         PreparedEvent::sort_oldest_first(&mut events);
         store_events(datastore, &bucket_id, events, &mut summary, &mut |_| {})?;
     }
@@ -431,18 +431,10 @@ fn store_events(
     progress: &mut (dyn FnMut(&ImportSummary) + Send),
 ) -> Result<(), ApiError> {
     for chunk in chunks(events) {
-        add(summary, datastore.import_prepared(bucket_id, chunk)?);
+        *summary += datastore.import_prepared(bucket_id, chunk)?;
         progress(summary);
     }
     Ok(())
-}
-
-/// Adds `part` to `total`.
-pub fn add(total: &mut ImportSummary, part: ImportSummary) {
-    total.buckets_created += part.buckets_created;
-    total.inserted += part.inserted;
-    total.skipped += part.skipped;
-    total.dropped += part.dropped;
 }
 
 /// Streams one export document through `sink`. The first error wins: a

@@ -22,7 +22,6 @@ use aw_datastore::{
 };
 use aw_models::Bucket;
 
-use super::document::add;
 use super::write::{ExportWriter, JsonWriter};
 
 /// What an import of a legacy database did.
@@ -103,15 +102,10 @@ pub fn import(
         let stored = (|| {
             for job in queue {
                 match job {
-                    Job::Bucket(bucket) => {
-                        add(&mut result.summary, datastore.import_bucket(bucket)?)
-                    }
+                    Job::Bucket(bucket) => result.summary += datastore.import_bucket(bucket)?,
                     Job::Events(bucket_id, events) => {
                         handled += events.len() as u64;
-                        add(
-                            &mut result.summary,
-                            datastore.import_prepared(&bucket_id, events)?,
-                        );
+                        result.summary += datastore.import_prepared(&bucket_id, events)?;
                         progress(handled);
                     }
                 }

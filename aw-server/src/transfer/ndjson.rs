@@ -14,8 +14,8 @@ use std::io::{self, BufRead, Write};
 use aw_models::{Bucket, Event};
 use serde_json::Value;
 
-use crate::endpoints::check_bucket_id;
 use crate::transfer::{ExportWriter, JsonWriter};
+use aw_models::check_bucket_id;
 
 /// Why an NDJSON file cannot be read.
 #[derive(Debug, thiserror::Error)]

@@ -666,7 +666,7 @@ fn main() -> io::Result<()> {
 /// showed as a heartbeat beside year queries taking up to 35 ms. So: the
 /// OS's dirty pages are written (`sync`), the server is left idle long
 /// enough for its idle sync and checkpoint (1 s after its last commit,
-/// `aw-datastore`'s `syncer.rs`), and what that wrote is written too.
+/// `aw-datastore`'s `wal_sync.rs`), and what that wrote is written too.
 fn settle_disk() {
     let sync = || {
         if let Err(err) = std::process::Command::new("sync").status() {

@@ -9,11 +9,13 @@
 //! skipped and reported without a loss; `--buckets` and `--start-date`
 //! limit a pass as aw-sync's do; overlapping passes store nothing twice.
 
+#[path = "../../aw-datastore/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
 
-use aw_datastore::{Datastore, EventQuery, SyncFilter, SyncFolder, PRIVACY_FILTERS_KEY};
+use aw_datastore::{Datastore, EventQuery, PRIVACY_FILTERS_KEY};
+use aw_folder_sync::{PullReport, PushReport, SyncFilter, SyncFolder};
 use aw_models::{Duration, Event};
 use common::{bucket, event, TempDb};
 use rusqlite::{params, Connection};
@@ -81,16 +83,12 @@ fn window(start: i64, duration: i64, title: &str) -> Event {
     event(start, duration, json!({"app": "firefox", "title": title}))
 }
 
-fn push(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PushReport {
-    store
-        .push_to_folder(folder, &SyncFilter::default(), &mut |_| {})
-        .unwrap()
+fn push(store: &Datastore, folder: &SyncFolder) -> PushReport {
+    aw_folder_sync::push(store, folder, &SyncFilter::default(), &mut |_| {}).unwrap()
 }
 
-fn pull(store: &Datastore, folder: &SyncFolder) -> aw_datastore::PullReport {
-    store
-        .pull_from_folder(folder, &SyncFilter::default(), &mut |_| {})
-        .unwrap()
+fn pull(store: &Datastore, folder: &SyncFolder) -> PullReport {
+    aw_folder_sync::pull(store, folder, &SyncFilter::default(), &mut |_| {}).unwrap()
 }
 
 fn files_in(dir: &Path) -> Vec<PathBuf> {
@@ -435,7 +433,7 @@ fn unreadable_files_are_skipped_and_reported() {
 }
 
 /// The reasons given for skipping, by name.
-fn skips(report: &aw_datastore::PullReport) -> Vec<(String, String)> {
+fn skips(report: &PullReport) -> Vec<(String, String)> {
     report
         .skipped
         .iter()
@@ -623,18 +621,17 @@ fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
 
     // Push only the window bucket, from second 500 on: events ending at
     // or after it (the one of 400 to 450 does not).
-    let pushed = a
-        .push_to_folder(&a_folder, &only(&[WINDOW], Some(500)), &mut |_| {})
-        .unwrap();
+    let pushed =
+        aw_folder_sync::push(&a, &a_folder, &only(&[WINDOW], Some(500)), &mut |_| {}).unwrap();
     assert_eq!((pushed.buckets, pushed.written), (1, 5));
     // A pull limited to the other bucket finds nothing of it yet.
-    let report = b
-        .pull_from_folder(
-            &b_folder,
-            &only(&["aw-watcher-afk_laptop"], None),
-            &mut |_| {},
-        )
-        .unwrap();
+    let report = aw_folder_sync::pull(
+        &b,
+        &b_folder,
+        &only(&["aw-watcher-afk_laptop"], None),
+        &mut |_| {},
+    )
+    .unwrap();
     assert!(report.sources[0].buckets.is_empty());
     // The whole push: the afk bucket joins; the window bucket, left out
     // before, keeps its earlier events out of the copy (as aw-sync, which
@@ -642,9 +639,8 @@ fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
     let pushed = push(&a, &a_folder);
     assert_eq!((pushed.buckets, pushed.written, pushed.deleted), (2, 1, 0));
     // A pull of one bucket, by its id here, from second 700 on.
-    let report = b
-        .pull_from_folder(&b_folder, &only(&[COPY], Some(700)), &mut |_| {})
-        .unwrap();
+    let report =
+        aw_folder_sync::pull(&b, &b_folder, &only(&[COPY], Some(700)), &mut |_| {}).unwrap();
     assert_eq!(report.sources[0].buckets, [COPY]);
     assert_eq!(
         titles(&b, COPY).iter().map(|e| e.0).collect::<Vec<_>>(),
@@ -656,9 +652,7 @@ fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
         .unwrap()
         .contains_key("aw-watcher-afk_laptop-synced-from-laptop"));
     // `*` takes every bucket.
-    let report = b
-        .pull_from_folder(&b_folder, &only(&["*"], None), &mut |_| {})
-        .unwrap();
+    let report = aw_folder_sync::pull(&b, &b_folder, &only(&["*"], None), &mut |_| {}).unwrap();
     assert_eq!(report.sources[0].buckets.len(), 2);
     assert_eq!(
         b.count_events("aw-watcher-afk_laptop-synced-from-laptop", None, None)
@@ -667,13 +661,13 @@ fn buckets_and_start_limit_a_pass_as_aw_syncs_do() {
         1
     );
     // A push left out of a bucket never deletes it from the copy.
-    let pushed = a
-        .push_to_folder(
-            &a_folder,
-            &only(&["aw-watcher-afk_laptop"], None),
-            &mut |_| {},
-        )
-        .unwrap();
+    let pushed = aw_folder_sync::push(
+        &a,
+        &a_folder,
+        &only(&["aw-watcher-afk_laptop"], None),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!((pushed.buckets, pushed.deleted), (1, 0));
     let counts = pull(&b, &b_folder).sources[0].counts;
     assert_eq!(counts.deleted, 0);

@@ -3,9 +3,9 @@
 //!
 //! Each file is opened read-only (`files.rs`) and read on the caller's
 //! thread; the writer only stores chunks of [`CHUNK`] events
-//! (`store.rs`), so heartbeats are served between them. The progress per
-//! (file, bucket) is stored with each chunk in this database
-//! ([`PULLED_PREFIX`]): the ids read so far (`high_water`; aw-server-rust
+//! (`Replica::apply_pulled`), so heartbeats are served between them. The
+//! progress per (file, bucket) is stored with each chunk in this database
+//! (under [`PULLED`]): the ids read so far (`high_water`; aw-server-rust
 //! and this server both add events with rising ids), the newest events
 //! (`tail`, which heartbeats at the origin extend, as aw-sync's own push
 //! does), the position in the file's `aw_sync_log` and the file's
@@ -19,26 +19,25 @@
 //! two folders) are reported and skipped; the other files are still
 //! pulled, and nothing pulled before is removed for it.
 
-use aw_models::{Bucket, UpdateBucket};
+use aw_datastore::format::{self, StoredRow};
+use aw_datastore::{PreparedEvent, PulledChunk, Replacement, Replica};
+use aw_models::{Bucket, PullCounts};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::files::{meta, open_source};
-use super::layout::{find_sources, Skipped, Source};
-use super::store::{PullCounts, Replacement, PULLED_PREFIX};
-use super::{
-    is_own_bucket, PullReport, SourceReport, SyncFilter, SyncFolder, SyncProgress, ORIGIN_KEY,
-    SYNCED_FROM,
+use crate::files::{meta, open_source};
+use crate::layout::{find_sources, Skipped, Source};
+use crate::{
+    is_own_bucket, FolderSyncError, PullReport, Result, SourceReport, SyncFilter, SyncFolder,
+    SyncProgress, ORIGIN_KEY, SYNCED_FROM,
 };
-use crate::commands::WriteCommand;
-use crate::local::LocalReads;
-use crate::maintenance::read_here;
-use crate::queries::bucket_parts;
-use crate::{Datastore, DatastoreError, PreparedEvent, Result};
 
 /// Events per chunk stored by the writer: a heartbeat queued behind a
 /// chunk waits for it (`benches/runs/2026-11-27-sync.md`).
-const CHUNK: i64 = 500;
+const CHUNK: usize = 500;
+/// The replica state key of a pull's progress, then the file and the
+/// bucket as a JSON pair (stored as `aw-server.sync-pulled.<pair>`).
+const PULLED: &str = "pulled.";
 
 /// The progress of pulling one bucket of one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,14 +57,13 @@ struct Pulled {
 /// Why a file's pull stopped.
 enum Failure {
     /// The file: reported, and the next file is pulled.
-    Source(DatastoreError),
+    Source(FolderSyncError),
     /// This database: the pass stops.
-    Local(DatastoreError),
+    Local(FolderSyncError),
 }
 
 pub(crate) fn pull(
-    store: &Datastore,
-    local: &LocalReads,
+    store: &dyn Replica,
     folder: &SyncFolder,
     filter: &SyncFilter,
     progress: &mut dyn FnMut(&SyncProgress),
@@ -82,16 +80,13 @@ pub(crate) fn pull(
             buckets: Vec::new(),
             counts: PullCounts::default(),
         };
-        match pull_source(store, local, &source, filter, &mut done, progress) {
+        match pull_source(store, &source, filter, &mut done, progress) {
             Ok(()) => report.sources.push(done),
             Err(Failure::Local(error)) => return Err(error),
             Err(Failure::Source(error)) => {
                 report.skipped.push(Skipped {
                     name: source.name.clone(),
-                    reason: match error {
-                        DatastoreError::InvalidInput(reason) => reason,
-                        other => other.to_string(),
-                    },
+                    reason: error.to_string(),
                 });
                 // What was stored before the failure stays, and counts.
                 if done.counts != PullCounts::default() {
@@ -104,14 +99,13 @@ pub(crate) fn pull(
 }
 
 fn pull_source(
-    store: &Datastore,
-    local: &LocalReads,
+    store: &dyn Replica,
     source: &Source,
     filter: &SyncFilter,
     report: &mut SourceReport,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> std::result::Result<(), Failure> {
-    let file = |error| Failure::Source(error);
+    let file = |error: FolderSyncError| Failure::Source(error);
     let conn = open_source(&source.path).map_err(file)?;
     let epoch = meta(&conn, "epoch").map_err(file)?.unwrap_or_default();
     let has_log = meta(&conn, "device_id").map_err(file)?.is_some();
@@ -120,15 +114,7 @@ fn pull_source(
             row.get(0)
         })
         .map_err(|error| file(error.into()))?;
-    let buckets = conn
-        .prepare(
-            "SELECT id, name, type, client, hostname, created, data FROM buckets ORDER BY name",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_map([], bucket_parts)?
-                .collect::<rusqlite::Result<Vec<_>>>()
-        })
-        .map_err(|error| file(error.into()))?;
+    let buckets = format::buckets(&conn).map_err(|error| file(error.into()))?;
     let present: Vec<String> = buckets
         .iter()
         .map(|(_, bucket)| bucket.id.clone())
@@ -144,13 +130,14 @@ fn pull_source(
         if !(filter.takes_bucket(&bucket.id) || filter.takes_bucket(&target.id)) {
             continue;
         }
-        follow_metadata(store, &target).map_err(Failure::Local)?;
+        store
+            .follow_metadata(&target)
+            .map_err(|error| Failure::Local(error.into()))?;
         let key = format!(
-            "{PULLED_PREFIX}{}",
+            "{PULLED}{}",
             serde_json::to_string(&(&source.name, &bucket.id)).unwrap_or_default()
         );
-        let stored = read_here(local, |local_conn, _| read_progress(local_conn, &key))
-            .map_err(Failure::Local)?;
+        let stored = read_progress(store, &key).map_err(Failure::Local)?;
         let mut state = stored.clone().unwrap_or_default();
         if state.epoch != epoch || state.high_water > max_id {
             let log = if has_log {
@@ -171,43 +158,14 @@ fn pull_source(
         let counts = pull_bucket(
             store, &file, filter, row_id, &bucket, &target, &key, stored, state, progress,
         )?;
-        report.counts.add(counts);
+        report.counts += counts;
         report.buckets.push(target.id);
     }
     if has_log {
-        let counts = pull_deleted_buckets(store, local, &conn, &source.name, &present, filter)?;
-        report.counts.add(counts);
+        let counts = pull_deleted_buckets(store, &conn, &source.name, &present, filter)?;
+        report.counts += counts;
     }
     Ok(())
-}
-
-/// Brings the copy's type, client, host name and data to the origin's
-/// when they changed there (the push writes them into the file on every
-/// change); a copy not made yet is made with them by the first chunk.
-fn follow_metadata(store: &Datastore, target: &Bucket) -> Result<()> {
-    let here = match store.bucket(&target.id).wait() {
-        Ok(here) => here,
-        Err(DatastoreError::NoSuchBucket(_)) => return Ok(()),
-        Err(error) => return Err(error),
-    };
-    if (&here.kind, &here.client, &here.hostname, &here.data)
-        == (&target.kind, &target.client, &target.hostname, &target.data)
-    {
-        return Ok(());
-    }
-    match store.update_bucket(
-        &target.id,
-        UpdateBucket {
-            kind: Some(target.kind.clone()),
-            client: Some(target.client.clone()),
-            hostname: Some(target.hostname.clone()),
-            data: Some(target.data.clone()),
-        },
-    ) {
-        // Deleted here meanwhile: the next chunk makes it again.
-        Ok(()) | Err(DatastoreError::NoSuchBucket(_)) => Ok(()),
-        Err(error) => Err(error),
-    }
 }
 
 /// Buckets pulled from this file before that its device has deleted
@@ -215,23 +173,20 @@ fn follow_metadata(store: &Datastore, target: &Bucket) -> Result<()> {
 /// the copies here (the copies' buckets stay, as any bucket here stays
 /// until deleted here).
 fn pull_deleted_buckets(
-    store: &Datastore,
-    local: &LocalReads,
+    store: &dyn Replica,
     conn: &Connection,
     source: &str,
     present: &[String],
     filter: &SyncFilter,
 ) -> std::result::Result<PullCounts, Failure> {
     let prefix = format!(
-        "{PULLED_PREFIX}[{},",
+        "{PULLED}[{},",
         serde_json::to_string(source).unwrap_or_default()
     );
-    let pulled = read_here(local, |local_conn, _| progress_under(local_conn, &prefix))
-        .map_err(Failure::Local)?;
+    let pulled = progress_under(store, &prefix).map_err(Failure::Local)?;
     let mut counts = PullCounts::default();
     for (key, mut state) in pulled {
-        let Ok((_, bucket_id)) =
-            serde_json::from_str::<(String, String)>(&key[PULLED_PREFIX.len()..])
+        let Ok((_, bucket_id)) = serde_json::from_str::<(String, String)>(&key[PULLED.len()..])
         else {
             continue;
         };
@@ -246,23 +201,22 @@ fn pull_deleted_buckets(
         if replacements.is_empty() {
             continue;
         }
-        let target = match store.bucket(&state.target).wait() {
-            Ok(target) => target,
+        let target = match store.find_bucket(&state.target) {
+            Ok(Some(target)) => target,
             // Deleted here as well: nothing left to delete.
-            Err(DatastoreError::NoSuchBucket(_)) => continue,
-            Err(error) => return Err(Failure::Local(error)),
+            Ok(None) => continue,
+            Err(error) => return Err(Failure::Local(error.into())),
         };
         let value = serde_json::to_string(&state).unwrap_or_default();
         let done = store
-            .write(|reply| WriteCommand::PullChunk {
-                target: Box::new(target),
+            .apply_pulled(PulledChunk {
+                target,
                 replacements,
                 events: Vec::new(),
-                progress: Some((key.clone(), value)),
-                reply,
+                state: Some((key.clone(), value)),
             })
-            .map_err(Failure::Local)?;
-        counts.add(done);
+            .map_err(|error| Failure::Local(error.into()))?;
+        counts += done;
     }
     Ok(counts)
 }
@@ -313,7 +267,7 @@ fn logged(
             continue;
         }
         let now = match row_id {
-            Some(row_id) => row_by_id(conn, row_id, event_id)?,
+            Some(row_id) => format::row_by_id(conn, row_id, event_id)?,
             None => None,
         };
         replacements.push(Replacement {
@@ -338,7 +292,7 @@ struct SourceFile<'c> {
     reason = "one bucket's pull, told everything once"
 )]
 fn pull_bucket(
-    store: &Datastore,
+    store: &dyn Replica,
     source: &SourceFile<'_>,
     filter: &SyncFilter,
     row_id: i64,
@@ -354,8 +308,8 @@ fn pull_bucket(
     let mut replacements = Vec::new();
     // The newest events as pulled, now grown or changed.
     for &(id, start, end) in &state.tail {
-        if let Some(row) = row_by_id(conn, row_id, id).map_err(file)? {
-            if (row.1, row.2) != (start, end) {
+        if let Some(row) = format::row_by_id(conn, row_id, id).map_err(file)? {
+            if (row.start, row.end) != (start, end) {
                 replacements.push(Replacement {
                     start,
                     end,
@@ -417,9 +371,9 @@ fn pull_bucket(
         let rows = if pushed_to.is_some_and(|to| to <= state.high_water) {
             Vec::new()
         } else {
-            rows_after(conn, row_id, state.high_water).map_err(file)?
+            format::rows_by_id(conn, row_id, state.high_water, i64::MAX, CHUNK).map_err(file)?
         };
-        let last = (rows.len() as i64) < CHUNK;
+        let last = rows.len() < CHUNK;
         if stage.total.is_none() && !last {
             // Counted only when there is more than a chunk: the count walks
             // the bucket's index, a few milliseconds per month of history.
@@ -432,7 +386,7 @@ fn pull_bucket(
                 .map_err(file)?;
             stage.total = Some(more);
         }
-        state.high_water = rows.last().map_or(state.high_water, |row| row.0);
+        state.high_water = rows.last().map_or(state.high_water, |row| row.id);
         if last {
             // Only what was read in full is recorded as read.
             state.tail = tail
@@ -445,20 +399,19 @@ fn pull_bucket(
         if !(nothing_new && written.as_ref() == Some(&state)) {
             let events: Vec<PreparedEvent> = rows
                 .iter()
-                .filter(|row| row.2 >= row.1 && filter.takes_end(row.2))
+                .filter(|row| row.end >= row.start && filter.takes_end(row.end))
                 .map(prepared)
                 .collect();
             let value = serde_json::to_string(&state).unwrap_or_default();
             let done = store
-                .write(|reply| WriteCommand::PullChunk {
-                    target: Box::new(target.clone()),
+                .apply_pulled(PulledChunk {
+                    target: target.clone(),
                     replacements: std::mem::take(&mut replacements),
                     events,
-                    progress: Some((key.to_string(), value)),
-                    reply,
+                    state: Some((key.to_string(), value)),
                 })
-                .map_err(Failure::Local)?;
-            counts.add(done);
+                .map_err(|error| Failure::Local(error.into()))?;
+            counts += done;
             written = Some(state.clone());
         }
         stage.done += rows.len() as u64;
@@ -490,36 +443,8 @@ pub(crate) fn target_bucket(remote: &Bucket) -> Bucket {
     target
 }
 
-/// One event of a file: id, start, end, data text.
-type Row = (i64, i64, i64, String);
-
-fn prepared(row: &Row) -> PreparedEvent {
-    PreparedEvent::stored(row.1, row.2, row.3.clone())
-}
-
-/// Up to [`CHUNK`] events of the bucket with ids above `after`: a walk of
-/// the table in id order from there. Through the bucket's time index each
-/// chunk would sort all of the bucket's later events by id (a year took
-/// minutes), and a pass with nothing new would scan the whole bucket.
-fn rows_after(conn: &Connection, row_id: i64, after: i64) -> rusqlite::Result<Vec<Row>> {
-    conn.prepare_cached(
-        "SELECT id, starttime, endtime, data FROM events NOT INDEXED
-         WHERE bucketrow = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
-    )?
-    .query_map(params![row_id, after, CHUNK], |row| {
-        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-    })?
-    .collect()
-}
-
-fn row_by_id(conn: &Connection, row_id: i64, id: i64) -> rusqlite::Result<Option<Row>> {
-    conn.prepare_cached(
-        "SELECT id, starttime, endtime, data FROM events WHERE id = ?1 AND bucketrow = ?2",
-    )?
-    .query_row(params![id, row_id], |row| {
-        Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-    })
-    .optional()
+fn prepared(row: &StoredRow) -> PreparedEvent {
+    PreparedEvent::stored(row.start, row.end, row.data.clone())
 }
 
 fn last_log(conn: &Connection) -> Result<i64> {
@@ -531,27 +456,20 @@ fn last_log(conn: &Connection) -> Result<i64> {
 }
 
 /// Every stored progress whose key starts with `prefix`.
-fn progress_under(conn: &Connection, prefix: &str) -> Result<Vec<(String, Pulled)>> {
-    let rows = conn
-        .prepare_cached("SELECT key, value FROM key_value WHERE substr(key, 1, length(?1)) = ?1")?
-        .query_map([prefix], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows
+fn progress_under(store: &dyn Replica, prefix: &str) -> Result<Vec<(String, Pulled)>> {
+    Ok(store
+        .states_under(prefix)?
         .into_iter()
         .filter_map(|(key, text)| Some((key, serde_json::from_str(&text).ok()?)))
         .collect())
 }
 
-fn read_progress(conn: &Connection, key: &str) -> Result<Option<Pulled>> {
-    let text: Option<String> = conn
-        .prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
-        .query_row([key], |row| row.get(0))
-        .optional()?;
+fn read_progress(store: &dyn Replica, key: &str) -> Result<Option<Pulled>> {
     // Unreadable progress is no progress: the file is read again, and
     // what is here already is skipped.
-    Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
+    Ok(store
+        .state(key)?
+        .and_then(|text| serde_json::from_str(&text).ok()))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Opening the sync folder's files: this device's copy read-write, the
 //! other devices' read-only and untouched.
 //!
-//! Both have aw-server-rust's schema (`schema.rs`), so aw-sync reads the
+//! Both have aw-server-rust's schema (`aw_datastore::format`), so aw-sync reads the
 //! copy we push and we read the ones it pushes. The copy we push adds
 //! three tables that aw-server-rust ignores: `aw_sync_meta` (whose copy it
 //! is, and its `epoch`, new whenever the copy is rebuilt), `aw_sync_pushed`
@@ -18,8 +18,20 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use crate::schema::{self, NEWEST_COMPATIBLE_VERSION};
-use crate::{DatastoreError, Result};
+use aw_datastore::format::{self, NEWEST_COMPATIBLE_VERSION};
+use aw_datastore::DatastoreError;
+
+use crate::{FolderSyncError, Result};
+
+/// A folder file the schema functions failed on: the file's problem, not
+/// this database's.
+fn unusable(error: DatastoreError) -> FolderSyncError {
+    match error {
+        DatastoreError::Storage(error) => FolderSyncError::File(error),
+        DatastoreError::InvalidInput(reason) => FolderSyncError::Refused(reason),
+        other => FolderSyncError::Refused(other.to_string()),
+    }
+}
 
 /// The tables of ours in the pushed copy.
 const OWN_TABLES: &str = "
@@ -57,14 +69,14 @@ pub(crate) fn open_own(path: &Path, device_id: &str, hostname: &str) -> Result<C
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = DELETE", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("delete") {
-        return Err(DatastoreError::InvalidInput(format!(
+        return Err(FolderSyncError::Refused(format!(
             "{} cannot use a rollback journal (got '{mode}')",
             path.display()
         )));
     }
     // Safe beside another pass of this device creating the file at the
     // same moment: each step reads the version again under the lock.
-    schema::migrate(&conn)?;
+    format::create_schema(&conn).map_err(unusable)?;
     // One transaction, so that two passes starting at once agree on whose
     // the copy is and empty a new one only once.
     conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -88,7 +100,7 @@ fn claim_own(conn: &Connection, path: &Path, device_id: &str, hostname: &str) ->
     let owner = meta(conn, "device_id")?;
     match owner {
         Some(owner) if owner != device_id => {
-            return Err(DatastoreError::InvalidInput(format!(
+            return Err(FolderSyncError::Refused(format!(
                 "{} is the copy of device '{owner}', not of this device ('{device_id}')",
                 path.display()
             )))
@@ -130,7 +142,7 @@ fn claim_own(conn: &Connection, path: &Path, device_id: &str, hostname: &str) ->
 /// need a `-shm` beside it; its writers leave a `-wal` that the check
 /// above sees.
 pub(crate) fn open_source(path: &Path) -> Result<Connection> {
-    let refused = |reason: String| Err(DatastoreError::InvalidInput(reason));
+    let refused = |reason: String| Err(FolderSyncError::Refused(reason));
     let wal = match read_header(path)? {
         Header::Empty => {
             return refused(
@@ -195,9 +207,9 @@ pub(crate) fn open_source(path: &Path) -> Result<Connection> {
         }
         conn
     };
-    let version = schema::version(&conn)?;
+    let version = format::schema_version(&conn).map_err(unusable)?;
     if version > NEWEST_COMPATIBLE_VERSION {
-        return Err(DatastoreError::UnsupportedVersion(version));
+        return Err(unusable(DatastoreError::UnsupportedVersion(version)));
     }
     if version < 2 {
         return refused("not an ActivityWatch database (no schema version)".to_string());

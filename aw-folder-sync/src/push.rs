@@ -10,7 +10,7 @@
 //! folder-sync tool has nothing to send.
 //!
 //! History changed in other ways (deleted, trimmed, redacted, replaced)
-//! bumps the bucket's change counter (`store.rs`, [`CHANGES_PREFIX`]);
+//! moves the bucket's change counter (`Replica::change_count`);
 //! a counter that differs from the one the copy recorded makes the pass
 //! compare the whole bucket with the copy, id by id, and log every event
 //! it deletes or changes in `aw_sync_log`, so pullers can do the same to
@@ -21,23 +21,19 @@
 
 use std::collections::BTreeMap;
 
+use aw_datastore::format::{created_text, data_text, rows_by_id, StoredRow};
+use aw_datastore::{DatastoreError, Replica};
 use aw_models::Bucket;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::files::open_own;
-use super::store::CHANGES_PREFIX;
-use super::{is_own_bucket, PushReport, SyncFilter, SyncFolder, SyncProgress, ORIGIN_KEY};
-use crate::local::LocalReads;
-use crate::maintenance::read_here;
-use crate::queries::bucket_row;
-use crate::rows::{created_text, data_text};
-use crate::{Datastore, DatastoreError, Result};
+use crate::files::open_own;
+use crate::{
+    is_own_bucket, FolderSyncError, PushReport, Result, SyncFilter, SyncFolder, SyncProgress,
+    ORIGIN_KEY,
+};
 
 /// Events read from this database per read.
-const CHUNK: i64 = 5_000;
-
-/// One event as stored: id, start, end, data text.
-type Row = (i64, i64, i64, String);
+const CHUNK: usize = 5_000;
 
 /// How far the copy of one bucket got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +46,7 @@ struct Pushed {
 }
 
 pub(crate) fn push(
-    store: &Datastore,
-    local: &LocalReads,
+    store: &dyn Replica,
     folder: &SyncFolder,
     filter: &SyncFilter,
     progress: &mut dyn FnMut(&SyncProgress),
@@ -59,9 +54,8 @@ pub(crate) fn push(
     let path = folder.own_file();
     let copy = open_own(&path, &folder.device_id, &folder.hostname)?;
     let buckets: Vec<Bucket> = store
-        .buckets()
-        .wait()?
-        .into_values()
+        .bucket_list()?
+        .into_iter()
         .filter(|bucket| is_own_bucket(&bucket.id))
         .collect();
     let mut report = PushReport {
@@ -83,7 +77,6 @@ pub(crate) fn push(
         copy.execute_batch("BEGIN IMMEDIATE")?;
         let result = push_bucket(
             store,
-            local,
             &copy,
             folder,
             filter,
@@ -98,7 +91,7 @@ pub(crate) fn push(
         match result {
             Ok(()) => copy.execute_batch("COMMIT")?,
             // Deleted while being pushed: the next pass removes its copy.
-            Err(DatastoreError::NoSuchBucket(_)) => {
+            Err(FolderSyncError::Store(DatastoreError::NoSuchBucket(_))) => {
                 copy.execute_batch("ROLLBACK")?;
                 continue;
             }
@@ -175,8 +168,7 @@ fn prune_log(copy: &Connection) -> Result<()> {
     reason = "one bucket's push, told everything once"
 )]
 fn push_bucket(
-    store: &Datastore,
-    local: &LocalReads,
+    store: &dyn Replica,
     copy: &Connection,
     folder: &SyncFolder,
     filter: &SyncFilter,
@@ -200,9 +192,9 @@ fn push_bucket(
             },
         )
         .optional()?;
-    let changes = read_here(local, |conn, _| local_changes(conn, &bucket.id))?;
+    let changes = store.change_count(&bucket.id)?;
     // Read before the events: one added meanwhile makes the next pass look.
-    let count = store.count_events(&bucket.id, None, None).wait()?;
+    let count = store.event_count(&bucket.id)?;
     let mut high_water = pushed.map_or(0, |pushed| pushed.high_water);
     let mut done = 0;
     match pushed {
@@ -214,25 +206,21 @@ fn push_bucket(
             let mut after = pushed.high_water;
             if count != pushed.count {
                 loop {
-                    let rows = read_here(local, |conn, _| {
-                        rows_after(conn, &bucket.id, after, i64::MAX)
-                    })?;
-                    for row in rows.iter().filter(|row| filter.takes_end(row.2)) {
+                    let rows = store.rows_after(&bucket.id, after, CHUNK)?;
+                    for row in rows.iter().filter(|row| filter.takes_end(row.end)) {
                         report.written += write_row(copy, copy_row, &bucket.id, row, false)?;
                     }
                     done += rows.len() as u64;
                     progress(done, None);
-                    after = rows.last().map_or(after, |row| row.0);
+                    after = rows.last().map_or(after, |row| row.id);
                     high_water = high_water.max(after);
-                    if (rows.len() as i64) < CHUNK {
+                    if rows.len() < CHUNK {
                         break;
                     }
                 }
             }
-            let tail = read_here(local, |conn, _| {
-                tail_rows(conn, &bucket.id, pushed.tail_start, pushed.high_water)
-            })?;
-            for row in tail.iter().filter(|row| filter.takes_end(row.2)) {
+            let tail = store.rows_from(&bucket.id, pushed.tail_start, pushed.high_water)?;
+            for row in tail.iter().filter(|row| filter.takes_end(row.end)) {
                 report.written += write_row(copy, copy_row, &bucket.id, row, true)?;
             }
         }
@@ -241,30 +229,31 @@ fn push_bucket(
             progress(0, Some(count));
             let mut after = 0;
             loop {
-                let rows = read_here(local, |conn, _| {
-                    rows_after(conn, &bucket.id, after, i64::MAX)
-                })?;
-                let last = match (rows.last(), rows.len() as i64 == CHUNK) {
-                    (Some(row), true) => row.0,
+                let rows = store.rows_after(&bucket.id, after, CHUNK)?;
+                let last = match (rows.last(), rows.len() == CHUNK) {
+                    (Some(row), true) => row.id,
                     _ => i64::MAX,
                 };
                 let mut present = copy_rows(copy, copy_row, after, last)?;
                 for row in &rows {
-                    match present.remove(&row.0) {
+                    match present.remove(&row.id) {
                         Some(old) if old == *row => {}
                         // Before the filter's start: the copy keeps what it has.
-                        _ if !filter.takes_end(row.2) => {}
+                        _ if !filter.takes_end(row.end) => {}
                         _ => report.written += write_row(copy, copy_row, &bucket.id, row, false)?,
                     }
                 }
-                for old in present.into_values().filter(|old| filter.takes_end(old.2)) {
+                for old in present
+                    .into_values()
+                    .filter(|old| filter.takes_end(old.end))
+                {
                     log(copy, &bucket.id, &old)?;
-                    copy.execute("DELETE FROM events WHERE id = ?1", [old.0])?;
+                    copy.execute("DELETE FROM events WHERE id = ?1", [old.id])?;
                     report.deleted += 1;
                 }
                 done += rows.len() as u64;
                 progress(done, Some(count));
-                high_water = high_water.max(rows.last().map_or(0, |row| row.0));
+                high_water = high_water.max(rows.last().map_or(0, |row| row.id));
                 if last == i64::MAX {
                     break;
                 }
@@ -371,70 +360,15 @@ fn copy_bucket(copy: &Connection, folder: &SyncFolder, bucket: &Bucket) -> Resul
     }
 }
 
-/// The bucket's change counter in this database (0 when never bumped).
-fn local_changes(conn: &Connection, bucket_id: &str) -> Result<i64> {
-    let text: Option<String> = conn
-        .query_row(
-            "SELECT value FROM key_value WHERE key = ?1",
-            [format!("{CHANGES_PREFIX}{bucket_id}")],
-            |row| row.get(0),
-        )
-        .optional()?;
-    Ok(text.and_then(|text| text.parse().ok()).unwrap_or(0))
-}
-
-/// Up to [`CHUNK`] events of the bucket with ids in `(after, before]`,
-/// in id order: a walk of the table by id, which is how the events were
-/// added.
-fn rows_after(conn: &Connection, bucket_id: &str, after: i64, before: i64) -> Result<Vec<Row>> {
-    let row_id = bucket_row(conn, bucket_id)?;
-    let rows = conn
-        .prepare_cached(
-            "SELECT id, starttime, endtime, data FROM events NOT INDEXED
-             WHERE bucketrow = ?1 AND id > ?2 AND id <= ?3 ORDER BY id LIMIT ?4",
-        )?
-        .query_map(params![row_id, after, before, CHUNK], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
-}
-
-/// The bucket's events starting at or after `start` with ids up to
-/// `high_water`: those pushed before that heartbeats may have extended.
-fn tail_rows(conn: &Connection, bucket_id: &str, start: i64, high_water: i64) -> Result<Vec<Row>> {
-    let row_id = bucket_row(conn, bucket_id)?;
-    let rows = conn
-        .prepare_cached(
-            "SELECT id, starttime, endtime, data FROM events
-                 INDEXED BY events_bucketrow_starttime_endtime_index
-             WHERE bucketrow = ?1 AND starttime >= ?2 AND id <= ?3",
-        )?
-        .query_map(params![row_id, start, high_water], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(rows)
-}
-
 /// The copy's events of the bucket with ids in `(after, before]`.
 fn copy_rows(
     copy: &Connection,
     copy_row: i64,
     after: i64,
     before: i64,
-) -> Result<BTreeMap<i64, Row>> {
-    let rows = copy
-        .prepare_cached(
-            "SELECT id, starttime, endtime, data FROM events
-             WHERE bucketrow = ?1 AND id > ?2 AND id <= ?3",
-        )?
-        .query_map(params![copy_row, after, before], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })?
-        .map(|row| row.map(|row: Row| (row.0, row)))
-        .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
-    Ok(rows)
+) -> Result<BTreeMap<i64, StoredRow>> {
+    let rows = rows_by_id(copy, copy_row, after, before, usize::MAX)?;
+    Ok(rows.into_iter().map(|row| (row.id, row)).collect())
 }
 
 /// Writes one event to the copy under its id unless the copy has it as it
@@ -446,19 +380,14 @@ fn write_row(
     copy: &Connection,
     copy_row: i64,
     bucket_id: &str,
-    row: &Row,
+    row: &StoredRow,
     tail: bool,
 ) -> Result<u64> {
-    let old: Option<Row> = copy
-        .prepare_cached("SELECT id, starttime, endtime, data FROM events WHERE id = ?1")?
-        .query_row([row.0], |found| {
-            Ok((found.get(0)?, found.get(1)?, found.get(2)?, found.get(3)?))
-        })
-        .optional()?;
+    let old = event_by_id(copy, row.id)?;
     match old {
         Some(old) if old == *row => return Ok(0),
         Some(old) => {
-            let extended = old.1 == row.1 && old.3 == row.3 && row.2 >= old.2;
+            let extended = old.start == row.start && old.data == row.data && row.end >= old.end;
             if !(tail && extended) {
                 log(copy, bucket_id, &old)?;
             }
@@ -466,14 +395,14 @@ fn write_row(
                 "UPDATE events SET bucketrow = ?2, starttime = ?3, endtime = ?4, data = ?5
                  WHERE id = ?1",
             )?
-            .execute(params![row.0, copy_row, row.1, row.2, row.3])?;
+            .execute(params![row.id, copy_row, row.start, row.end, row.data])?;
         }
         None => {
             copy.prepare_cached(
                 "INSERT INTO events (id, bucketrow, starttime, endtime, data)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![row.0, copy_row, row.1, row.2, row.3])?;
+            .execute(params![row.id, copy_row, row.start, row.end, row.data])?;
         }
     }
     Ok(1)
@@ -481,11 +410,28 @@ fn write_row(
 
 /// Records in `aw_sync_log` that the copy's event `old` is deleted or
 /// changed, so pullers find their copy of it by its old times and data.
-fn log(copy: &Connection, bucket_id: &str, old: &Row) -> Result<()> {
+fn log(copy: &Connection, bucket_id: &str, old: &StoredRow) -> Result<()> {
     copy.prepare_cached(
         "INSERT INTO aw_sync_log (bucket, event_id, starttime, endtime, data)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![bucket_id, old.0, old.1, old.2, old.3])?;
+    .execute(params![bucket_id, old.id, old.start, old.end, old.data])?;
     Ok(())
+}
+
+/// The copy's event of this id in any bucket: the copy keeps each event
+/// under its id here, so an id names one event whatever its bucket.
+fn event_by_id(copy: &Connection, id: i64) -> Result<Option<StoredRow>> {
+    let row = copy
+        .prepare_cached("SELECT id, starttime, endtime, data FROM events WHERE id = ?1")?
+        .query_row([id], |found| {
+            Ok(StoredRow {
+                id: found.get(0)?,
+                start: found.get(1)?,
+                end: found.get(2)?,
+                data: found.get(3)?,
+            })
+        })
+        .optional()?;
+    Ok(row)
 }

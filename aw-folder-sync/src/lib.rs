@@ -6,40 +6,54 @@
 //! conflict.
 //!
 //! `layout.rs` finds the files (aw-sync's two layouts), `files.rs` opens
-//! them (ours read-write, the others read-only and untouched), `push.rs`
-//! and `pull.rs` run the passes on the caller's thread, and `store.rs` is
-//! the writer's part: pulled events are stored through the import path,
-//! so the privacy rules apply to them, and history changes are counted
-//! for the push.
+//! them (ours read-write, the others read-only and untouched), and
+//! `push.rs` and `pull.rs` run the passes on the caller's thread.
+//!
+//! This crate reads and writes this device's database only through the
+//! datastore's replication port ([`Replica`]): events by id after a
+//! cursor and the newest events going out, the change counter that says
+//! "compare the whole bucket", and pulled chunks coming in, each stored
+//! by the writer with the pass's progress in one transaction (through the
+//! import path, so the privacy rules apply). It opens no connection to
+//! that database; the connections it opens are to the folder's files,
+//! which have aw-server-rust's schema (`aw_datastore::format`).
 //!
 //! Neither pass holds the writer for more than a chunk, and a pass that is
-//! killed is finished by the next: each chunk is stored with its progress.
-//! This module knows nothing of schedules, configuration or HTTP (the
-//! server's `sync.rs` does).
+//! killed is finished by the next. This crate knows nothing of schedules,
+//! configuration or HTTP (the server's `sync.rs` does).
 
 mod files;
 mod layout;
 mod pull;
 mod push;
-mod store;
 
 use std::path::PathBuf;
 
+use aw_datastore::{DatastoreError, Replica};
+
+pub use aw_models::{is_own_bucket, PullCounts, ORIGIN_KEY, SYNCED_FROM};
 pub use layout::{find_sources, Skipped, Source, SyncFolder, FILE_NAME};
-pub use store::PullCounts;
-pub(crate) use store::{note_change, note_deleted, pull_chunk, Replacement};
 
-use crate::{Datastore, DatastoreError, Result};
-
-/// What joins a bucket id to the device it was pulled from.
-pub const SYNCED_FROM: &str = "-synced-from-";
-/// The bucket data key naming the host a bucket comes from.
-pub const ORIGIN_KEY: &str = "$aw.sync.origin";
-
-/// Whether a bucket is this device's own (pushed), not a pulled copy.
-pub fn is_own_bucket(bucket_id: &str) -> bool {
-    !bucket_id.contains(SYNCED_FROM)
+/// Why a pass stopped, or a file of the folder was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderSyncError {
+    /// This device's database failed: the pass stops.
+    #[error(transparent)]
+    Store(#[from] DatastoreError),
+    /// A file of the folder cannot be used, and why (empty, incomplete,
+    /// being written, locked, another device's, another schema).
+    #[error("{0}")]
+    Refused(String),
+    /// SQLite failed on a file of the folder.
+    #[error("Storage failure: {0}")]
+    File(#[from] rusqlite::Error),
+    /// The folder could not be read or written.
+    #[error("System call failed: {0}")]
+    Io(#[from] std::io::Error),
 }
+
+/// Result of this crate's calls.
+pub type Result<T> = std::result::Result<T, FolderSyncError>;
 
 /// Which buckets and events a pass takes, as aw-sync's `--buckets` and
 /// `--start-date` choose them. The default takes everything.
@@ -65,7 +79,7 @@ impl SyncFilter {
     }
 
     /// Whether an event ending at `end` (nanoseconds) is taken.
-    pub(crate) fn takes_end(&self, end: i64) -> bool {
+    pub fn takes_end(&self, end: i64) -> bool {
         self.start.is_none_or(|start| end >= start.nanos())
     }
 }
@@ -119,46 +133,25 @@ pub struct SourceReport {
     pub counts: PullCounts,
 }
 
-impl Datastore {
-    /// Pushes this device's own buckets (not pulled copies) into its copy
-    /// in the folder, `<folder>/<device id>/test.db`, writing only what
-    /// changed since the last push (see `push.rs`).
-    pub fn push_to_folder(
-        &self,
-        folder: &SyncFolder,
-        filter: &SyncFilter,
-        progress: &mut dyn FnMut(&SyncProgress),
-    ) -> Result<PushReport> {
-        let Some(local) = &self.local else {
-            return Err(in_memory());
-        };
-        push::push(self, local, folder, filter, progress)
-    }
-
-    /// Pulls every other device's file in the folder into this database
-    /// (see `pull.rs`); files that cannot be read are skipped and
-    /// reported.
-    pub fn pull_from_folder(
-        &self,
-        folder: &SyncFolder,
-        filter: &SyncFilter,
-        progress: &mut dyn FnMut(&SyncProgress),
-    ) -> Result<PullReport> {
-        let Some(local) = &self.local else {
-            return Err(in_memory());
-        };
-        pull::pull(self, local, folder, filter, progress)
-    }
-
-    /// Whether the database file is encrypted at rest (opened with a key,
-    /// `key.rs`). Sync writes a plain SQLite copy of the own buckets into
-    /// the folder, so a caller refuses to push from an encrypted database
-    /// unless told that a plaintext copy is intended.
-    pub fn is_encrypted(&self) -> bool {
-        self.local.as_ref().is_some_and(|local| local.encrypted())
-    }
+/// Pushes this device's own buckets (not pulled copies) into its copy
+/// in the folder, `<folder>/<device id>/test.db`, writing only what
+/// changed since the last push (see `push.rs`).
+pub fn push(
+    store: &dyn Replica,
+    folder: &SyncFolder,
+    filter: &SyncFilter,
+    progress: &mut dyn FnMut(&SyncProgress),
+) -> Result<PushReport> {
+    push::push(store, folder, filter, progress)
 }
 
-fn in_memory() -> DatastoreError {
-    DatastoreError::InvalidInput("sync needs a database file, not an in-memory one".to_string())
+/// Pulls every other device's file in the folder into this database (see
+/// `pull.rs`); files that cannot be read are skipped and reported.
+pub fn pull(
+    store: &dyn Replica,
+    folder: &SyncFolder,
+    filter: &SyncFilter,
+    progress: &mut dyn FnMut(&SyncProgress),
+) -> Result<PullReport> {
+    pull::pull(store, folder, filter, progress)
 }

@@ -1,4 +1,4 @@
-//! The syncer thread: gets committed writes onto the disk beside the
+//! The WAL syncer thread: gets committed writes onto the disk beside the
 //! writer, so no write waits for an `fsync`.
 //!
 //! A sync is a passive checkpoint (SQLite copies what it can of the WAL
@@ -16,7 +16,7 @@
 //! The schedule is the durability policy of `worker.rs`: a sync
 //! [`IDLE_SYNC`] after the last commit, and at the latest [`MAX_UNSYNCED`]
 //! after the first commit not yet synced. The writer reports each commit
-//! with [`Syncer::committed`]; explicit syncs (`force_commit`, `close`)
+//! with [`WalSyncer::committed`]; explicit syncs (`force_commit`, `close`)
 //! stay on the writer, which needs them done before it answers.
 //!
 //! Under constant writes a sync is only the `fsync` of the WAL, which is
@@ -33,7 +33,7 @@
 //! The WAL is bounded all the same. A checkpoint copies the WAL into the
 //! main file, which needs free space about the size of what it copies, so
 //! a WAL that takes most of what is left of the disk could never be
-//! folded in again. Every [`SIZE_CHECK`] while commits come, the syncer
+//! folded in again. Every [`SIZE_CHECK`] while commits come, the WAL syncer
 //! looks at the WAL's size and the disk's free space, and checkpoints
 //! early when the WAL is over [`WAL_LIMIT`] or over a quarter of the free
 //! space ([`wal_too_large`]), and in the second case ([`space_is_low`])
@@ -43,7 +43,7 @@
 //! after it ends.
 //!
 //! When a commit fails because the disk is full, the writer calls
-//! [`Syncer::disk_full`]: until the WAL has been emptied, the syncer tries
+//! [`WalSyncer::disk_full`]: until the WAL has been emptied, the WAL syncer tries
 //! every [`RECOVERY_RETRY`] to fold it into the main file and truncate it
 //! (`wal_checkpoint(TRUNCATE)`), so once space is freed the WAL gives its
 //! space back before new writes take it, and writes work again without a
@@ -171,7 +171,7 @@ fn free_space(_path: &Path) -> Option<u64> {
     None
 }
 
-/// What the writer tells the syncer.
+/// What the writer tells the WAL syncer.
 #[derive(Debug, Default)]
 struct Schedule {
     /// The first commit since the last sync began.
@@ -179,7 +179,7 @@ struct Schedule {
     last_commit: Option<Instant>,
     /// After a failed sync, the next try waits until then.
     retry_at: Option<Instant>,
-    /// When the last checkpoint was made (or the syncer started).
+    /// When the last checkpoint was made (or the WAL syncer started).
     last_checkpoint: Option<Instant>,
     /// When the WAL's size was last looked at.
     last_size_check: Option<Instant>,
@@ -203,7 +203,7 @@ impl Schedule {
         Some(self.retry_at.map_or(due, |retry| due.max(retry)))
     }
 
-    /// When the syncer must wake next: a sync, a wanted checkpoint, or a
+    /// When the WAL syncer must wake next: a sync, a wanted checkpoint, or a
     /// look at the WAL's size while commits are unsynced.
     fn wake_at(&self) -> Option<Instant> {
         let size_check = self
@@ -251,28 +251,28 @@ impl Shared {
     }
 }
 
-/// The writer's handle to the syncer thread; dropping it stops the thread
+/// The writer's handle to the WAL syncer thread; dropping it stops the thread
 /// (without a last sync: the writer makes its own on close).
 #[derive(Debug)]
-pub(crate) struct Syncer {
+pub(crate) struct WalSyncer {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl Syncer {
-    /// Starts the syncer on a read-write connection to the database whose
+impl WalSyncer {
+    /// Starts the WAL syncer on a read-write connection to the database whose
     /// WAL file is `wal`.
-    pub(crate) fn start(conn: Connection, wal: PathBuf) -> Result<Syncer> {
+    pub(crate) fn start(conn: Connection, wal: PathBuf) -> Result<WalSyncer> {
         let shared = Arc::new(Shared::default());
         shared.schedule().last_checkpoint = Some(Instant::now());
         let thread = std::thread::Builder::new()
-            .name("aw-datastore-syncer".to_string())
+            .name("aw-datastore-wal-sync".to_string())
             .spawn({
                 let shared = Arc::clone(&shared);
                 move || run(&conn, &wal, &shared)
             })
             .map_err(DatastoreError::Io)?;
-        Ok(Syncer {
+        Ok(WalSyncer {
             shared,
             thread: Some(thread),
         })
@@ -285,7 +285,7 @@ impl Syncer {
         schedule.last_commit = Some(now);
         if schedule.first_unsynced.is_none() {
             schedule.first_unsynced = Some(now);
-            // Only an idle syncer needs waking: one already waiting for a
+            // Only an idle WAL syncer needs waking: one already waiting for a
             // due time finds the later `last_commit` when it wakes.
             self.shared.wake.notify_one();
         }
@@ -315,13 +315,13 @@ impl Syncer {
         self.shared.schedule().stop = true;
         self.shared.wake.notify_one();
         if let Some(thread) = self.thread.take() {
-            // A panic of the syncer has been reported by the panic hook.
+            // A panic of the WAL syncer has been reported by the panic hook.
             let _ = thread.join();
         }
     }
 }
 
-impl Drop for Syncer {
+impl Drop for WalSyncer {
     fn drop(&mut self) {
         self.stop();
     }

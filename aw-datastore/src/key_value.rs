@@ -1,0 +1,93 @@
+//! The `key_value` table: aw-server-rust's settings and this server's own
+//! records, each under its namespace, read and written here only.
+//!
+//! The namespaces, every key this server writes:
+//!
+//! | key | what | owner |
+//! | --- | --- | --- |
+//! | `settings.<key>` | the API's settings, as aw-server-rust stores them ([`SETTINGS_PREFIX`]) | `writes.rs`, `queries.rs` |
+//! | `aw-server.bucket-stats` | the bucket facts of the last clean close ([`STATS_KEY`]) | `stats.rs` |
+//! | `aw-server.history-changes.<bucket>` | the bucket's change counter ([`CHANGES_PREFIX`]) | `changes.rs` |
+//! | `aw-server.sync-deleted.<bucket>` | time deleted here from a pulled copy ([`DELETED_PREFIX`]) | `changes.rs` |
+//! | `aw-server.sync-<key>` | the state of replication passes ([`REPLICA_PREFIX`]) | `replica.rs`, for its callers |
+//!
+//! aw-server-rust reads only `settings.`, so the others travel with the
+//! file and are ignored there. `last_modified` is seconds, as there.
+
+use aw_models::Timestamp;
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Settings, as aw-server-rust stores them.
+pub(crate) const SETTINGS_PREFIX: &str = "settings.";
+/// The stored bucket facts (`stats.rs`).
+pub(crate) const STATS_KEY: &str = "aw-server.bucket-stats";
+/// A bucket's change counter, then the bucket id (`changes.rs`).
+pub(crate) const CHANGES_PREFIX: &str = "aw-server.history-changes.";
+/// What was deleted here from a pulled copy, then its id (`changes.rs`).
+pub(crate) const DELETED_PREFIX: &str = "aw-server.sync-deleted.";
+/// The state replication keeps, then the replica's own key
+/// (`replica.rs`); a key under `deleted.` would be [`DELETED_PREFIX`]'s.
+pub(crate) const REPLICA_PREFIX: &str = "aw-server.sync-";
+
+/// The value under `key`; `None` when absent or NULL.
+pub(crate) fn get(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    Ok(entry(conn, key)?.flatten())
+}
+
+/// Whether `key` is there (`Some`), and its value, which may be NULL.
+pub(crate) fn entry(conn: &Connection, key: &str) -> rusqlite::Result<Option<Option<String>>> {
+    conn.prepare_cached("SELECT value FROM key_value WHERE key = ?1")?
+        .query_row([key], |row| row.get(0))
+        .optional()
+}
+
+/// Stores `value` under `key`, replacing what was there.
+pub(crate) fn put(conn: &Connection, key: &str, value: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO key_value (key, value, last_modified) VALUES (?1, ?2, ?3)",
+    )?
+    .execute(params![key, value, now()])?;
+    Ok(())
+}
+
+/// Removes `key`; an absent key is fine.
+pub(crate) fn delete(conn: &Connection, key: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached("DELETE FROM key_value WHERE key = ?1")?
+        .execute([key])?;
+    Ok(())
+}
+
+/// Adds one to the counter under `key` (absent counts as 0).
+pub(crate) fn bump(conn: &Connection, key: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO key_value (key, value, last_modified) VALUES (?1, '1', ?2)
+         ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1,
+             last_modified = ?2",
+    )?
+    .execute(params![key, now()])?;
+    Ok(())
+}
+
+/// Every key starting with `prefix` (a non-empty ASCII text), with its
+/// value. A range on the primary key selects the prefix exactly (`LIKE`
+/// would ignore case and read `_` as a wildcard).
+pub(crate) fn under(
+    conn: &Connection,
+    prefix: &str,
+) -> rusqlite::Result<Vec<(String, Option<String>)>> {
+    let mut upper = prefix.to_string();
+    let after = upper
+        .pop()
+        .and_then(|last| char::from_u32(last as u32 + 1))
+        .unwrap_or(char::MAX);
+    upper.push(after);
+    conn.prepare_cached("SELECT key, value FROM key_value WHERE key >= ?1 AND key < ?2")?
+        .query_map([prefix, upper.as_str()], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?
+        .collect()
+}
+
+fn now() -> i64 {
+    Timestamp::now().nanos() / 1_000_000_000
+}
