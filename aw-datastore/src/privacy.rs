@@ -300,19 +300,14 @@ fn optional_string(value: Option<&Value>, name: &str) -> Result<Option<String>, 
 }
 
 #[cfg(test)]
+#[path = "../tests/support/privacy_rules.rs"]
+mod privacy_rules;
+
+#[cfg(test)]
 mod tests {
+    use super::privacy_rules::webui_defaults;
     use super::*;
     use serde_json::json;
-
-    /// aw-webui's default rules, as its page saves them.
-    fn webui_defaults() -> Value {
-        json!([
-            {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
-             "pattern": "(?i)(private browsing|incognito)", "action": "drop"},
-            {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
-             "pattern": "(?i).*banking.*", "action": "redact", "replacement": "REDACTED"}
-        ])
-    }
 
     fn data(value: Value) -> Data {
         match value {

@@ -2,11 +2,12 @@
 //! nothing unacknowledged is stored, and writes work again once space is
 //! freed.
 //!
-//! Needs to mount a small tmpfs (root, as in CI). Where mounting is not
-//! possible each test says so loudly (NOT RUN) and passes: the same batch
-//! failure path is proven by the unit tests in `src/tests.rs` (injected
-//! commit failures and `SQLITE_FULL` from `max_page_count`), and the
-//! syncer's schedule (size checks, recovery) by its unit tests.
+//! Needs to mount a small tmpfs (root, as in CI). Under CI (`CI=true`),
+//! which runs as root, a test that cannot mount fails. Elsewhere it says
+//! so loudly (NOT RUN) and passes: the same batch failure path is proven
+//! by the unit tests in `src/tests.rs` (injected commit failures and
+//! `SQLITE_FULL` from `max_page_count`), and the WAL syncer's schedule
+//! (size checks, recovery) by its unit tests.
 //!
 //! `writes_come_back_soon_after_space_is_freed_under_constant_writes`
 //! prints how long writes took to come back and the WAL's largest size
@@ -126,13 +127,19 @@ fn full_disk_fails_commits_and_recovers() {
     assert_eq!(check, "ok");
 }
 
-/// Mounts a tmpfs of `size` on `dir`, or says loudly why it cannot.
+/// Mounts a tmpfs of `size` on `dir`, or says loudly why it cannot; under
+/// CI, which runs as root and has always mounted, not mounting fails the
+/// test instead of skipping it.
 fn mounted(dir: &Path, size: &str, test: &str) -> Option<Mount> {
     let mount = Mount::tmpfs(dir, size);
     if mount.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test} could not mount a tmpfs under CI, where it must run"
+        );
         eprintln!(
             "NOT RUN: {test} needs to mount a tmpfs (root); the schedule it relies on is \
-             covered by the syncer's unit tests and the injected failures of src/tests.rs"
+             covered by the WAL syncer's unit tests and the injected failures of src/tests.rs"
         );
     }
     mount

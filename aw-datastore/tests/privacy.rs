@@ -3,23 +3,16 @@
 //! request; deleting a time range; retention; space given back.
 
 mod common;
+#[path = "support/privacy_rules.rs"]
+mod privacy_rules;
 
 use aw_datastore::{Datastore, DatastoreError, EventQuery, PRIVACY_FILTERS_KEY};
 use aw_models::{Duration, Event};
 use common::*;
+use privacy_rules::webui_defaults;
 use serde_json::{json, Value};
 
 const WINDOW: &str = "aw-watcher-window_host";
-
-/// aw-webui's default rules, in the shape its settings page saves.
-fn webui_defaults() -> Value {
-    json!([
-        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
-         "pattern": "(?i)(private browsing|incognito)", "action": "drop"},
-        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
-         "pattern": "(?i).*banking.*", "action": "redact", "replacement": "REDACTED"}
-    ])
-}
 
 fn title(text: &str) -> Value {
     json!({"app": "firefox", "title": text})

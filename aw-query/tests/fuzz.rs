@@ -14,30 +14,19 @@
 //! which `tests/hostile.rs` times; these cases only count outcomes.
 
 mod common;
+#[path = "support/fuzz.rs"]
+mod fuzz;
 
 use aw_query::{query_json, ErrorKind};
 use common::{fixture, period};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
+use proptest::test_runner::Config;
 
 /// Cases per property in the test command.
 const CASES: u32 = 2048;
 
 fn config() -> Config {
-    let cases = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(CASES);
-    let seed = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(0x5eed_0fa1);
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    fuzz::config(CASES, 0x5eed_0fa1)
 }
 
 /// Programs as clients send them: the seeds the mutations start from.

@@ -92,6 +92,18 @@ impl ApiError {
     }
 }
 
+impl From<crate::transfer::TransferError> for ApiError {
+    fn from(error: crate::transfer::TransferError) -> ApiError {
+        use crate::transfer::TransferError;
+        match error {
+            TransferError::Malformed(message) => ApiError::BadRequest(message),
+            TransferError::Invalid(message) => ApiError::Unprocessable(message),
+            TransferError::Failed(message) => ApiError::Internal(message),
+            TransferError::Store(error) => ApiError::Datastore(error),
+        }
+    }
+}
+
 impl From<crate::sync::SyncError> for ApiError {
     fn from(error: crate::sync::SyncError) -> ApiError {
         use crate::sync::SyncError;

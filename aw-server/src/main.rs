@@ -159,7 +159,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     match &config.sync {
         Some(sync) if sync.enabled => log::info!(
             "Sync: a {} pass with {} every {} s",
-            sync.mode.as_str(),
+            sync.mode,
             sync.folder.display(),
             sync.interval.as_secs()
         ),

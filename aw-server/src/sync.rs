@@ -32,23 +32,16 @@ pub enum SyncMode {
 }
 
 impl SyncMode {
-    /// Parses `push`, `pull` or `both`.
+    /// Parses `push`, `pull` or `both`, in any case, as the flag does.
     pub fn parse(text: &str) -> Option<SyncMode> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "push" => Some(SyncMode::Push),
-            "pull" => Some(SyncMode::Pull),
-            "both" => Some(SyncMode::Both),
-            _ => None,
-        }
+        <SyncMode as clap::ValueEnum>::from_str(text.trim(), true).ok()
     }
+}
 
-    /// The word for it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SyncMode::Push => "push",
-            SyncMode::Pull => "pull",
-            SyncMode::Both => "both",
-        }
+impl std::fmt::Display for SyncMode {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = clap::ValueEnum::to_possible_value(self).ok_or(std::fmt::Error)?;
+        formatter.write_str(value.get_name())
     }
 }
 
@@ -149,7 +142,7 @@ impl PassReport {
         }
         format!(
             "Sync ({}) with {} in {:.0} ms: {}",
-            self.mode.as_str(),
+            self.mode,
             self.folder.display(),
             self.duration_ms,
             parts.join("; ")
@@ -449,7 +442,7 @@ mod tests {
     #[test]
     fn modes_parse_from_their_words() {
         for mode in [SyncMode::Push, SyncMode::Pull, SyncMode::Both] {
-            assert_eq!(SyncMode::parse(mode.as_str()), Some(mode));
+            assert_eq!(SyncMode::parse(&mode.to_string()), Some(mode));
         }
         assert_eq!(SyncMode::parse(" PULL "), Some(SyncMode::Pull));
         assert_eq!(SyncMode::parse("sideways"), None);

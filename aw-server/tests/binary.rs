@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 
-use common::{event, free_port, spawn_listening, Client};
+use common::{event, spawn_listening, Client, Signal};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -25,10 +25,9 @@ fn xdg(root: &Path, name: &str) -> PathBuf {
 
 /// Starts the binary and returns once it logged that it listens.
 fn start(root: &Path, args: &[&str]) -> Process {
-    let port = free_port();
-    let child = spawn_listening(
+    let (child, port) = spawn_listening(
         Command::new(env!("CARGO_BIN_EXE_aw-server"))
-            .args(["--testing", "--port", &port.to_string()])
+            .args(["--testing", "--port", "0"])
             .args(args)
             .env("XDG_CONFIG_HOME", xdg(root, "config"))
             .env("XDG_DATA_HOME", xdg(root, "data"))
@@ -48,18 +47,10 @@ fn start(root: &Path, args: &[&str]) -> Process {
     }
 }
 
-fn signal(process: &Process, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &process.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-fn stop(mut process: Process, name: &str) {
-    signal(&process, name);
+fn stop(mut process: Process, signal: Signal) {
+    common::signal(&process.child, signal).unwrap();
     let status = process.child.wait().unwrap();
-    assert_eq!(status.code(), Some(0), "exit status after SIG{name}");
+    assert_eq!(status.code(), Some(0), "exit status after {signal:?}");
 }
 
 #[test]
@@ -81,7 +72,7 @@ fn files_live_where_aw_server_rust_keeps_them() {
         .unwrap()
         .collect();
     assert_eq!(logs.len(), 1);
-    stop(process, "INT");
+    stop(process, Signal::INT);
 
     // The device id is kept across starts; --device-id overrides it.
     let process = start(root.path(), &["--device-id", "override"]);
@@ -89,13 +80,13 @@ fn files_live_where_aw_server_rust_keeps_them() {
         process.client.get("/api/0/info").json()["device_id"],
         "override"
     );
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
     let process = start(root.path(), &[]);
     assert_eq!(
         process.client.get("/api/0/info").json()["device_id"],
         device_id.trim()
     );
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
 }
 
 #[test]
@@ -145,7 +136,7 @@ fn config_file_and_flags_are_honoured() {
         Some("http://dashboard.example")
     );
     assert!(db.exists());
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
 }
 
 #[test]
@@ -199,7 +190,7 @@ fn sigterm_under_load_loses_no_acknowledged_write() {
     while acked.len() < 300 {
         acked.push(acknowledged.recv().expect("workers stopped early"));
     }
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
     acked.extend(acknowledged.iter());
     for worker in workers {
         worker.join().unwrap();
@@ -229,7 +220,7 @@ fn sigterm_under_load_loses_no_acknowledged_write() {
             stored.len()
         );
     }
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
 }
 
 /// Count and metadata of a bucket against its events, over HTTP.
@@ -287,7 +278,7 @@ fn count_and_metadata_stay_exact_across_restarts_and_kills() {
         assert_eq!(reply.status, 200);
     }
     assert_facts_match_events(&client, "facts");
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
     // A clean stop left the fingerprint that lets the next start trust
     // the stored facts instead of scanning the history (aw-datastore).
     let lock = root.path().join("facts.db.lock");
@@ -317,19 +308,18 @@ fn count_and_metadata_stay_exact_across_restarts_and_kills() {
     // After the kill the facts stored by the first stop are stale.
     let process = start(root.path(), &args);
     assert_facts_match_events(&process.client, "facts");
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
 }
 
 /// The allocator purge delay a server started with `delay` in its
 /// environment logs: what mimalloc reports through the option the server
 /// sets, so it checks the option's index against the variable's name.
 fn purge_delay_of(root: &Path, delay: Option<&str>) -> Vec<String> {
-    let port = free_port();
     let cache = xdg(root, "cache");
     let _ = fs::remove_dir_all(&cache);
     let mut command = Command::new(env!("CARGO_BIN_EXE_aw-server"));
     command
-        .args(["--testing", "--port", &port.to_string()])
+        .args(["--testing", "--port", "0"])
         .env("XDG_CONFIG_HOME", xdg(root, "config"))
         .env("XDG_DATA_HOME", xdg(root, "data"))
         .env("XDG_CACHE_HOME", &cache)
@@ -340,7 +330,7 @@ fn purge_delay_of(root: &Path, delay: Option<&str>) -> Vec<String> {
     if let Some(delay) = delay {
         command.env("MIMALLOC_PURGE_DELAY", delay);
     }
-    let child = spawn_listening(&mut command);
+    let (child, port) = spawn_listening(&mut command);
     let process = Process {
         child,
         client: Client {
@@ -349,7 +339,7 @@ fn purge_delay_of(root: &Path, delay: Option<&str>) -> Vec<String> {
         },
     };
     assert_eq!(process.client.get("/api/0/info").json()["testing"], true);
-    stop(process, "TERM");
+    stop(process, Signal::TERM);
     let mut logged = Vec::new();
     let mut folders = vec![cache];
     while let Some(folder) = folders.pop() {
@@ -392,9 +382,8 @@ fn systemd_hears_ready_once_the_server_answers() {
     socket
         .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
-    let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_aw-server"))
-        .args(["--testing", "--port", &port.to_string()])
+        .args(["--testing", "--port", "0"])
         .env("XDG_CONFIG_HOME", xdg(root.path(), "config"))
         .env("XDG_DATA_HOME", xdg(root.path(), "data"))
         .env("XDG_CACHE_HOME", xdg(root.path(), "cache"))
@@ -402,9 +391,24 @@ fn systemd_hears_ready_once_the_server_answers() {
         .env("NOTIFY_SOCKET", &socket_path)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The port the system gave it, from its log, read on the side so the
+    // readiness message is what the test waits for.
+    let stderr = child.stderr.take().unwrap();
+    let (port_sender, announced) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(port) = common::announced_port(&line) {
+                let _ = port_sender.send(port);
+            }
+        }
+    });
     let mut message = [0u8; 512];
     let received = |message: &mut [u8; 512]| {
         let length = socket.recv(message).expect("no notification within 60 s");
@@ -413,6 +417,7 @@ fn systemd_hears_ready_once_the_server_answers() {
     let ready = received(&mut message);
     assert!(ready.lines().any(|line| line == "READY=1"), "{ready:?}");
     // Ready means answering: no retry needed.
+    let port = announced.recv_timeout(Duration::from_secs(60)).unwrap();
     let client = Client {
         port,
         headers: Vec::new(),
@@ -420,7 +425,7 @@ fn systemd_hears_ready_once_the_server_answers() {
     assert_eq!(client.get("/api/0/info").status, 200);
 
     let process = Process { child, client };
-    signal(&process, "TERM");
+    common::signal(&process.child, Signal::TERM).unwrap();
     let stopping = received(&mut message);
     assert!(
         stopping.lines().any(|line| line == "STOPPING=1"),

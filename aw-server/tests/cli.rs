@@ -25,17 +25,16 @@ impl Server {
     }
 
     fn start_with(root: &Path, db: &Path, args: &[&str]) -> Server {
-        let port = free_port().to_string();
-        let child = spawn_listening(
+        let (child, port) = spawn_listening(
             binary(root)
-                .args(["--testing", "--port", &port, "--dbpath"])
+                .args(["--testing", "--port", "0", "--dbpath"])
                 .arg(db)
                 .args(args)
                 .stdout(Stdio::null()),
         );
         Server {
             _child: Stopped(child),
-            port,
+            port: port.to_string(),
         }
     }
 
@@ -309,8 +308,7 @@ fn online_round_trip_and_merge_go_through_the_server() {
     // a second server.
     let stderr = fails(root, &["import", "--dbpath", s(&db), s(&source)], 1);
     assert!(stderr.contains("served by a running aw-server"), "{stderr}");
-    let port = free_port().to_string();
-    let stderr = fails(root, &["--testing", "--port", &port, "--dbpath", s(&db)], 1);
+    let stderr = fails(root, &["--testing", "--port", "0", "--dbpath", s(&db)], 1);
     assert!(stderr.contains("in use by another process"), "{stderr}");
 }
 

@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{binary, free_port};
+use common::binary;
 #[cfg(feature = "sqlcipher")]
 use common::{spawn_listening, Client};
 use tempfile::TempDir;
@@ -17,8 +17,7 @@ use tempfile::TempDir;
 fn server(root: &Path, db: &Path, password: Option<&str>) -> Command {
     let mut command = binary(root);
     command
-        .args(["--testing", "--no-legacy-import", "--port"])
-        .arg(free_port().to_string())
+        .args(["--testing", "--no-legacy-import", "--port", "0"])
         .arg("--dbpath")
         .arg(db)
         .stdin(Stdio::null())
@@ -75,18 +74,8 @@ fn an_encrypted_database_keeps_its_data_and_explains_a_wrong_password() {
     let root = TempDir::new().unwrap();
     let db = root.path().join("secret.db");
     let start = |password: &str| {
-        let port_command = server(root.path(), &db, Some(password));
-        let port: u16 = port_command
-            .get_args()
-            .skip_while(|arg| *arg != "--port")
-            .nth(1)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .parse()
-            .unwrap();
-        let mut command = port_command;
-        let child = spawn_listening(&mut command);
+        let mut command = server(root.path(), &db, Some(password));
+        let (child, port) = spawn_listening(&mut command);
         (
             child,
             Client {
@@ -96,11 +85,7 @@ fn an_encrypted_database_keeps_its_data_and_explains_a_wrong_password() {
         )
     };
     let stop = |mut child: std::process::Child| {
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        common::signal(&child, common::Signal::TERM).unwrap();
         assert_eq!(child.wait().unwrap().code(), Some(0));
     };
 

@@ -8,29 +8,20 @@
 //! A longer campaign: `FUZZ_CASES=100000 FUZZ_SEED=7 cargo test --release
 //! -p aw-server --test fuzz_import`.
 
+#[path = "../../aw-query/tests/support/fuzz.rs"]
+mod fuzz;
+
 use aw_datastore::Datastore;
+use aw_server::error::ApiError;
 use aw_server::transfer::document::{import_bytes, validate, InMemory};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
+use proptest::test_runner::Config;
 
 /// Cases per property in the test command.
 const CASES: u32 = 1024;
 
 fn config() -> Config {
-    let cases = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(CASES);
-    let seed = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(0x001a_0907);
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
+    fuzz::config(CASES, 0x001a_0907)
 }
 
 /// Export documents as this server, aw-server-rust, the Python server and
@@ -134,13 +125,14 @@ thread_local! {
 fn outcome_is_clean(document: &[u8]) -> Result<(), TestCaseError> {
     match validate(InMemory(document)) {
         Err(error) => {
-            let status = error.status().code;
-            prop_assert!((400..500).contains(&status), "{status} {error}");
             prop_assert!(!error.to_string().is_empty());
+            let status = ApiError::from(error).status().code;
+            prop_assert!((400..500).contains(&status), "{status}");
         }
         Ok(_) => {
             let imported = STORE.with(|(_, store)| import_bytes(document.to_vec(), store));
             if let Err(error) = imported {
+                let error = ApiError::from(error);
                 let status = error.status().code;
                 prop_assert!((400..500).contains(&status), "{status} {error}");
             }

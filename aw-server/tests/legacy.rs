@@ -18,7 +18,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use aw_models::Timestamp;
-use common::{binary, free_port, Client};
+use common::{binary, Client};
 use serde_json::Value;
 use tempfile::TempDir;
 
@@ -47,10 +47,10 @@ fn place_legacy(root: &Path, from: &Path) {
     fs::copy(from, to).unwrap();
 }
 
-fn command(root: &Path, port: u16, args: &[&str]) -> Command {
+fn command(root: &Path, args: &[&str]) -> Command {
     let mut command = binary(root);
     command
-        .args(["--testing", "--port", &port.to_string()])
+        .args(["--testing", "--port", "0"])
         .args(args)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
@@ -69,8 +69,7 @@ struct Server {
 
 impl Server {
     fn spawn(root: &Path, args: &[&str]) -> Server {
-        let port = free_port();
-        let mut child = command(root, port, args).spawn().unwrap();
+        let mut child = command(root, args).spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
         let (send, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -83,8 +82,9 @@ impl Server {
         });
         Server {
             child,
+            // Known once it listens (`Server::start`).
             client: Client {
-                port,
+                port: 0,
                 headers: Vec::new(),
             },
             lines,
@@ -111,7 +111,8 @@ impl Server {
 
     fn start(root: &Path, args: &[&str]) -> Server {
         let mut server = Server::spawn(root, args);
-        server.wait_for("aw-server listening on");
+        let line = server.wait_for("aw-server listening on");
+        server.client.port = common::announced_port(&line).expect("the port it listens on");
         server
     }
 
@@ -120,11 +121,7 @@ impl Server {
     }
 
     fn stop(mut self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        common::signal(&self.child, common::Signal::TERM).unwrap();
         assert_eq!(self.child.wait().unwrap().code(), Some(0));
         // Drop then finds the process gone.
     }

@@ -4,25 +4,18 @@
 //! time range; retention; vacuum.
 
 mod common;
+#[path = "../../aw-datastore/tests/support/privacy_rules.rs"]
+mod privacy_rules;
 
 use std::time::{Duration, Instant};
 
 use aw_datastore::Datastore;
 use common::{create_bucket, event, Client, TestServer};
+use privacy_rules::webui_defaults;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
 const WINDOW: &str = "aw-watcher-window_host";
-
-/// aw-webui's default rules, as its settings page saves them.
-fn webui_defaults() -> Value {
-    json!([
-        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
-         "pattern": "(?i)(private browsing|incognito)", "action": "drop"},
-        {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
-         "pattern": "(?i).*banking.*", "action": "redact", "replacement": "REDACTED"}
-    ])
-}
 
 /// A server over a fresh database file in `dir`.
 fn server(dir: &TempDir, keep_days: Option<u32>) -> TestServer {

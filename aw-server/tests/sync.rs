@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use aw_datastore::{Datastore, EventQuery};
-use common::{binary, fails, free_port, ok, spawn_listening, Client, Stopped};
+use common::{binary, fails, ok, spawn_listening, Client, Stopped};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
@@ -56,13 +56,12 @@ struct Server {
 
 impl Server {
     fn start(root: &Path, device_id: &str) -> Server {
-        let port = free_port().to_string();
-        let child = spawn_listening(
+        let (child, port) = spawn_listening(
             binary(root)
                 .args([
                     "--testing",
                     "--port",
-                    &port,
+                    "0",
                     "--device-id",
                     device_id,
                     "--dbpath",
@@ -72,7 +71,7 @@ impl Server {
         );
         Server {
             _child: Stopped(child),
-            port,
+            port: port.to_string(),
             root: root.to_path_buf(),
         }
     }

@@ -21,7 +21,7 @@ use indicatif::ProgressBar;
 
 use super::progress::{self, Unit};
 use super::{close, connect, parse_time, CliError, ConnectionArgs, Target};
-use crate::error::ApiError;
+use crate::transfer::TransferError;
 use crate::transfer::{self, ExportWriter, Format, Sink};
 
 /// Events read from the store per step (offline).
@@ -176,7 +176,7 @@ fn write_all(
             Target::Online(server) => {
                 let reader = io::BufReader::with_capacity(256 * 1024, server.export(&bucket.id)?);
                 transfer::walk(reader, &mut filter).map_err(|error| match error {
-                    ApiError::Internal(message) => {
+                    TransferError::Failed(message) => {
                         CliError(format!("{}: {message}", output_name.display()))
                     }
                     other => CliError(format!(
@@ -261,13 +261,13 @@ impl Filter<'_> {
 
 /// Online: the events of the bucket's export document.
 impl Sink for Filter<'_> {
-    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
         Ok(())
     }
-    fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
-        Filter::event(self, &event).map_err(|error| ApiError::Internal(error.to_string()))
+    fn event(&mut self, _index: usize, event: Event) -> Result<(), TransferError> {
+        Filter::event(self, &event).map_err(|error| TransferError::Failed(error.to_string()))
     }
-    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
         Ok(())
     }
 }

@@ -201,7 +201,7 @@ impl Server {
         buckets: Option<&[String]>,
         start: Option<Timestamp>,
     ) -> Result<PassReport, CliError> {
-        let mut path = format!("/api/0/sync/run?mode={}", mode.as_str());
+        let mut path = format!("/api/0/sync/run?mode={mode}");
         if let Some(buckets) = buckets {
             path.push_str("&buckets=");
             path.push_str(&encode(&buckets.join(",")));

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use aw_folder_sync::{SyncFilter, SyncFolder};
 use aw_models::Timestamp;
+use chrono::{NaiveDate, NaiveTime};
 use clap::Args;
 
 use super::progress::{self, Unit};
@@ -27,14 +28,12 @@ pub struct SyncArgs {
     /// Only these buckets, comma-separated: the own buckets pushed, and the
     /// other devices' buckets pulled (by their id on that device, or of
     /// their copy here). Default: all (or the config file's sync buckets).
-    // The full path keeps clap from reading a Vec as repeated values: the
-    // whole list is one value, split by `parse_list`.
-    #[arg(long, value_name = "ID,...", value_parser = parse_list)]
-    pub buckets: Option<::std::vec::Vec<String>>,
+    #[arg(long, value_name = "ID,...", value_delimiter = ',')]
+    pub buckets: Option<Vec<String>>,
     /// Only events from this day on (YYYY-MM-DD, midnight UTC): earlier ones
     /// are not copied either way.
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_start_date)]
-    pub start_date: Option<Timestamp>,
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    pub start_date: Option<NaiveDate>,
     /// The shared folder (default: the folder of the config file's sync section,
     /// $AW_SYNC_DIR, or ~/ActivityWatchSync).
     #[arg(long = "sync-dir", alias = "folder", value_name = "DIR")]
@@ -47,8 +46,31 @@ pub struct SyncArgs {
     pub connection: ConnectionArgs,
 }
 
+impl SyncArgs {
+    /// `--buckets a,b` as aw-sync reads it: blank parts are dropped, so
+    /// an empty value means every bucket.
+    fn bucket_ids(&self) -> Option<Vec<String>> {
+        self.buckets.as_ref().map(|ids| {
+            ids.iter()
+                .map(|id| id.trim())
+                .filter(|id| !id.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+    }
+
+    /// `--start-date`: midnight UTC of that day, as aw-sync reads it.
+    fn start(&self) -> Result<Option<Timestamp>, CliError> {
+        self.start_date
+            .map(|day| Timestamp::from_datetime(day.and_time(NaiveTime::MIN).and_utc()))
+            .transpose()
+            .map_err(|error| CliError(format!("--start-date: {error}")))
+    }
+}
+
 /// Runs `sync`.
 pub fn run(args: SyncArgs) -> Result<(), CliError> {
+    let start = args.start()?;
     let file = config_file(&args.connection)?;
     let configured = file.sync.clone().unwrap_or_default();
     let folder = match args.folder.clone().or(configured.folder.map(PathBuf::from)) {
@@ -65,7 +87,7 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
         None => connect_with(&args.connection, true, file)?,
     };
     let result = match &target {
-        Target::Online(server) => online(server, &args, &folder),
+        Target::Online(server) => online(server, &args, &folder, start),
         Target::Offline { datastore, .. } => {
             let device_id = match &args.device_id {
                 Some(id) => id.clone(),
@@ -79,8 +101,8 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
                 hostname: gethostname::gethostname().to_string_lossy().into_owned(),
             };
             let filter = SyncFilter {
-                buckets: args.buckets.clone().or(configured.buckets.clone()),
-                start: args.start_date,
+                buckets: args.bucket_ids().or(configured.buckets.clone()),
+                start,
             };
             offline(
                 datastore,
@@ -98,7 +120,12 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn online(server: &Server, args: &SyncArgs, folder: &Path) -> Result<PassReport, CliError> {
+fn online(
+    server: &Server,
+    args: &SyncArgs,
+    folder: &Path,
+    start: Option<Timestamp>,
+) -> Result<PassReport, CliError> {
     let status = server.sync_status()?;
     let Some(configured) = status.folder else {
         return Err(CliError(format!(
@@ -121,7 +148,7 @@ fn online(server: &Server, args: &SyncArgs, folder: &Path) -> Result<PassReport,
         Unit::Events,
         format!("Syncing with {}", configured.display()),
     );
-    let report = server.sync(args.mode, args.buckets.as_deref(), args.start_date);
+    let report = server.sync(args.mode, args.bucket_ids().as_deref(), start);
     bar.finish_and_clear();
     report
 }
@@ -161,36 +188,6 @@ fn offline(
     result.map_err(|error| CliError(format!("sync failed: {error}")))
 }
 
-/// `--buckets a,b`: aw-sync's list; blank parts are dropped, so an empty
-/// value means every bucket.
-fn parse_list(text: &str) -> Result<Vec<String>, String> {
-    Ok(text
-        .split(',')
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .map(str::to_string)
-        .collect())
-}
-
-/// `--start-date YYYY-MM-DD`: midnight UTC of that day, as aw-sync reads
-/// it.
-fn parse_start_date(text: &str) -> Result<Timestamp, String> {
-    let text = text.trim();
-    let valid = text.len() == 10
-        && text.char_indices().all(|(at, c)| {
-            if at == 4 || at == 7 {
-                c == '-'
-            } else {
-                c.is_ascii_digit()
-            }
-        });
-    if !valid {
-        return Err(format!("'{text}' is not a date: use YYYY-MM-DD"));
-    }
-    Timestamp::parse(&format!("{text}T00:00:00Z"))
-        .map_err(|_| format!("'{text}' is not a date: use YYYY-MM-DD"))
-}
-
 /// The report on stderr: a line per file read, skipped and pushed, then
 /// the summary.
 fn print(report: &PassReport) {
@@ -211,19 +208,36 @@ mod tests {
 
     #[test]
     fn lists_and_start_dates_read_as_aw_sync_reads_them() {
-        assert_eq!(parse_list(" a, b ,,c").unwrap(), ["a", "b", "c"]);
-        assert!(parse_list(" ").unwrap().is_empty());
+        use clap::Parser;
+
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            sync: SyncArgs,
+        }
+        let parse = |args: &[&str]| {
+            Command::try_parse_from(std::iter::once("sync").chain(args.iter().copied()))
+                .map(|command| command.sync)
+        };
+        let args = parse(&["--buckets", " a, b ,,c", "--start-date", "2026-11-01"]).unwrap();
+        assert_eq!(args.bucket_ids().unwrap(), ["a", "b", "c"]);
         assert_eq!(
-            parse_start_date("2026-11-01").unwrap(),
-            Timestamp::parse("2026-11-01T00:00:00Z").unwrap()
+            args.start().unwrap(),
+            Some(Timestamp::parse("2026-11-01T00:00:00Z").unwrap())
         );
+        assert!(parse(&["--buckets", " "])
+            .unwrap()
+            .bucket_ids()
+            .unwrap()
+            .is_empty());
+        assert_eq!(parse(&[]).unwrap().bucket_ids(), None);
         for bad in [
-            "2026-11-1",
             "2026-11-01T10:00:00Z",
             "yesterday",
             "2026-13-01",
+            "20-11-2026",
         ] {
-            assert!(parse_start_date(bad).is_err(), "{bad}");
+            assert!(parse(&["--start-date", bad]).is_err(), "{bad}");
         }
     }
 }

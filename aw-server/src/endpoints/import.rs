@@ -76,11 +76,11 @@ pub async fn import(
     {
         Some(length) => {
             let document = read_whole(body, length).await?;
-            blocking(move || import_bytes(document, &datastore)).await?
+            blocking(move || Ok(import_bytes(document, &datastore)?)).await?
         }
         None => {
             let file = spool(content_type, body).await?;
-            blocking(move || import_file(file, &datastore)).await?
+            blocking(move || Ok(import_file(file, &datastore)?)).await?
         }
     };
     log::info!(

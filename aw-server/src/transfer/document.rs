@@ -7,7 +7,7 @@
 //! any size needs one event in memory. [`import_file`] walks a file twice:
 //! pass 1 ([`validate`]) checks everything and keeps the bucket fields,
 //! pass 2 stores, creating each bucket and merging its events in chunks.
-//! A malformed document therefore stores nothing. Errors are `ApiError`s:
+//! A malformed document therefore stores nothing. Errors are `TransferError`s:
 //! JSON errors carry serde's line and column in the message.
 
 use std::fmt;
@@ -18,7 +18,7 @@ use aw_datastore::{Datastore, ImportSummary, PreparedEvent};
 use aw_models::{Bucket, BucketMetadata, Data, Event, Timestamp};
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::error::ApiError;
+use super::error::TransferError;
 use aw_models::check_bucket_id;
 
 /// Events handed to the datastore per call in pass 2.
@@ -39,7 +39,10 @@ pub fn fits_in_memory(size: u64) -> bool {
 /// stored), else validated first and imported in a second pass. A
 /// document longer than the events may take is not tried in one pass:
 /// its events, as stored, take about as much room as its text.
-pub fn import_bytes(document: Vec<u8>, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
+pub fn import_bytes(
+    document: Vec<u8>,
+    datastore: &Datastore,
+) -> Result<ImportSummary, TransferError> {
     if document.len() <= HELD_EVENT_BYTES {
         if let Some(buckets) = collect(InMemory(&document), HELD_EVENT_BYTES) {
             drop(document);
@@ -51,7 +54,7 @@ pub fn import_bytes(document: Vec<u8>, datastore: &Datastore) -> Result<ImportSu
 }
 
 /// Validates, then imports, the document in `file`.
-pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummary, ApiError> {
+pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummary, TransferError> {
     let size = file.metadata().map_err(internal)?.len();
     if fits_in_memory(size) {
         let mut document = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
@@ -66,7 +69,7 @@ pub fn import_file(mut file: File, datastore: &Datastore) -> Result<ImportSummar
 /// Where a document is read from: [`Streamed`] or [`InMemory`].
 pub trait Document {
     /// Streams the document through `sink` (see [`walk`]).
-    fn walk(self, sink: &mut dyn Sink) -> Result<(), ApiError>;
+    fn walk(self, sink: &mut dyn Sink) -> Result<(), TransferError>;
 }
 
 /// A document read from a reader, in bounded memory.
@@ -79,20 +82,20 @@ pub struct Streamed<R>(pub R);
 pub struct InMemory<'a>(pub &'a [u8]);
 
 impl<R: Read> Document for Streamed<R> {
-    fn walk(self, sink: &mut dyn Sink) -> Result<(), ApiError> {
+    fn walk(self, sink: &mut dyn Sink) -> Result<(), TransferError> {
         walk_json(serde_json::Deserializer::from_reader(self.0), sink)
     }
 }
 
 impl Document for InMemory<'_> {
-    fn walk(self, sink: &mut dyn Sink) -> Result<(), ApiError> {
+    fn walk(self, sink: &mut dyn Sink) -> Result<(), TransferError> {
         walk_json(serde_json::Deserializer::from_slice(self.0), sink)
     }
 }
 
 /// Pass 1: checks a whole document and returns its buckets (without
 /// events), in document order.
-pub fn validate(document: impl Document) -> Result<Vec<Bucket>, ApiError> {
+pub fn validate(document: impl Document) -> Result<Vec<Bucket>, TransferError> {
     let mut tally = Tally::default();
     document.walk(&mut tally)?;
     Ok(tally.buckets)
@@ -113,7 +116,7 @@ pub fn import_validated(
     buckets: &[Bucket],
     datastore: &Datastore,
     progress: &mut (dyn FnMut(&ImportSummary) + Send),
-) -> Result<ImportSummary, ApiError> {
+) -> Result<ImportSummary, TransferError> {
     import_validated_holding(document, buckets, datastore, progress, HELD_EVENT_BYTES)
 }
 
@@ -125,7 +128,7 @@ fn import_validated_holding(
     datastore: &Datastore,
     progress: &mut (dyn FnMut(&ImportSummary) + Send),
     limit: usize,
-) -> Result<ImportSummary, ApiError> {
+) -> Result<ImportSummary, TransferError> {
     // One job may wait while one is stored and the next parsed, which
     // bounds memory by three buckets' held events.
     let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(1);
@@ -142,7 +145,7 @@ fn import_validated_holding(
                     }
                 }
             }
-            Ok::<_, ApiError>(summary)
+            Ok::<_, TransferError>(summary)
         });
         let mut importer = Importer {
             jobs,
@@ -162,9 +165,11 @@ fn import_validated_holding(
         parsed.map_err(|error| match error {
             // The document validated a moment ago; a parse error now means
             // the temp file changed under us.
-            ApiError::BadRequest(message) | ApiError::Unprocessable(message) => ApiError::Internal(
-                format!("Import failed on re-reading the document: {message}"),
-            ),
+            TransferError::Malformed(message) | TransferError::Invalid(message) => {
+                TransferError::Failed(format!(
+                    "Import failed on re-reading the document: {message}"
+                ))
+            }
             other => other,
         })?;
         Ok(summary)
@@ -179,7 +184,7 @@ enum Job {
 }
 
 /// A buffered reader of `file` from its current position.
-pub fn reader(file: &File) -> Result<BufReader<File>, ApiError> {
+pub fn reader(file: &File) -> Result<BufReader<File>, TransferError> {
     Ok(BufReader::with_capacity(
         256 * 1024,
         file.try_clone().map_err(internal)?,
@@ -187,16 +192,16 @@ pub fn reader(file: &File) -> Result<BufReader<File>, ApiError> {
 }
 
 /// An I/O failure of an import as an internal error.
-pub fn internal(error: std::io::Error) -> ApiError {
-    ApiError::Internal(format!("Import failed: {error}"))
+pub fn internal(error: std::io::Error) -> TransferError {
+    TransferError::Failed(format!("Import failed: {error}"))
 }
 
 /// What a pass does with the document as it is read.
 pub trait Sink {
     /// Before the fields of the `index`th bucket are read.
-    fn bucket_start(&mut self, index: usize) -> Result<(), ApiError>;
+    fn bucket_start(&mut self, index: usize) -> Result<(), TransferError>;
     /// One valid event of the `index`th bucket.
-    fn event(&mut self, index: usize, event: Event) -> Result<(), ApiError>;
+    fn event(&mut self, index: usize, event: Event) -> Result<(), TransferError>;
     /// Whether the sink only needs to know that each event is valid: then
     /// events are checked without being built (`EventCheck`) and passed
     /// to [`Sink::checked`] instead of [`Sink::event`].
@@ -205,11 +210,11 @@ pub trait Sink {
     }
     /// One valid event of the `index`th bucket, for a sink that
     /// [`Sink::checks_only`].
-    fn checked(&mut self, _index: usize) -> Result<(), ApiError> {
+    fn checked(&mut self, _index: usize) -> Result<(), TransferError> {
         Ok(())
     }
     /// After the `index`th bucket, with its fields (without events).
-    fn bucket_end(&mut self, index: usize, bucket: Bucket) -> Result<(), ApiError>;
+    fn bucket_end(&mut self, index: usize, bucket: Bucket) -> Result<(), TransferError>;
 }
 
 /// Pass 1: keeps the bucket fields and counts the events, dropping them.
@@ -222,21 +227,21 @@ pub struct Tally {
 }
 
 impl Sink for Tally {
-    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
         Ok(())
     }
-    fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+    fn event(&mut self, _index: usize, _event: Event) -> Result<(), TransferError> {
         self.events += 1;
         Ok(())
     }
     fn checks_only(&self) -> bool {
         true
     }
-    fn checked(&mut self, _index: usize) -> Result<(), ApiError> {
+    fn checked(&mut self, _index: usize) -> Result<(), TransferError> {
         self.events += 1;
         Ok(())
     }
-    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
+    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), TransferError> {
         self.buckets.push(bucket);
         Ok(())
     }
@@ -263,17 +268,17 @@ struct Importer<'a> {
 }
 
 impl Importer<'_> {
-    fn send(&self, job: Job) -> Result<(), ApiError> {
+    fn send(&self, job: Job) -> Result<(), TransferError> {
         self.jobs.send(job).map_err(|_| {
             // The storer failed; its error is the one reported.
-            ApiError::Internal("Import failed: storing stopped".into())
+            TransferError::Failed("Import failed: storing stopped".into())
         })
     }
 
     /// Hands the held events to the storer, which stores them in chunks
     /// of [`CHUNK_SIZE`] while this thread reads on (a whole bucket's
     /// sorted events while it reads the next bucket).
-    fn flush(&mut self) -> Result<(), ApiError> {
+    fn flush(&mut self) -> Result<(), TransferError> {
         match &self.current {
             Some(bucket_id) if !self.held.events.is_empty() => {
                 let job = Job::Events(bucket_id.clone(), self.held.take());
@@ -285,15 +290,15 @@ impl Importer<'_> {
 }
 
 impl Sink for Importer<'_> {
-    fn bucket_start(&mut self, index: usize) -> Result<(), ApiError> {
+    fn bucket_start(&mut self, index: usize) -> Result<(), TransferError> {
         let bucket = self.buckets.get(index).cloned().ok_or_else(|| {
-            ApiError::Internal("Import failed: the document changed between passes".into())
+            TransferError::Failed("Import failed: the document changed between passes".into())
         })?;
         self.current = Some(bucket.id.clone());
         self.in_document_order = false;
         self.send(Job::Bucket(bucket))
     }
-    fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
+    fn event(&mut self, _index: usize, event: Event) -> Result<(), TransferError> {
         // Imported ids come from another database (`docs/API.md` §5): a prepared
         // event has none.
         self.held.push(PreparedEvent::new(&event)?);
@@ -307,7 +312,7 @@ impl Sink for Importer<'_> {
         }
         Ok(())
     }
-    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
         if !self.in_document_order {
             PreparedEvent::sort_oldest_first(&mut self.held.events);
         }
@@ -365,19 +370,19 @@ struct Collector {
 }
 
 impl Sink for Collector {
-    fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+    fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
         Ok(())
     }
-    fn event(&mut self, _index: usize, event: Event) -> Result<(), ApiError> {
+    fn event(&mut self, _index: usize, event: Event) -> Result<(), TransferError> {
         let event = PreparedEvent::new(&event)?;
         self.bytes += event.size();
         if self.bytes > self.limit {
-            return Err(ApiError::Internal(TOO_LARGE.into()));
+            return Err(TransferError::Failed(TOO_LARGE.into()));
         }
         self.current.push(event);
         Ok(())
     }
-    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), ApiError> {
+    fn bucket_end(&mut self, _index: usize, bucket: Bucket) -> Result<(), TransferError> {
         self.buckets
             .push((bucket, std::mem::take(&mut self.current)));
         Ok(())
@@ -409,7 +414,7 @@ fn collect(document: InMemory<'_>, limit: usize) -> Option<Vec<(Bucket, Vec<Prep
 fn store_oldest_first(
     buckets: Vec<(Bucket, Vec<PreparedEvent>)>,
     datastore: &Datastore,
-) -> Result<ImportSummary, ApiError> {
+) -> Result<ImportSummary, TransferError> {
     let mut summary = ImportSummary::default();
     for (bucket, mut events) in buckets {
         let bucket_id = bucket.id.clone();
@@ -429,7 +434,7 @@ fn store_events(
     events: Vec<PreparedEvent>,
     summary: &mut ImportSummary,
     progress: &mut (dyn FnMut(&ImportSummary) + Send),
-) -> Result<(), ApiError> {
+) -> Result<(), TransferError> {
     for chunk in chunks(events) {
         *summary += datastore.import_prepared(bucket_id, chunk)?;
         progress(summary);
@@ -439,14 +444,14 @@ fn store_events(
 
 /// Streams one export document through `sink`. The first error wins: a
 /// sink's own error is returned as is, a JSON error as 400/422.
-pub fn walk(reader: impl Read, sink: &mut dyn Sink) -> Result<(), ApiError> {
+pub fn walk(reader: impl Read, sink: &mut dyn Sink) -> Result<(), TransferError> {
     Streamed(reader).walk(sink)
 }
 
 fn walk_json<'de, R: serde_json::de::Read<'de>>(
     mut deserializer: serde_json::Deserializer<R>,
     sink: &mut dyn Sink,
-) -> Result<(), ApiError> {
+) -> Result<(), TransferError> {
     let mut walker = Walker {
         sink,
         failure: None,
@@ -457,17 +462,12 @@ fn walk_json<'de, R: serde_json::de::Read<'de>>(
     if let Some(failure) = walker.failure.take() {
         return Err(failure);
     }
-    result.map_err(|error| match ApiError::from_json(&error) {
-        ApiError::BadRequest(_) => {
-            ApiError::BadRequest(format!("Malformed import document: {error}"))
-        }
-        _ => ApiError::Unprocessable(format!("Invalid import document: {error}")),
-    })
+    result.map_err(|error| TransferError::from_json(&error))
 }
 
 struct Walker<'s> {
     sink: &'s mut dyn Sink,
-    failure: Option<ApiError>,
+    failure: Option<TransferError>,
 }
 
 impl Walker<'_> {
@@ -475,7 +475,7 @@ impl Walker<'_> {
     /// the parse (the real error is kept for `walk`).
     fn call<E: de::Error>(
         &mut self,
-        step: impl FnOnce(&mut dyn Sink) -> Result<(), ApiError>,
+        step: impl FnOnce(&mut dyn Sink) -> Result<(), TransferError>,
     ) -> Result<(), E> {
         step(&mut *self.sink).map_err(|error| {
             let message = error.to_string();
@@ -770,8 +770,18 @@ impl<'de> Visitor<'de> for AnyVisitor {
 mod tests {
     use super::*;
 
+    /// The HTTP status an error gets (`error.rs`): malformed 400, invalid
+    /// 422, anything else 500.
+    pub(super) fn status(error: &TransferError) -> u16 {
+        match error {
+            TransferError::Malformed(_) => 400,
+            TransferError::Invalid(_) => 422,
+            TransferError::Failed(_) | TransferError::Store(_) => 500,
+        }
+    }
+
     /// Walks `text` streamed and in memory; both must agree.
-    fn run(text: &str) -> Result<Tally, ApiError> {
+    fn run(text: &str) -> Result<Tally, TransferError> {
         let mut count = Tally::default();
         let streamed = walk(text.as_bytes(), &mut count);
         let mut again = Tally::default();
@@ -793,14 +803,14 @@ mod tests {
     struct Build(u64);
 
     impl Sink for Build {
-        fn bucket_start(&mut self, _index: usize) -> Result<(), ApiError> {
+        fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
             Ok(())
         }
-        fn event(&mut self, _index: usize, _event: Event) -> Result<(), ApiError> {
+        fn event(&mut self, _index: usize, _event: Event) -> Result<(), TransferError> {
             self.0 += 1;
             Ok(())
         }
-        fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), ApiError> {
+        fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
             Ok(())
         }
     }
@@ -840,8 +850,8 @@ mod tests {
             let building = InMemory(&text).walk(&mut built);
             let shown = String::from_utf8_lossy(event);
             assert_eq!(
-                checking.as_ref().map_err(|error| error.status().code).err(),
-                building.as_ref().map_err(|error| error.status().code).err(),
+                checking.as_ref().map_err(status).err(),
+                building.as_ref().map_err(status).err(),
                 "{shown}: {checking:?} / {building:?}"
             );
             assert_eq!(checked.events, built.0, "{shown}");
@@ -926,7 +936,7 @@ mod tests {
         ];
         for (text, status) in cases {
             let error = run(text).err().unwrap_or_else(|| panic!("accepted {text}"));
-            assert_eq!(error.status().code, status, "{text}: {error}");
+            assert_eq!(self::status(&error), status, "{text}: {error}");
         }
     }
 
@@ -1040,7 +1050,7 @@ mod tests {
         assert!(collect(InMemory(invalid.as_bytes()), HELD_EVENT_BYTES).is_none());
         let datastore = Datastore::open_in_memory().unwrap();
         let error = import_bytes(invalid.into_bytes(), &datastore).unwrap_err();
-        assert_eq!(error.status().code, 422, "{error}");
+        assert_eq!(status(&error), 422, "{error}");
         assert!(datastore.buckets().wait().unwrap().is_empty());
     }
 }

@@ -11,6 +11,7 @@
 //! Nothing here holds a whole document or a whole bucket in memory.
 
 pub mod document;
+mod error;
 pub mod legacy;
 pub mod ndjson;
 pub mod write;
@@ -19,4 +20,5 @@ pub use document::{
     fits_in_memory, import_bytes, import_file, import_validated, internal, validate, walk,
     Document, InMemory, Sink, Streamed,
 };
+pub use error::TransferError;
 pub use write::{bucket_head, writer, ExportWriter, Format, JsonWriter};

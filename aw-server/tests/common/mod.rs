@@ -333,7 +333,9 @@ pub fn encode(segment: &str) -> String {
         .collect()
 }
 
-/// A free TCP port on the loopback interface.
+/// A TCP port on the loopback interface that nothing listens on now: for
+/// a client that must find no server there. (A server a test starts gets
+/// its port from the system: `spawn_listening`.)
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -343,9 +345,11 @@ pub fn free_port() -> u16 {
 }
 
 /// Spawns the server `command` (stderr piped) and returns once it logged
-/// that it listens. A thread keeps draining stderr, so the server never
+/// that it listens, with the port it announced. Give it `--port 0`: the
+/// system picks a free port as the server binds it, so two tests never
+/// race for one. A thread keeps draining stderr, so the server never
 /// blocks on a full pipe.
-pub fn spawn_listening(command: &mut std::process::Command) -> std::process::Child {
+pub fn spawn_listening(command: &mut std::process::Command) -> (std::process::Child, u16) {
     use std::io::{BufRead, BufReader};
 
     let mut child = command
@@ -360,16 +364,25 @@ pub fn spawn_listening(command: &mut std::process::Command) -> std::process::Chi
             // The harness shows a failing test's output: the server's log
             // then says why it stopped.
             eprintln!("server: {line}");
-            if !sent && line.contains("aw-server listening on") {
-                let _ = ready.send(());
-                sent = true;
+            if !sent {
+                if let Some(port) = announced_port(&line) {
+                    let _ = ready.send(port);
+                    sent = true;
+                }
             }
         }
     });
-    listening
+    let port = listening
         .recv()
         .expect("the server exited before listening");
-    child
+    (child, port)
+}
+
+/// The port of the server's `aw-server listening on http://ADDRESS:PORT`
+/// line.
+pub fn announced_port(line: &str) -> Option<u16> {
+    let (_, address) = line.split_once("aw-server listening on http://")?;
+    address.trim().rsplit_once(':')?.1.parse().ok()
 }
 
 /// The built binary with private XDG folders (and `HOME`) under `root`,
@@ -395,11 +408,16 @@ pub struct Stopped(pub std::process::Child);
 
 impl Drop for Stopped {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
+        let _ = signal(&self.0, Signal::TERM);
         let _ = self.0.wait();
     }
+}
+
+pub use rustix::process::Signal;
+
+/// Sends `signal` to a spawned process.
+pub fn signal(child: &std::process::Child, signal: Signal) -> rustix::io::Result<()> {
+    rustix::process::kill_process(rustix::process::Pid::from_child(child), signal)
 }
 
 /// Runs a command to its end.
