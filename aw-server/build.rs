@@ -1,7 +1,8 @@
 //! Embeds the web UIs into the server binary.
 //!
-//! - `ui/` (the built-in dashboard) always, its JavaScript modules joined
-//!   into the `js/app.js` it loads (`src/ui_bundle.rs` says why and how).
+//! - `ui/` (the built-in dashboard) always, the scripts its `index.html`
+//!   lists joined into the one file it then loads (`src/ui_scripts.rs` says
+//!   why and how).
 //! - A built aw-webui when `AW_WEBUI_DIR` names its folder at compile time
 //!   (the variable aw-server-rust's build reads), served at `/` instead of
 //!   the dashboard.
@@ -15,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 #[path = "src/asset_files.rs"]
 mod asset_files;
-#[path = "src/ui_bundle.rs"]
-mod ui_bundle;
+#[path = "src/ui_scripts.rs"]
+mod ui_scripts;
 
 fn main() {
     println!("cargo:rerun-if-changed=ui");
@@ -29,16 +30,22 @@ fn main() {
 
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
     let builtin = manifest.join("ui");
-    // The dashboard's modules, joined into the `js/app.js` it is served as.
-    let joined =
-        ui_bundle::bundle(&builtin, ENTRY).unwrap_or_else(|error| panic!("aw-server/ui/{error}"));
-    let joined_path = out.join("ui-app.js");
-    std::fs::write(&joined_path, joined).expect("OUT_DIR is writable");
+    // The dashboard's scripts, joined, and the page that loads the join.
+    let joined = ui_scripts::join(&builtin).unwrap_or_else(|error| panic!("aw-server/ui/{error}"));
+    let index_path = out.join("ui-index.html");
+    let script_path = out.join("ui-dashboard.js");
+    std::fs::write(&index_path, joined.index).expect("OUT_DIR is writable");
+    std::fs::write(&script_path, joined.script).expect("OUT_DIR is writable");
     code.push_str(
-        "/// The built-in dashboard (`aw-server/ui/`), its modules joined as `js/app.js`.\n",
+        "/// The built-in dashboard (`aw-server/ui/`), its scripts joined (`ui_scripts.rs`).\n",
     );
     code.push_str("pub static BUILTIN_UI: Files = ");
-    push_files(&mut code, &builtin, Some((ENTRY, &joined_path)));
+    push_files(
+        &mut code,
+        &builtin,
+        &[("index.html", &index_path)],
+        &[(ui_scripts::JOINED, &script_path)],
+    );
     code.push_str(";\n");
 
     code.push_str(
@@ -60,7 +67,7 @@ fn main() {
             }
             println!("cargo:rerun-if-changed={}", dir.display());
             write!(code, "Some(({:?}, ", dir.display().to_string()).unwrap();
-            push_files(&mut code, &dir, None);
+            push_files(&mut code, &dir, &[], &[]);
             code.push_str("))");
         }
         None => code.push_str("None"),
@@ -70,17 +77,17 @@ fn main() {
     std::fs::write(out.join("embedded_ui.rs"), code).expect("OUT_DIR is writable");
 }
 
-/// The built-in dashboard's entry module, which `index.html` loads.
-const ENTRY: &str = "js/app.js";
-
-/// `&[("path", include_bytes!("/abs/path")), ...]`; `replace`: a file of
-/// the folder embedded from elsewhere.
-fn push_files(code: &mut String, root: &Path, replace: Option<(&str, &Path)>) {
+/// `&[("path", include_bytes!("/abs/path")), ...]`; `replace`: files of
+/// the folder embedded from elsewhere; `add`: files embedded beside them.
+fn push_files(code: &mut String, root: &Path, replace: &[(&str, &Path)], add: &[(&str, &Path)]) {
     let files = asset_files::list_files(root)
         .unwrap_or_else(|error| panic!("cannot list {}: {error}", root.display()));
     code.push_str("&[\n");
-    for (relative, mut path) in files {
-        if let Some((_, instead)) = replace.filter(|(name, _)| *name == relative) {
+    let added = add
+        .iter()
+        .map(|&(name, path)| (name.to_string(), path.to_path_buf()));
+    for (relative, mut path) in files.into_iter().chain(added) {
+        if let Some((_, instead)) = replace.iter().find(|(name, _)| *name == relative) {
             path = instead.to_path_buf();
         }
         let path = path.to_str().expect("UTF-8 path").to_string();

@@ -27,7 +27,7 @@
 //! port [`Replica`] (`replica.rs`): events by id and the newest events
 //! going out, the change counter the writer keeps (`changes.rs`), pulled
 //! chunks coming in as one job each. Other files of aw-server-rust's
-//! schema are read and written with [`format`]'s statements.
+//! schema are read and written with [`mod@format`]'s statements.
 //!
 //! This crate knows nothing of HTTP or the query language; validation of
 //! client input belongs to aw-models (checked again here where cheap).

@@ -50,7 +50,7 @@ mod static_files;
 pub mod sync;
 pub mod transfer;
 #[cfg(test)] // used by build.rs; here for its tests
-mod ui_bundle;
+mod ui_scripts;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -112,7 +112,7 @@ const BUILTIN_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
 
 /// The two answers the built-in dashboard's first view waits for before
 /// it can send its query (`app.js`), named for the browser to fetch with
-/// the page's modules instead of once they have run. Only when the API
+/// the page's scripts instead of once they have run. Only when the API
 /// needs no key: a preload cannot carry one (`app.js` then asks itself).
 const BUILTIN_PRELOAD: &str = "</api/0/settings>; rel=preload; as=fetch; crossorigin, \
      </api/0/buckets/>; rel=preload; as=fetch; crossorigin";

@@ -152,7 +152,6 @@ fn without_web_ui_the_root_is_the_builtin_dashboard() {
         .unwrap()
         .starts_with("text/html"));
     let page = reply.text();
-    assert!(page.contains("js/app.js"), "{page}");
     assert!(page.contains("css/app.css"), "{page}");
     assert_eq!(reply.header("Cache-Control"), Some("no-cache"));
     // Nothing but this server's own files and API.
@@ -174,29 +173,35 @@ fn without_web_ui_the_root_is_the_builtin_dashboard() {
         .get("/");
     assert_eq!(revalidated.status, 304);
     assert_eq!(revalidated.header("Link"), Some(preload));
-    // app.js is served with every module it imports joined in, views
-    // included (src/ui_bundle.rs): no import is left for the browser.
-    let app = client.get("/js/app.js");
-    assert!(app.header("Content-Type").unwrap().contains("javascript"));
-    let joined = app.text();
-    for module in [
-        "js/api.js",
-        "js/time.js",
-        "js/views/activity.js",
-        "js/views/buckets.js",
-    ] {
-        assert!(
-            joined.contains(&format!("\n// {module}\n")),
-            "{module} is not in app.js"
-        );
-    }
-    assert!(
-        joined
-            .lines()
-            .all(|line| !line.starts_with("import ") && !line.starts_with("export ")),
-        "{joined}"
+    // The page loads one script: the scripts its source lists, joined in
+    // that order (src/ui_scripts.rs).
+    let scripts: Vec<&str> = page
+        .lines()
+        .filter(|line| line.contains("<script"))
+        .collect();
+    assert_eq!(
+        scripts,
+        ["<script defer src=\"js/dashboard.js\"></script>"],
+        "{page}"
     );
-    assert!(!joined.contains("import("), "{joined}");
+    let dashboard = client.get("/js/dashboard.js");
+    assert!(dashboard
+        .header("Content-Type")
+        .unwrap()
+        .contains("javascript"));
+    let joined = dashboard.text();
+    let order = [
+        "js/dom.js",
+        "js/api.js",
+        "js/views/activity.js",
+        "js/app.js",
+    ]
+    .map(|script| {
+        joined
+            .find(&format!("\n// {script}\n"))
+            .unwrap_or_else(|| panic!("{script} is not in dashboard.js"))
+    });
+    assert!(order.is_sorted(), "{order:?}");
     assert!(client
         .get("/js/views/activity.js")
         .header("Content-Type")
@@ -380,12 +385,13 @@ fn hashed_assets_are_cached_for_good_and_index_is_revalidated() {
     );
     assert_eq!(again.status, 304);
     let builtin = TestServer::start();
-    let app = builtin.client().get("/js/app.js");
+    let app = builtin.client().get("/js/dashboard.js");
     assert_eq!(app.header("Cache-Control"), Some("no-cache"));
     let etag = app.header("ETag").unwrap().to_string();
-    let again = builtin
-        .client()
-        .request("GET", "/js/app.js", &[("If-None-Match", &etag)], None);
+    let again =
+        builtin
+            .client()
+            .request("GET", "/js/dashboard.js", &[("If-None-Match", &etag)], None);
     assert_eq!(again.status, 304);
 }
 

@@ -1,4 +1,4 @@
-// The dashboard's pure modules under Node, no browser: how categories are
+// The dashboard's pure scripts under Node, no browser: how categories are
 // chosen from the settings, periods from startOfDay/startOfWeek, and how
 // durations read. The browser test (dashboard.test.mjs) covers them
 // end to end on one configuration; these cover the other branches.
@@ -6,10 +6,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { categoryRules, defaultCategories, effectiveCategories } from '../../ui/js/categories.js';
-import { secondsPerRange } from '../../ui/js/charts.js';
-import { hostBuckets, summaryQuery } from '../../ui/js/queries.js';
-import * as time from '../../ui/js/time.js';
+import { defined, loadScripts } from './scripts.mjs';
+
+loadScripts('dom.js', 'time.js', 'categories.js', 'charts.js', 'queries.js');
+const { categoryRules, defaultCategories, effectiveCategories } = defined('categories');
+const { secondsPerRange } = defined('charts');
+const { hostBuckets, summaryQuery } = defined('queries');
+const time = defined('time');
 
 process.env.TZ = 'Asia/Kolkata';
 

@@ -5,115 +5,121 @@
 // kept in sessionStorage for the tab's session and removed from the
 // address bar, so it does not end up in bookmarks or the history.
 
-const TOKEN_PARAM = 'token';
-const TOKEN_STORAGE = 'aw-api-token';
+const api = (() => {
+  'use strict';
 
-let token = null;
+  const TOKEN_PARAM = 'token';
+  const TOKEN_STORAGE = 'aw-api-token';
 
-/** Reads the key from the address (then stores it) or from the session. */
-export function loadToken() {
-  const url = new URL(window.location.href);
-  const fromUrl = (url.searchParams.get(TOKEN_PARAM) || '').trim();
-  if (fromUrl) {
-    sessionStorage.setItem(TOKEN_STORAGE, fromUrl);
-    url.searchParams.delete(TOKEN_PARAM);
-    history.replaceState(history.state, '', url.pathname + url.search + url.hash);
-    token = fromUrl;
-  } else {
-    token = (sessionStorage.getItem(TOKEN_STORAGE) || '').trim() || null;
-  }
-}
+  let token = null;
 
-/** An error answer of the API, with the server's message. */
-export class ApiError extends Error {
-  constructor(status, message) {
-    super(message);
-    this.status = status;
-  }
-}
-
-function headers(extra = {}) {
-  const all = { Accept: 'application/json', ...extra };
-  if (token) all.Authorization = `Bearer ${token}`;
-  return all;
-}
-
-async function send(path, options = {}) {
-  const response = await fetch(path, { ...options, headers: headers(options.headers) });
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`;
-    try {
-      const body = await response.json();
-      if (body && body.message) message = body.message;
-    } catch {
-      // Not JSON: keep the status line.
+  /** Reads the key from the address (then stores it) or from the session. */
+  function loadToken() {
+    const url = new URL(window.location.href);
+    const fromUrl = (url.searchParams.get(TOKEN_PARAM) || '').trim();
+    if (fromUrl) {
+      sessionStorage.setItem(TOKEN_STORAGE, fromUrl);
+      url.searchParams.delete(TOKEN_PARAM);
+      history.replaceState(history.state, '', url.pathname + url.search + url.hash);
+      token = fromUrl;
+    } else {
+      token = (sessionStorage.getItem(TOKEN_STORAGE) || '').trim() || null;
     }
-    throw new ApiError(response.status, message);
   }
-  return response;
-}
 
-/** Answers of requests started early (`prefetch`), by path, used once. */
-const early = new Map();
-let started = false;
-
-/**
- * Starts GET requests before the page's modules have all loaded (app.js),
- * for the first view to pick up; ignored once the first view asked for
- * anything itself, so an answer is never older than the view.
- */
-export function prefetch(paths) {
-  if (started) return;
-  for (const path of paths) {
-    const answer = send(path).then(response => response.json());
-    answer.catch(() => {}); // the view that takes it reports the error
-    early.set(path, answer);
+  /** An error answer of the API, with the server's message. */
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
   }
-}
 
-/** GET a JSON resource. */
-export async function get(path) {
-  started = true;
-  const answer = early.get(path);
-  if (answer) {
-    early.delete(path);
-    return answer;
+  function headers(extra = {}) {
+    const all = { Accept: 'application/json', ...extra };
+    if (token) all.Authorization = `Bearer ${token}`;
+    return all;
   }
-  return (await send(path)).json();
-}
 
-export const info = () => get('/api/0/info');
-export const buckets = () => get('/api/0/buckets/');
-export const settings = () => get('/api/0/settings');
-export const eventCount = id =>
-  get(`/api/0/buckets/${encodeURIComponent(id)}/events/count`);
+  async function send(path, options = {}) {
+    const response = await fetch(path, { ...options, headers: headers(options.headers) });
+    if (!response.ok) {
+      let message = `${response.status} ${response.statusText}`;
+      try {
+        const body = await response.json();
+        if (body && body.message) message = body.message;
+      } catch {
+        // Not JSON: keep the status line.
+      }
+      throw new ApiError(response.status, message);
+    }
+    return response;
+  }
 
-/**
- * Runs a query program over each of `periods` (`[start, end]` Dates);
- * answers one result per period.
- */
-export async function query(periods, program) {
-  const body = JSON.stringify({
-    timeperiods: periods.map(([start, end]) => `${start.toISOString()}/${end.toISOString()}`),
-    query: program.split("\n"),
-  });
-  const response = await send('/api/0/query/', {
-    method: 'POST',
-    body,
-    headers: { 'Content-Type': 'application/json' },
-  });
-  return response.json();
-}
+  /** Answers of requests started early (`prefetch`), by path, used once. */
+  const early = new Map();
+  let started = false;
 
-/** Fetches `path` (with the key) and saves it as `filename`. */
-export async function download(path, filename) {
-  const blob = await (await send(path)).blob();
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = filename;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
+  /**
+   * Starts GET requests before the page's modules have all loaded (app.js),
+   * for the first view to pick up; ignored once the first view asked for
+   * anything itself, so an answer is never older than the view.
+   */
+  function prefetch(paths) {
+    if (started) return;
+    for (const path of paths) {
+      const answer = send(path).then(response => response.json());
+      answer.catch(() => {}); // the view that takes it reports the error
+      early.set(path, answer);
+    }
+  }
+
+  /** GET a JSON resource. */
+  async function get(path) {
+    started = true;
+    const answer = early.get(path);
+    if (answer) {
+      early.delete(path);
+      return answer;
+    }
+    return (await send(path)).json();
+  }
+
+  const info = () => get('/api/0/info');
+  const buckets = () => get('/api/0/buckets/');
+  const settings = () => get('/api/0/settings');
+  const eventCount = id =>
+    get(`/api/0/buckets/${encodeURIComponent(id)}/events/count`);
+
+  /**
+   * Runs a query program over each of `periods` (`[start, end]` Dates);
+   * answers one result per period.
+   */
+  async function query(periods, program) {
+    const body = JSON.stringify({
+      timeperiods: periods.map(([start, end]) => `${start.toISOString()}/${end.toISOString()}`),
+      query: program.split("\n"),
+    });
+    const response = await send('/api/0/query/', {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    return response.json();
+  }
+
+  /** Fetches `path` (with the key) and saves it as `filename`. */
+  async function download(path, filename) {
+    const blob = await (await send(path)).blob();
+    const url = URL.createObjectURL(blob);
+    const link = document.createElement('a');
+    link.href = url;
+    link.download = filename;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+
+  return { loadToken, ApiError, prefetch, get, info, buckets, settings, eventCount, query, download };
+})();

@@ -4,132 +4,134 @@
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
 // optional), `#/buckets`, `#/about`.
 //
-// The server's build joins it and every module it imports, views
-// included, into the one file it serves as js/app.js
-// (aw-server/src/ui_bundle.rs), so the first view's requests start as soon
-// as that file has arrived. Served as files from a folder (`--webpath`),
-// the modules load one by one and a view's module when the view is first
-// shown.
+// It is the last of the dashboard's scripts, which index.html lists in
+// order; each file defines one name (`api`, `dom`, `activityView`...) that
+// the later ones use. The server's build joins them into the one file it
+// serves (aw-server/src/ui_scripts.rs), so the first view's requests start
+// as soon as that file has arrived.
 
-import * as api from './api.js';
-import { h } from './dom.js';
+(() => {
+  'use strict';
 
-const VIEWS = {
-  activity: () => import('./views/activity.js'),
-  buckets: () => import('./views/buckets.js'),
-  about: () => import('./views/about.js'),
-};
+  const { h } = dom;
 
-let generation = 0;
-
-function parseRoute() {
-  const parts = location.hash
-    .replace(/^#\/?/, '')
-    .split('/')
-    .filter(Boolean)
-    .map(part => {
-      try {
-        return decodeURIComponent(part);
-      } catch {
-        return part;
-      }
-    });
-  const name = VIEWS[parts[0]] ? parts[0] : 'activity';
-  return { name, params: parts.slice(1) };
-}
-
-async function show() {
-  const current = ++generation;
-  const isCurrent = () => current === generation;
-  const { name, params } = parseRoute();
-  const main = document.getElementById('main');
-  for (const link of document.querySelectorAll('[data-nav]')) {
-    link.toggleAttribute('aria-current', link.dataset.nav === name);
-    if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
-  }
-  main.setAttribute('aria-busy', 'true');
-  try {
-    const view = await VIEWS[name]();
-    if (!isCurrent()) return;
-    if (await view.render(main, params, isCurrent)) {
-      document.title = `${main.querySelector('h1')?.textContent || name} · ActivityWatch`;
-      // Read by the browser tests and the draw-time benchmark; the
-      // benchmark takes when the headings were painted (Element Timing).
-      for (const heading of main.querySelectorAll('h1, h2')) heading.setAttribute('elementtiming', 'aw-view');
-      performance.mark('aw-drawn');
-      document.body.dataset.drawn = `${name}:${current}`;
-      window.awDrawnAt = performance.now();
-    }
-  } catch (error) {
-    if (!isCurrent()) return;
-    main.replaceChildren(errorBox(error));
-    document.body.dataset.drawn = `error:${current}`;
-  } finally {
-    if (isCurrent()) main.removeAttribute('aria-busy');
-  }
-}
-
-function errorBox(error) {
-  const needsKey = error instanceof api.ApiError && error.status === 401;
-  return h(
-    'section',
-    { class: 'card notice error', role: 'alert' },
-    h('h1', {}, needsKey ? 'This server needs an API key' : 'Could not load the data'),
-    h('p', {}, error.message),
-    needsKey
-      ? h(
-          'p',
-          {},
-          'Open the dashboard with the key in the address, as ',
-          h('code', {}, `${location.origin}/?token=KEY`),
-          '; it is kept for this browser tab only.',
-        )
-      : null,
-  );
-}
-
-/** Shortcuts: ← and → step through periods, d / w / m pick one, t is today. */
-function onKey(event) {
-  if (event.altKey || event.ctrlKey || event.metaKey) return;
-  const target = event.target;
-  if (target instanceof HTMLElement && target.closest('input, select, textarea, button')) return;
-  const click = selector => {
-    const element = document.querySelector(selector);
-    if (element) {
-      event.preventDefault();
-      element.click();
-    }
+  const VIEWS = {
+    activity: activityView,
+    buckets: bucketsView,
+    about: aboutView,
   };
-  if (event.key === 'ArrowLeft') click('#previous');
-  else if (event.key === 'ArrowRight') click('#next');
-  else if (event.key === 't') click('.stepper .today');
-  else if (['d', 'w', 'm'].includes(event.key)) click(`.kinds [data-key="${event.key}"]`);
-}
 
-async function footer() {
-  const element = document.getElementById('footer');
-  try {
-    const info = await api.info();
-    element.replaceChildren(
-      `aw-server ${info.version} on ${info.hostname}`,
-      info.testing ? ' (testing)' : '',
-      ' · ',
-      h('a', { href: '#/about' }, 'About'),
-      ' · ',
-      h('a', { href: '/api/0/info' }, 'API'),
-    );
-  } catch {
-    element.replaceChildren(h('a', { href: '#/about' }, 'About'));
+  let generation = 0;
+
+  function parseRoute() {
+    const parts = location.hash
+      .replace(/^#\/?/, '')
+      .split('/')
+      .filter(Boolean)
+      .map(part => {
+        try {
+          return decodeURIComponent(part);
+        } catch {
+          return part;
+        }
+      });
+    const name = VIEWS[parts[0]] ? parts[0] : 'activity';
+    return { name, params: parts.slice(1) };
   }
-}
 
-api.loadToken();
-// The two answers an activity view needs before it can send its query.
-// Without an API key the server has the browser preload them with the
-// page (its `Link` header), and these requests take the preloaded
-// answers; every view takes them, or the browser warns of unused preloads.
-api.prefetch(['/api/0/settings', '/api/0/buckets/']);
-window.addEventListener('hashchange', show);
-document.addEventListener('keydown', onKey);
-// The footer waits for the first view, whose requests matter more.
-show().finally(footer);
+  async function show() {
+    const current = ++generation;
+    const isCurrent = () => current === generation;
+    const { name, params } = parseRoute();
+    const main = document.getElementById('main');
+    for (const link of document.querySelectorAll('[data-nav]')) {
+      link.toggleAttribute('aria-current', link.dataset.nav === name);
+      if (link.dataset.nav === name) link.setAttribute('aria-current', 'page');
+    }
+    main.setAttribute('aria-busy', 'true');
+    try {
+      const view = VIEWS[name];
+      if (!isCurrent()) return;
+      if (await view.render(main, params, isCurrent)) {
+        document.title = `${main.querySelector('h1')?.textContent || name} · ActivityWatch`;
+        // Read by the browser tests and the draw-time benchmark; the
+        // benchmark takes when the headings were painted (Element Timing).
+        for (const heading of main.querySelectorAll('h1, h2')) heading.setAttribute('elementtiming', 'aw-view');
+        performance.mark('aw-drawn');
+        document.body.dataset.drawn = `${name}:${current}`;
+        window.awDrawnAt = performance.now();
+      }
+    } catch (error) {
+      if (!isCurrent()) return;
+      main.replaceChildren(errorBox(error));
+      document.body.dataset.drawn = `error:${current}`;
+    } finally {
+      if (isCurrent()) main.removeAttribute('aria-busy');
+    }
+  }
+
+  function errorBox(error) {
+    const needsKey = error instanceof api.ApiError && error.status === 401;
+    return h(
+      'section',
+      { class: 'card notice error', role: 'alert' },
+      h('h1', {}, needsKey ? 'This server needs an API key' : 'Could not load the data'),
+      h('p', {}, error.message),
+      needsKey
+        ? h(
+            'p',
+            {},
+            'Open the dashboard with the key in the address, as ',
+            h('code', {}, `${location.origin}/?token=KEY`),
+            '; it is kept for this browser tab only.',
+          )
+        : null,
+    );
+  }
+
+  /** Shortcuts: ← and → step through periods, d / w / m pick one, t is today. */
+  function onKey(event) {
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    if (target instanceof HTMLElement && target.closest('input, select, textarea, button')) return;
+    const click = selector => {
+      const element = document.querySelector(selector);
+      if (element) {
+        event.preventDefault();
+        element.click();
+      }
+    };
+    if (event.key === 'ArrowLeft') click('#previous');
+    else if (event.key === 'ArrowRight') click('#next');
+    else if (event.key === 't') click('.stepper .today');
+    else if (['d', 'w', 'm'].includes(event.key)) click(`.kinds [data-key="${event.key}"]`);
+  }
+
+  async function footer() {
+    const element = document.getElementById('footer');
+    try {
+      const info = await api.info();
+      element.replaceChildren(
+        `aw-server ${info.version} on ${info.hostname}`,
+        info.testing ? ' (testing)' : '',
+        ' · ',
+        h('a', { href: '#/about' }, 'About'),
+        ' · ',
+        h('a', { href: '/api/0/info' }, 'API'),
+      );
+    } catch {
+      element.replaceChildren(h('a', { href: '#/about' }, 'About'));
+    }
+  }
+
+  api.loadToken();
+  // The two answers an activity view needs before it can send its query.
+  // Without an API key the server has the browser preload them with the
+  // page (its `Link` header), and these requests take the preloaded
+  // answers; every view takes them, or the browser warns of unused preloads.
+  api.prefetch(['/api/0/settings', '/api/0/buckets/']);
+  window.addEventListener('hashchange', show);
+  document.addEventListener('keydown', onKey);
+  // The footer waits for the first view, whose requests matter more.
+  show().finally(footer);
+})();

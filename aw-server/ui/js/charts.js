@@ -3,161 +3,167 @@
 // through their labels. The day's timeline is one element painted with a
 // gradient (see `timeline`).
 
-import { h } from './dom.js';
-import { formatDuration, formatTime, isoDuration } from './time.js';
+const charts = (() => {
+  'use strict';
 
-/** `<time>` showing a duration, exact in its datetime attribute. */
-export function duration(seconds) {
-  return h('time', { datetime: isoDuration(seconds), class: 'duration' }, formatDuration(seconds));
-}
+  const { h } = dom;
+  const { formatDuration, formatTime, isoDuration } = time;
 
-/**
- * A ranked list: rows of `{label, seconds, color?, title?}`, each with a
- * bar proportional to the longest.
- */
-export function topList(rows, { empty = 'Nothing in this period.', limit = 10 } = {}) {
-  if (rows.length === 0) return h('p', { class: 'empty' }, empty);
-  const longest = Math.max(...rows.map(row => row.seconds), 1);
-  return h(
-    'ol',
-    { class: 'top-list' },
-    rows.slice(0, limit).map(row => {
-      const bar = h('span', { class: 'bar' });
-      bar.style.width = `${(100 * row.seconds) / longest}%`;
-      if (row.color) bar.style.backgroundColor = row.color;
-      return h(
-        'li',
-        { title: row.title || row.label },
-        h('span', { class: 'label' }, row.label),
-        duration(row.seconds),
-        h('span', { class: 'track', 'aria-hidden': 'true' }, bar),
-      );
-    }),
-  );
-}
+  /** `<time>` showing a duration, exact in its datetime attribute. */
+  function duration(seconds) {
+    return h('time', { datetime: isoDuration(seconds), class: 'duration' }, formatDuration(seconds));
+  }
 
-/**
- * Vertical bars, one per `{label, seconds, title}`; the tallest possible
- * bar is `max` seconds.
- */
-export function columns(bins, max, caption) {
-  const chart = h('div', { class: 'columns', role: 'list', 'aria-label': caption });
-  for (const bin of bins) {
-    const bar = h('span', { class: 'fill' });
-    bar.style.height = `${Math.min(100, (100 * bin.seconds) / max)}%`;
-    chart.append(
-      h(
-        'div',
-        {
-          class: 'column',
-          role: 'listitem',
-          title: `${bin.title}: ${formatDuration(bin.seconds)}`,
-          'aria-label': `${bin.title}: ${formatDuration(bin.seconds)}`,
-        },
-        h('span', { class: 'slot' }, bar),
-        h('span', { class: 'tick' }, bin.label),
-      ),
+  /**
+   * A ranked list: rows of `{label, seconds, color?, title?}`, each with a
+   * bar proportional to the longest.
+   */
+  function topList(rows, { empty = 'Nothing in this period.', limit = 10 } = {}) {
+    if (rows.length === 0) return h('p', { class: 'empty' }, empty);
+    const longest = Math.max(...rows.map(row => row.seconds), 1);
+    return h(
+      'ol',
+      { class: 'top-list' },
+      rows.slice(0, limit).map(row => {
+        const bar = h('span', { class: 'bar' });
+        bar.style.width = `${(100 * row.seconds) / longest}%`;
+        if (row.color) bar.style.backgroundColor = row.color;
+        return h(
+          'li',
+          { title: row.title || row.label },
+          h('span', { class: 'label' }, row.label),
+          duration(row.seconds),
+          h('span', { class: 'track', 'aria-hidden': 'true' }, bar),
+        );
+      }),
     );
   }
-  return chart;
-}
 
-/**
- * Seconds of `events` falling in each of `ranges` (`[start, end]`, in
- * order and not overlapping, as the hours of a day): each event is added
- * to the few ranges it overlaps, found by a binary search.
- */
-export function secondsPerRange(events, ranges) {
-  const starts = ranges.map(([from]) => from.getTime());
-  const ends = ranges.map(([, to]) => to.getTime());
-  const totals = ranges.map(() => 0);
-  for (const event of events) {
-    const start = Date.parse(event.timestamp);
-    const end = start + event.duration * 1000;
-    // The first range ending after the event starts.
-    let low = 0;
-    let high = ranges.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (ends[middle] <= start) low = middle + 1;
-      else high = middle;
+  /**
+   * Vertical bars, one per `{label, seconds, title}`; the tallest possible
+   * bar is `max` seconds.
+   */
+  function columns(bins, max, caption) {
+    const chart = h('div', { class: 'columns', role: 'list', 'aria-label': caption });
+    for (const bin of bins) {
+      const bar = h('span', { class: 'fill' });
+      bar.style.height = `${Math.min(100, (100 * bin.seconds) / max)}%`;
+      chart.append(
+        h(
+          'div',
+          {
+            class: 'column',
+            role: 'listitem',
+            title: `${bin.title}: ${formatDuration(bin.seconds)}`,
+            'aria-label': `${bin.title}: ${formatDuration(bin.seconds)}`,
+          },
+          h('span', { class: 'slot' }, bar),
+          h('span', { class: 'tick' }, bin.label),
+        ),
+      );
     }
-    for (let index = low; index < ranges.length && starts[index] < end; index++) {
-      const overlap = Math.min(end, ends[index]) - Math.max(start, starts[index]);
-      if (overlap > 0) totals[index] += overlap / 1000;
-    }
+    return chart;
   }
-  return totals;
-}
 
-/**
- * The day as one strip: each active stretch placed by its time and
- * coloured by its category. Neighbouring events of one category less than
- * a pixel's worth apart make one block. The strip is a single element
- * painted with a gradient of hard stops, not an element per block: a day
- * has hundreds of blocks, and laying out and painting that many elements
- * took longer than the rest of the view. Pointing at a block shows its
- * category and times as the strip's title.
- */
-export function timeline(events, [start, end], colorOf) {
-  const first = start.getTime();
-  const last = end.getTime();
-  const span = last - first;
-  const joinGap = span / 2000;
-  const blocks = [];
-  let block = null;
-  for (const event of events) {
-    const from = Math.max(Date.parse(event.timestamp), first);
-    const to = Math.min(from + event.duration * 1000, last);
-    if (to <= from) continue;
-    const name = event.data.$category || ['Uncategorized'];
-    const key = name.join('>');
-    if (block && block.key === key && from - block.to < joinGap) {
-      block.to = Math.max(block.to, to);
-    } else {
-      block = { key, name, from, to };
-      blocks.push(block);
+  /**
+   * Seconds of `events` falling in each of `ranges` (`[start, end]`, in
+   * order and not overlapping, as the hours of a day): each event is added
+   * to the few ranges it overlaps, found by a binary search.
+   */
+  function secondsPerRange(events, ranges) {
+    const starts = ranges.map(([from]) => from.getTime());
+    const ends = ranges.map(([, to]) => to.getTime());
+    const totals = ranges.map(() => 0);
+    for (const event of events) {
+      const start = Date.parse(event.timestamp);
+      const end = start + event.duration * 1000;
+      // The first range ending after the event starts.
+      let low = 0;
+      let high = ranges.length;
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        if (ends[middle] <= start) low = middle + 1;
+        else high = middle;
+      }
+      for (let index = low; index < ranges.length && starts[index] < end; index++) {
+        const overlap = Math.min(end, ends[index]) - Math.max(start, starts[index]);
+        if (overlap > 0) totals[index] += overlap / 1000;
+      }
     }
+    return totals;
   }
-  const percent = ms => `${((100 * (ms - first)) / span).toFixed(3)}%`;
-  // Where a block's colour ends: at least a thousandth of the day after
-  // it starts, so that a short block still shows.
-  const shownEnd = ({ from, to }) => Math.max(to, from + span / 1000);
-  const stops = [];
-  for (const block of blocks) {
-    const color = colorOf(block.name);
-    const left = percent(block.from);
-    const right = percent(shownEnd(block));
-    stops.push(`transparent ${left}`, `${color} ${left}`, `${color} ${right}`, `transparent ${right}`);
-  }
-  const strip = h('div', {
-    class: 'timeline-strip',
-    role: 'img',
-    'aria-label': `${blocks.length} stretches of activity; point at one for its category and times`,
-  });
-  if (stops.length) strip.style.backgroundImage = `linear-gradient(to right, ${stops.join(', ')})`;
-  strip.addEventListener('mousemove', event => {
-    const box = strip.getBoundingClientRect();
-    const at = first + ((event.clientX - box.left) / box.width) * span;
-    // Half a pixel either side, so that the thinnest blocks can be found.
-    const slack = span / box.width / 2;
-    let low = 0;
-    let high = blocks.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      if (shownEnd(blocks[middle]) + slack < at) low = middle + 1;
-      else high = middle;
+
+  /**
+   * The day as one strip: each active stretch placed by its time and
+   * coloured by its category. Neighbouring events of one category less than
+   * a pixel's worth apart make one block. The strip is a single element
+   * painted with a gradient of hard stops, not an element per block: a day
+   * has hundreds of blocks, and laying out and painting that many elements
+   * took longer than the rest of the view. Pointing at a block shows its
+   * category and times as the strip's title.
+   */
+  function timeline(events, [start, end], colorOf) {
+    const first = start.getTime();
+    const last = end.getTime();
+    const span = last - first;
+    const joinGap = span / 2000;
+    const blocks = [];
+    let block = null;
+    for (const event of events) {
+      const from = Math.max(Date.parse(event.timestamp), first);
+      const to = Math.min(from + event.duration * 1000, last);
+      if (to <= from) continue;
+      const name = event.data.$category || ['Uncategorized'];
+      const key = name.join('>');
+      if (block && block.key === key && from - block.to < joinGap) {
+        block.to = Math.max(block.to, to);
+      } else {
+        block = { key, name, from, to };
+        blocks.push(block);
+      }
     }
-    const found = blocks[low] && blocks[low].from - slack <= at ? blocks[low] : null;
-    strip.title = found
-      ? `${found.name.join(' > ')}: ${formatTime(new Date(found.from))}–${formatTime(new Date(found.to))}`
-      : '';
-  });
-  const ticks = h('div', { class: 'timeline-ticks', 'aria-hidden': 'true' });
-  for (let hour = 0; hour <= 24; hour += 6) {
-    const tick = h('span', {}, formatTime(new Date(first + hour * 3600_000)));
-    tick.style.left = `${(100 * hour * 3600_000) / span}%`;
-    ticks.append(tick);
+    const percent = ms => `${((100 * (ms - first)) / span).toFixed(3)}%`;
+    // Where a block's colour ends: at least a thousandth of the day after
+    // it starts, so that a short block still shows.
+    const shownEnd = ({ from, to }) => Math.max(to, from + span / 1000);
+    const stops = [];
+    for (const block of blocks) {
+      const color = colorOf(block.name);
+      const left = percent(block.from);
+      const right = percent(shownEnd(block));
+      stops.push(`transparent ${left}`, `${color} ${left}`, `${color} ${right}`, `transparent ${right}`);
+    }
+    const strip = h('div', {
+      class: 'timeline-strip',
+      role: 'img',
+      'aria-label': `${blocks.length} stretches of activity; point at one for its category and times`,
+    });
+    if (stops.length) strip.style.backgroundImage = `linear-gradient(to right, ${stops.join(', ')})`;
+    strip.addEventListener('mousemove', event => {
+      const box = strip.getBoundingClientRect();
+      const at = first + ((event.clientX - box.left) / box.width) * span;
+      // Half a pixel either side, so that the thinnest blocks can be found.
+      const slack = span / box.width / 2;
+      let low = 0;
+      let high = blocks.length;
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        if (shownEnd(blocks[middle]) + slack < at) low = middle + 1;
+        else high = middle;
+      }
+      const found = blocks[low] && blocks[low].from - slack <= at ? blocks[low] : null;
+      strip.title = found
+        ? `${found.name.join(' > ')}: ${formatTime(new Date(found.from))}–${formatTime(new Date(found.to))}`
+        : '';
+    });
+    const ticks = h('div', { class: 'timeline-ticks', 'aria-hidden': 'true' });
+    for (let hour = 0; hour <= 24; hour += 6) {
+      const tick = h('span', {}, formatTime(new Date(first + hour * 3600_000)));
+      tick.style.left = `${(100 * hour * 3600_000) / span}%`;
+      ticks.append(tick);
+    }
+    return h('div', { class: 'timeline' }, strip, ticks);
   }
-  return h('div', { class: 'timeline' }, strip, ticks);
-}
+
+  return { duration, topList, columns, secondsPerRange, timeline };
+})();

@@ -2,46 +2,52 @@
 // as text, so names from events (window titles, URLs) are never parsed as
 // markup.
 
-/**
- * h('a', {href: '#/', class: 'x', onclick: f}, 'text', child, [more])
- * Attributes starting with "on" become listeners; `null`/`false` ones are
- * left out; children may be strings, nodes, arrays or null.
- */
-export function h(tag, attributes = {}, ...children) {
-  const element = document.createElement(tag);
-  setAttributes(element, attributes);
-  append(element, children);
-  return element;
-}
+const dom = (() => {
+  'use strict';
 
-/** The same for SVG elements. */
-export function svg(tag, attributes = {}, ...children) {
-  const element = document.createElementNS('http://www.w3.org/2000/svg', tag);
-  setAttributes(element, attributes);
-  append(element, children);
-  return element;
-}
+  /**
+   * h('a', {href: '#/', class: 'x', onclick: f}, 'text', child, [more])
+   * Attributes starting with "on" become listeners; `null`/`false` ones are
+   * left out; children may be strings, nodes, arrays or null.
+   */
+  function h(tag, attributes = {}, ...children) {
+    const element = document.createElement(tag);
+    setAttributes(element, attributes);
+    append(element, children);
+    return element;
+  }
 
-function setAttributes(element, attributes) {
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith('on') && typeof value === 'function') {
-      element.addEventListener(name.slice(2), value);
-    } else {
-      element.setAttribute(name, value === true ? '' : String(value));
+  /** The same for SVG elements. */
+  function svg(tag, attributes = {}, ...children) {
+    const element = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    setAttributes(element, attributes);
+    append(element, children);
+    return element;
+  }
+
+  function setAttributes(element, attributes) {
+    for (const [name, value] of Object.entries(attributes)) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name.startsWith('on') && typeof value === 'function') {
+        element.addEventListener(name.slice(2), value);
+      } else {
+        element.setAttribute(name, value === true ? '' : String(value));
+      }
     }
   }
-}
 
-function append(element, children) {
-  for (const child of children.flat(Infinity)) {
-    if (child === null || child === undefined || child === false) continue;
-    element.append(child instanceof Node ? child : String(child));
+  function append(element, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      element.append(child instanceof Node ? child : String(child));
+    }
   }
-}
 
-/** Replaces the children of `element`. */
-export function replace(element, ...children) {
-  element.replaceChildren();
-  append(element, children);
-}
+  /** Replaces the children of `element`. */
+  function replace(element, ...children) {
+    element.replaceChildren();
+    append(element, children);
+  }
+
+  return { h, svg, replace };
+})();

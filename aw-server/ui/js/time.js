@@ -2,177 +2,183 @@
 // `startOfDay` ("04:00") and `startOfWeek` ("Monday") settings as aw-webui
 // reads them, and how durations and times are written.
 
-const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const pad = n => String(n).padStart(2, '0');
+const time = (() => {
+  'use strict';
 
-/** Minutes after midnight at which a day starts ("04:00" -> 240). */
-export function dayOffset(startOfDay) {
-  const match = /^(\d{1,2}):(\d{2})$/.exec(String(startOfDay || '').trim());
-  if (!match) return 4 * 60; // aw-webui's default, "04:00"
-  const minutes = Number(match[1]) * 60 + Number(match[2]);
-  return minutes < 24 * 60 ? minutes : 0;
-}
+  const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const pad = n => String(n).padStart(2, '0');
 
-/** 0 (Sunday) .. 6 for a weekday name; Monday unless it names another. */
-export function weekStartDay(startOfWeek) {
-  const index = WEEKDAYS.indexOf(String(startOfWeek || ''));
-  return index === -1 ? 1 : index;
-}
-
-/** "2026-11-20" for a local date. */
-export function dateKey(date) {
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
-}
-
-/** The local calendar date of a key, at midnight; null if malformed. */
-export function parseDateKey(key) {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(key || '');
-  if (!match) return null;
-  const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  return dateKey(date) === key ? date : null;
-}
-
-/** The date of the day `now` belongs to, days starting at `offset`. */
-export function logicalToday(offset, now = new Date()) {
-  const date = new Date(now.getFullYear(), now.getMonth(), now.getDate());
-  if (now.getHours() * 60 + now.getMinutes() < offset) date.setDate(date.getDate() - 1);
-  return date;
-}
-
-/** The instant a logical day starts: its date plus the offset. */
-function dayStart(date, offset) {
-  return new Date(date.getFullYear(), date.getMonth(), date.getDate(), 0, offset);
-}
-
-/** The first date of the `kind` ("day", "week", "month") holding `date`. */
-export function periodFirstDate(kind, date, weekStart) {
-  const first = new Date(date.getFullYear(), date.getMonth(), date.getDate());
-  if (kind === 'week') first.setDate(first.getDate() - ((first.getDay() - weekStart + 7) % 7));
-  if (kind === 'month') first.setDate(1);
-  return first;
-}
-
-/** The dates of each day of the period, in order. */
-export function periodDates(kind, date, weekStart) {
-  const first = periodFirstDate(kind, date, weekStart);
-  const after = shiftDate(kind, first, 1);
-  const dates = [];
-  for (let day = new Date(first); day < after; day.setDate(day.getDate() + 1)) {
-    dates.push(new Date(day));
+  /** Minutes after midnight at which a day starts ("04:00" -> 240). */
+  function dayOffset(startOfDay) {
+    const match = /^(\d{1,2}):(\d{2})$/.exec(String(startOfDay || '').trim());
+    if (!match) return 4 * 60; // aw-webui's default, "04:00"
+    const minutes = Number(match[1]) * 60 + Number(match[2]);
+    return minutes < 24 * 60 ? minutes : 0;
   }
-  return dates;
-}
 
-/** The date one period before (-1) or after (+1). */
-export function shiftDate(kind, date, step) {
-  const shifted = new Date(date);
-  if (kind === 'day') shifted.setDate(shifted.getDate() + step);
-  if (kind === 'week') shifted.setDate(shifted.getDate() + 7 * step);
-  if (kind === 'month') shifted.setMonth(shifted.getMonth() + step, 1);
-  return shifted;
-}
-
-/** `[start, end]` instants of each day of the period. */
-export function dayRanges(kind, date, weekStart, offset) {
-  return periodDates(kind, date, weekStart).map(day => {
-    const next = new Date(day);
-    next.setDate(next.getDate() + 1);
-    return [dayStart(day, offset), dayStart(next, offset)];
-  });
-}
-
-/** `[start, end]` instants of the period. */
-export function periodRange(kind, date, weekStart, offset) {
-  const days = dayRanges(kind, date, weekStart, offset);
-  return [days[0][0], days[days.length - 1][1]];
-}
-
-/** The 24 (23 or 25 on a change of clock) hours of a day, as instants. */
-export function hourRanges(date, offset) {
-  const [start, end] = dayRanges('day', date, 0, offset)[0];
-  const hours = [];
-  for (let at = start; at < end; ) {
-    const next = new Date(at.getTime() + 3600_000);
-    hours.push([at, next < end ? next : end]);
-    at = next;
+  /** 0 (Sunday) .. 6 for a weekday name; Monday unless it names another. */
+  function weekStartDay(startOfWeek) {
+    const index = WEEKDAYS.indexOf(String(startOfWeek || ''));
+    return index === -1 ? 1 : index;
   }
-  return hours;
-}
 
-/** "3h 46m", "1h 2m 3s", "45s": whole seconds, zero parts left out. */
-export function formatDuration(seconds) {
-  let rest = Math.round(Math.max(0, Number(seconds) || 0));
-  const hours = Math.floor(rest / 3600);
-  rest -= hours * 3600;
-  const minutes = Math.floor(rest / 60);
-  rest -= minutes * 60;
-  const parts = [];
-  if (hours) parts.push(`${hours}h`);
-  if (minutes) parts.push(`${minutes}m`);
-  if (rest || parts.length === 0) parts.push(`${rest}s`);
-  return parts.join(' ');
-}
+  /** "2026-11-20" for a local date. */
+  function dateKey(date) {
+    return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+  }
 
-/** "PT1H2M3S", for `<time datetime>`. */
-export function isoDuration(seconds) {
-  const total = Math.round(Math.max(0, Number(seconds) || 0));
-  return `PT${Math.floor(total / 3600)}H${Math.floor((total % 3600) / 60)}M${total % 60}S`;
-}
+  /** The local calendar date of a key, at midnight; null if malformed. */
+  function parseDateKey(key) {
+    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(key || '');
+    if (!match) return null;
+    const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+    return dateKey(date) === key ? date : null;
+  }
 
-/** "5 minutes ago", "2 days ago", "just now". */
-export function ago(timestamp, now = Date.now()) {
-  const seconds = Math.round((now - new Date(timestamp).getTime()) / 1000);
-  if (seconds < 60) return 'just now';
-  const units = [
-    ['day', 86400],
-    ['hour', 3600],
-    ['minute', 60],
-  ];
-  for (const [name, size] of units) {
-    if (seconds >= size) {
-      const count = Math.floor(seconds / size);
-      return `${count} ${name}${count === 1 ? '' : 's'} ago`;
+  /** The date of the day `now` belongs to, days starting at `offset`. */
+  function logicalToday(offset, now = new Date()) {
+    const date = new Date(now.getFullYear(), now.getMonth(), now.getDate());
+    if (now.getHours() * 60 + now.getMinutes() < offset) date.setDate(date.getDate() - 1);
+    return date;
+  }
+
+  /** The instant a logical day starts: its date plus the offset. */
+  function dayStart(date, offset) {
+    return new Date(date.getFullYear(), date.getMonth(), date.getDate(), 0, offset);
+  }
+
+  /** The first date of the `kind` ("day", "week", "month") holding `date`. */
+  function periodFirstDate(kind, date, weekStart) {
+    const first = new Date(date.getFullYear(), date.getMonth(), date.getDate());
+    if (kind === 'week') first.setDate(first.getDate() - ((first.getDay() - weekStart + 7) % 7));
+    if (kind === 'month') first.setDate(1);
+    return first;
+  }
+
+  /** The dates of each day of the period, in order. */
+  function periodDates(kind, date, weekStart) {
+    const first = periodFirstDate(kind, date, weekStart);
+    const after = shiftDate(kind, first, 1);
+    const dates = [];
+    for (let day = new Date(first); day < after; day.setDate(day.getDate() + 1)) {
+      dates.push(new Date(day));
     }
+    return dates;
   }
-  return 'just now';
-}
 
-// Dates and times are written by hand, in English (as the rest of the
-// pages) with a 24-hour clock, rather than with Intl.DateTimeFormat: a
-// page's first use of Intl (any of its formats, or localeCompare) loads
-// the locale data, 15-20 ms of main-thread time in a fresh tab here, more
-// than building the whole day view.
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
-/** "Tue", the short name of a date's weekday. */
-export const weekdayShort = date => WEEKDAYS[date.getDay()].slice(0, 3);
+  /** The date one period before (-1) or after (+1). */
+  function shiftDate(kind, date, step) {
+    const shifted = new Date(date);
+    if (kind === 'day') shifted.setDate(shifted.getDate() + step);
+    if (kind === 'week') shifted.setDate(shifted.getDate() + 7 * step);
+    if (kind === 'month') shifted.setMonth(shifted.getMonth() + step, 1);
+    return shifted;
+  }
 
-/** "Tue, 30 Dec 2025" */
-export const formatDate = date =>
-  `${weekdayShort(date)}, ${date.getDate()} ${MONTHS[date.getMonth()].slice(0, 3)} ${date.getFullYear()}`;
+  /** `[start, end]` instants of each day of the period. */
+  function dayRanges(kind, date, weekStart, offset) {
+    return periodDates(kind, date, weekStart).map(day => {
+      const next = new Date(day);
+      next.setDate(next.getDate() + 1);
+      return [dayStart(day, offset), dayStart(next, offset)];
+    });
+  }
 
-/** "14:05" */
-export const formatTime = date => `${pad(date.getHours())}:${pad(date.getMinutes())}`;
+  /** `[start, end]` instants of the period. */
+  function periodRange(kind, date, weekStart, offset) {
+    const days = dayRanges(kind, date, weekStart, offset);
+    return [days[0][0], days[days.length - 1][1]];
+  }
 
-/** "30 Dec 2025, 14:05" */
-export const formatDateTime = date =>
-  `${date.getDate()} ${MONTHS[date.getMonth()].slice(0, 3)} ${date.getFullYear()}, ${formatTime(date)}`;
+  /** The 24 (23 or 25 on a change of clock) hours of a day, as instants. */
+  function hourRanges(date, offset) {
+    const [start, end] = dayRanges('day', date, 0, offset)[0];
+    const hours = [];
+    for (let at = start; at < end; ) {
+      const next = new Date(at.getTime() + 3600_000);
+      hours.push([at, next < end ? next : end]);
+      at = next;
+    }
+    return hours;
+  }
 
-/** The heading of a period: "Tue, 30 Dec 2025", "Week of Mon, 29 Dec 2025", "December 2025". */
-export function periodTitle(kind, date, weekStart) {
-  if (kind === 'month') return `${MONTHS[date.getMonth()]} ${date.getFullYear()}`;
-  if (kind === 'week') return `Week of ${formatDate(periodFirstDate('week', date, weekStart))}`;
-  return formatDate(date);
-}
+  /** "3h 46m", "1h 2m 3s", "45s": whole seconds, zero parts left out. */
+  function formatDuration(seconds) {
+    let rest = Math.round(Math.max(0, Number(seconds) || 0));
+    const hours = Math.floor(rest / 3600);
+    rest -= hours * 3600;
+    const minutes = Math.floor(rest / 60);
+    rest -= minutes * 60;
+    const parts = [];
+    if (hours) parts.push(`${hours}h`);
+    if (minutes) parts.push(`${minutes}m`);
+    if (rest || parts.length === 0) parts.push(`${rest}s`);
+    return parts.join(' ');
+  }
+
+  /** "PT1H2M3S", for `<time datetime>`. */
+  function isoDuration(seconds) {
+    const total = Math.round(Math.max(0, Number(seconds) || 0));
+    return `PT${Math.floor(total / 3600)}H${Math.floor((total % 3600) / 60)}M${total % 60}S`;
+  }
+
+  /** "5 minutes ago", "2 days ago", "just now". */
+  function ago(timestamp, now = Date.now()) {
+    const seconds = Math.round((now - new Date(timestamp).getTime()) / 1000);
+    if (seconds < 60) return 'just now';
+    const units = [
+      ['day', 86400],
+      ['hour', 3600],
+      ['minute', 60],
+    ];
+    for (const [name, size] of units) {
+      if (seconds >= size) {
+        const count = Math.floor(seconds / size);
+        return `${count} ${name}${count === 1 ? '' : 's'} ago`;
+      }
+    }
+    return 'just now';
+  }
+
+  // Dates and times are written by hand, in English (as the rest of the
+  // pages) with a 24-hour clock, rather than with Intl.DateTimeFormat: a
+  // page's first use of Intl (any of its formats, or localeCompare) loads
+  // the locale data, 15-20 ms of main-thread time in a fresh tab here, more
+  // than building the whole day view.
+  const MONTHS = [
+    'January',
+    'February',
+    'March',
+    'April',
+    'May',
+    'June',
+    'July',
+    'August',
+    'September',
+    'October',
+    'November',
+    'December',
+  ];
+  /** "Tue", the short name of a date's weekday. */
+  const weekdayShort = date => WEEKDAYS[date.getDay()].slice(0, 3);
+
+  /** "Tue, 30 Dec 2025" */
+  const formatDate = date =>
+    `${weekdayShort(date)}, ${date.getDate()} ${MONTHS[date.getMonth()].slice(0, 3)} ${date.getFullYear()}`;
+
+  /** "14:05" */
+  const formatTime = date => `${pad(date.getHours())}:${pad(date.getMinutes())}`;
+
+  /** "30 Dec 2025, 14:05" */
+  const formatDateTime = date =>
+    `${date.getDate()} ${MONTHS[date.getMonth()].slice(0, 3)} ${date.getFullYear()}, ${formatTime(date)}`;
+
+  /** The heading of a period: "Tue, 30 Dec 2025", "Week of Mon, 29 Dec 2025", "December 2025". */
+  function periodTitle(kind, date, weekStart) {
+    if (kind === 'month') return `${MONTHS[date.getMonth()]} ${date.getFullYear()}`;
+    if (kind === 'week') return `Week of ${formatDate(periodFirstDate('week', date, weekStart))}`;
+    return formatDate(date);
+  }
+
+  return { dayOffset, weekStartDay, dateKey, parseDateKey, logicalToday, periodFirstDate, periodDates, shiftDate, dayRanges, periodRange, hourRanges, formatDuration, isoDuration, ago, weekdayShort, formatDate, formatTime, formatDateTime, periodTitle };
+})();
