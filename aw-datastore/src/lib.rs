@@ -54,6 +54,7 @@ mod replica;
 mod route;
 mod rows;
 mod schema;
+mod snapshot;
 mod stats;
 mod wal_sync;
 mod watch;
@@ -92,6 +93,7 @@ pub use privacy::{
 };
 pub use replica::{PulledChunk, Replacement, Replica};
 pub use route::{Answer, Read};
+pub use snapshot::Snapshot;
 pub use writes::PreparedEvent;
 
 /// Result of every datastore call.

@@ -82,6 +82,18 @@ impl LocalReads {
         self.key.is_some()
     }
 
+    /// The key the connections are opened with.
+    pub(crate) fn key(&self) -> Option<&DatabaseKey> {
+        self.key.as_ref()
+    }
+
+    /// A read-only connection of the caller's own, outside the pool, for
+    /// a long read that should not hold one of its connections
+    /// (`snapshot.rs`).
+    pub(crate) fn open_connection(&self) -> Result<Connection> {
+        open_reader(&self.path, self.key.as_ref())
+    }
+
     /// An idle connection, or a new one while fewer than
     /// [`MAX_CONNECTIONS`] are open; `None` when every connection is lent
     /// (or a new one could not be opened), and the caller should ask a

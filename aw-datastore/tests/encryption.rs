@@ -124,6 +124,34 @@ mod with_sqlcipher {
     }
 
     #[test]
+    fn a_snapshot_of_a_keyed_database_is_keyed_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret.db");
+        let key = DatabaseKey::new("correct horse").unwrap();
+        let store = Datastore::open_with_key(&path, Some(&key)).unwrap();
+        store.create_bucket(bucket()).unwrap();
+        store.insert_events("secret-bucket", vec![event()]).unwrap();
+        let copy = dir.path().join("snapshot.db");
+        store.snapshot(&copy).unwrap();
+        store.close().unwrap();
+        let bytes = std::fs::read(&copy).unwrap();
+        assert!(!bytes.starts_with(b"SQLite format 3\0"));
+        assert!(
+            !contains(&bytes, b"very private"),
+            "plaintext in the snapshot"
+        );
+        let message = encryption_error(Datastore::open(&copy));
+        assert!(message.contains("encrypted"), "{message}");
+        let store = Datastore::open_with_key(&copy, Some(&key)).unwrap();
+        let events = store
+            .events("secret-bucket", Default::default())
+            .wait()
+            .unwrap();
+        assert_eq!(events[0].data["title"], "a very private window title");
+        store.close().unwrap();
+    }
+
+    #[test]
     fn a_key_for_a_plain_database_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("plain.db");

@@ -19,12 +19,7 @@ fn title(text: &str) -> Value {
 }
 
 fn titles(store: &Datastore, bucket_id: &str) -> Vec<String> {
-    let mut events = store
-        .events(bucket_id, EventQuery::default())
-        .wait()
-        .unwrap();
-    events.reverse();
-    events
+    common::oldest_first(store, bucket_id)
         .iter()
         .map(|event| event.data["title"].as_str().unwrap_or("").to_string())
         .collect()

@@ -62,12 +62,7 @@ fn laptop_bucket() -> aw_models::Bucket {
 }
 
 fn titles(store: &Datastore, bucket_id: &str) -> Vec<(i64, i64, String)> {
-    let mut events = store
-        .events(bucket_id, EventQuery::default())
-        .wait()
-        .unwrap();
-    events.reverse();
-    events
+    common::oldest_first(store, bucket_id)
         .iter()
         .map(|e| {
             (

@@ -1,7 +1,7 @@
 //! Helpers shared by the datastore integration tests.
 #![allow(dead_code)]
 
-use aw_datastore::Datastore;
+use aw_datastore::{Datastore, EventQuery};
 use aw_models::{Bucket, BucketMetadata, Data, Duration, Event, Timestamp};
 use serde_json::json;
 
@@ -104,4 +104,14 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
         }
         std::thread::park();
     }
+}
+
+/// A bucket's events, oldest first.
+pub fn oldest_first(store: &Datastore, bucket_id: &str) -> Vec<Event> {
+    let mut events = store
+        .events(bucket_id, EventQuery::default())
+        .wait()
+        .unwrap();
+    events.reverse();
+    events
 }
