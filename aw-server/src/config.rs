@@ -121,6 +121,19 @@ pub struct FileConfig {
     /// Folder sync on a schedule; absent: no scheduled passes.
     #[serde(default)]
     pub sync: Option<SyncConfig>,
+    /// Snapshots of the database (`backup.rs`).
+    #[serde(default)]
+    pub backup: BackupConfig,
+}
+
+/// The `[backup]` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupConfig {
+    /// The folder snapshots are written into (default: `backups` in the
+    /// data folder); the API writes nowhere else.
+    #[serde(default)]
+    pub dir: Option<String>,
 }
 
 impl FileConfig {
@@ -187,7 +200,12 @@ pub fn default_file_text(testing: bool) -> String {
          # Only these buckets (ids); empty: all.\n\
          #buckets = []\n\
          # Push even if the database is encrypted (the copy is plain SQLite).\n\
-         #allow_plaintext_copy = false\n"
+         #allow_plaintext_copy = false\n\
+         \n\
+         # Snapshots of the database (aw-server backup, POST /api/0/backup)\n\
+         # are written into this folder (default: backups in the data folder).\n\
+         #[backup]\n\
+         #dir = \"/home/me/activitywatch-backups\"\n"
     )
 }
 
@@ -259,6 +277,9 @@ pub struct ServerConfig {
     pub keep_days: Option<u32>,
     /// Scheduled folder sync (`[sync]`); `None`: none.
     pub sync: Option<SyncSettings>,
+    /// The folder snapshots are written into (`[backup] dir`); empty until
+    /// resolved, when the API refuses to write one.
+    pub backup_dir: PathBuf,
 }
 
 impl Default for ServerConfig {
@@ -280,6 +301,7 @@ impl Default for ServerConfig {
             verbose: false,
             keep_days: None,
             sync: None,
+            backup_dir: PathBuf::new(),
         }
     }
 }
@@ -308,8 +330,26 @@ impl ServerConfig {
             Some(RetentionConfig { keep_days }) => Some(keep_days),
         };
         self.sync = file.sync.map(resolve_sync).transpose()?;
+        self.backup_dir = backup_dir(file.backup)?;
         Ok(())
     }
+}
+
+/// `[backup] dir`, else `backups` in the data folder; absolute.
+pub fn backup_dir(file: BackupConfig) -> Result<PathBuf, ConfigError> {
+    let dir = match file.dir {
+        Some(dir) => PathBuf::from(dir),
+        None => crate::dirs::data_dir()
+            .map(|dir| dir.join("backups"))
+            .map_err(|error| ConfigError::Invalid(error.to_string()))?,
+    };
+    if !dir.is_absolute() {
+        return Err(ConfigError::Invalid(format!(
+            "[backup] dir must be an absolute path, not '{}'",
+            dir.display()
+        )));
+    }
+    Ok(dir)
 }
 
 /// `[sync]` resolved: the folder absolute, the interval at least a

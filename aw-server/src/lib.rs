@@ -38,6 +38,7 @@
 
 mod asset_files;
 mod assets;
+pub mod backup;
 pub mod cli;
 pub mod config;
 pub mod dirs;
@@ -100,6 +101,8 @@ pub struct ServerState {
     pub sync: Arc<sync::SyncState>,
     /// Whether the API answers without a key (no `[auth] api_key`).
     pub open_api: bool,
+    /// Where `POST /api/0/backup` writes (`[backup] dir`).
+    pub backup_dir: PathBuf,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -166,6 +169,7 @@ pub fn build_rocket(
         db_path: config.db_path.clone(),
         sync: sync_state,
         open_api: config.api_key.as_deref().is_none_or(str::is_empty),
+        backup_dir: config.backup_dir.clone(),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {

@@ -52,6 +52,9 @@ enum Command {
     /// devices' (aw-sync's layout), through a running server or on the
     /// database file.
     Sync(cli::sync::SyncArgs),
+    /// Write a consistent snapshot of the database, through a running
+    /// server (into its [backup] dir) or from the database file.
+    Backup(cli::backup::BackupArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -123,6 +126,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::ApplyPrivacyFilters(args)) => return finish(cli::history::apply_rules(args)),
         Some(Command::Vacuum(args)) => return finish(cli::vacuum::run(args)),
         Some(Command::Sync(args)) => return finish(cli::sync::run(args)),
+        Some(Command::Backup(args)) => return finish(cli::backup::run(args)),
         None => cli.server,
     };
     serve(args, purge_delay)

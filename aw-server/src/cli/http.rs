@@ -226,6 +226,16 @@ impl Server {
         Ok((size("size_before"), size("size_after")))
     }
 
+    /// `POST /api/0/backup`: the snapshot's path, bytes and seconds.
+    pub fn backup(&self) -> Result<(String, u64, f64), CliError> {
+        let answer = self.post_empty("/api/0/backup")?;
+        Ok((
+            answer["path"].as_str().unwrap_or_default().to_string(),
+            answer["bytes"].as_u64().unwrap_or(0),
+            answer["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+        ))
+    }
+
     /// A POST without a body; the JSON answer. No time limit: these are
     /// long operations.
     fn post_empty(&self, path: &str) -> Result<serde_json::Value, CliError> {

@@ -1,5 +1,5 @@
 //! The commands of the `aw-server` binary: `export`, `import`,
-//! `delete-range`, `apply-privacy-filters`, `vacuum` and `sync`.
+//! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync` and `backup`.
 //!
 //! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
@@ -14,6 +14,7 @@
 //! (`progress`) and reports. Errors are [`CliError`] messages: `main`
 //! prints them and exits with status 1.
 
+pub mod backup;
 mod error;
 pub mod export;
 pub mod history;

@@ -7,6 +7,7 @@
 //! nothing more: merge rules, clipping and the query language live there.
 
 mod background;
+pub mod backup;
 pub mod buckets;
 pub mod events;
 pub mod export;
@@ -52,6 +53,7 @@ pub fn routes() -> Vec<Route> {
         settings::delete,
         privacy::apply,
         privacy::vacuum,
+        backup::backup,
         sync::status,
         sync::run,
     ]
