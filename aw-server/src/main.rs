@@ -53,7 +53,7 @@ enum Command {
     /// database file.
     Sync(cli::sync::SyncArgs),
     /// Write a consistent snapshot of the database, through a running
-    /// server (into its [backup] dir) or from the database file.
+    /// server (into its backup folder) or from the database file.
     Backup(cli::backup::BackupArgs),
 }
 

@@ -17,7 +17,7 @@ use crate::config;
 pub struct BackupArgs {
     /// Write the snapshot to this file, which must not exist, in a folder
     /// that does (only without a running server: a server writes into its
-    /// [backup] dir).
+    /// backup folder).
     #[arg(long, value_name = "FILE")]
     pub to: Option<PathBuf>,
     #[command(flatten)]
