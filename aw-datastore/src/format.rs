@@ -117,6 +117,14 @@ pub fn row_by_id(
     .optional()
 }
 
+/// The event of this id, in whatever bucket: for a file that keeps each
+/// event under its id in another database (a sync copy).
+pub fn row_with_id(conn: &Connection, id: i64) -> rusqlite::Result<Option<StoredRow>> {
+    conn.prepare_cached("SELECT id, starttime, endtime, data FROM events WHERE id = ?1")?
+        .query_row([id], StoredRow::read)
+        .optional()
+}
+
 /// A data object as the file stores it.
 pub fn data_text(data: &Data) -> String {
     crate::rows::data_text(data)

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 
-use aw_datastore::format::{created_text, data_text, rows_by_id, StoredRow};
+use aw_datastore::format::{created_text, data_text, row_with_id, rows_by_id, StoredRow};
 use aw_datastore::{DatastoreError, Replica};
 use aw_models::Bucket;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -383,7 +383,8 @@ fn write_row(
     row: &StoredRow,
     tail: bool,
 ) -> Result<u64> {
-    let old = event_by_id(copy, row.id)?;
+    // The copy keeps each event under its id here, in any bucket.
+    let old = row_with_id(copy, row.id)?;
     match old {
         Some(old) if old == *row => return Ok(0),
         Some(old) => {
@@ -417,21 +418,4 @@ fn log(copy: &Connection, bucket_id: &str, old: &StoredRow) -> Result<()> {
     )?
     .execute(params![bucket_id, old.id, old.start, old.end, old.data])?;
     Ok(())
-}
-
-/// The copy's event of this id in any bucket: the copy keeps each event
-/// under its id here, so an id names one event whatever its bucket.
-fn event_by_id(copy: &Connection, id: i64) -> Result<Option<StoredRow>> {
-    let row = copy
-        .prepare_cached("SELECT id, starttime, endtime, data FROM events WHERE id = ?1")?
-        .query_row([id], |found| {
-            Ok(StoredRow {
-                id: found.get(0)?,
-                start: found.get(1)?,
-                end: found.get(2)?,
-                data: found.get(3)?,
-            })
-        })
-        .optional()?;
-    Ok(row)
 }
