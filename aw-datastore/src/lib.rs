@@ -23,6 +23,9 @@
 //! stored history (range deletes, retention, the rules over history) one
 //! chunk per transaction (`cleanup.rs`, sent by `maintenance.rs`).
 //!
+//! A snapshot (`snapshot.rs`) is a consistent copy taken while serving;
+//! [`mod@restore`] puts one back in place of a file nobody serves.
+//!
 //! Replication (folder sync, the `aw-folder-sync` crate) uses only the
 //! port [`Replica`] (`replica.rs`): events by id and the newest events
 //! going out, the change counter the writer keeps (`changes.rs`), pulled
@@ -51,6 +54,7 @@ mod privacy;
 mod queries;
 mod reader;
 mod replica;
+pub mod restore;
 mod route;
 mod rows;
 mod schema;

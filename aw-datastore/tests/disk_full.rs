@@ -14,57 +14,15 @@
 //! (`--nocapture`).
 
 mod common;
+#[path = "support/tmpfs.rs"]
+mod tmpfs;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use aw_datastore::{Datastore, DatastoreError};
 use common::*;
 use serde_json::json;
-
-/// Unmounts on drop, also when an assertion fails.
-struct Mount(PathBuf);
-
-impl Mount {
-    fn tmpfs(dir: &Path, size: &str) -> Option<Mount> {
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .ok()?;
-        status.success().then(|| Mount(dir.to_path_buf()))
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        // Threads of a closed store may still hold files for a moment:
-        // then detach it now and let the kernel finish when they let go.
-        let quiet = |args: &[&str]| {
-            Command::new("umount")
-                .args(args)
-                .arg(&self.0)
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|status| status.success())
-        };
-        if !quiet(&[]) {
-            quiet(&["-l"]);
-        }
-    }
-}
-
-/// Writes a file until the file system is full; returns its path.
-fn fill(dir: &Path) -> PathBuf {
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).unwrap();
-    let chunk = vec![0u8; 4096];
-    while file.write_all(&chunk).is_ok() {}
-    let _ = file.sync_all();
-    path
-}
+use tmpfs::{fill, Mount};
 
 #[test]
 fn full_disk_fails_commits_and_recovers() {
@@ -127,22 +85,15 @@ fn full_disk_fails_commits_and_recovers() {
     assert_eq!(check, "ok");
 }
 
-/// Mounts a tmpfs of `size` on `dir`, or says loudly why it cannot; under
-/// CI, which runs as root and has always mounted, not mounting fails the
-/// test instead of skipping it.
+/// [`tmpfs::mounted`] with what covers these tests where it cannot run.
 fn mounted(dir: &Path, size: &str, test: &str) -> Option<Mount> {
-    let mount = Mount::tmpfs(dir, size);
-    if mount.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{test} could not mount a tmpfs under CI, where it must run"
-        );
-        eprintln!(
-            "NOT RUN: {test} needs to mount a tmpfs (root); the schedule it relies on is \
-             covered by the WAL syncer's unit tests and the injected failures of src/tests.rs"
-        );
-    }
-    mount
+    tmpfs::mounted(
+        dir,
+        size,
+        test,
+        "the schedule it relies on is covered by the WAL syncer's unit tests and the injected \
+         failures of src/tests.rs",
+    )
 }
 
 /// What the writing thread saw.

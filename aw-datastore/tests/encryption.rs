@@ -152,6 +152,49 @@ mod with_sqlcipher {
     }
 
     #[test]
+    fn a_keyed_snapshot_restores_with_its_key_only() {
+        use aw_datastore::restore::{self, IssuedMarks};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret.db");
+        let key = DatabaseKey::new("correct horse").unwrap();
+        let store = Datastore::open_with_key(&path, Some(&key)).unwrap();
+        store.create_bucket(bucket()).unwrap();
+        store.insert_events("secret-bucket", vec![event()]).unwrap();
+        let copy = dir.path().join("snapshot.db");
+        store.snapshot(&copy).unwrap();
+        store.insert_events("secret-bucket", vec![event()]).unwrap();
+        store.close().unwrap();
+        let before = std::fs::read(&path).unwrap();
+
+        // Another key, or none: an explained error, the database untouched.
+        let other = DatabaseKey::new("battery staple").unwrap();
+        for wrong in [Some(&other), None] {
+            let error = restore::restore(&copy, &path, wrong, &IssuedMarks::default())
+                .expect_err("restored with the wrong key");
+            assert!(
+                matches!(error, DatastoreError::Encryption(_)),
+                "not an encryption error: {error}"
+            );
+            assert_eq!(std::fs::read(&path).unwrap(), before);
+        }
+        let restored = restore::restore(&copy, &path, Some(&key), &IssuedMarks::default()).unwrap();
+        assert_eq!(restored.facts.events, 1);
+        let store = Datastore::open_with_key(&path, Some(&key)).unwrap();
+        let events = store
+            .events("secret-bucket", Default::default())
+            .wait()
+            .unwrap();
+        assert_eq!(events.len(), 1);
+        // Ids go on above the two issued before the restore.
+        let added = store.insert_events("secret-bucket", vec![event()]).unwrap();
+        assert_eq!(added[0].id, Some(3));
+        store.close().unwrap();
+        assert!(!std::fs::read(&path)
+            .unwrap()
+            .starts_with(b"SQLite format 3\0"));
+    }
+
+    #[test]
     fn a_key_for_a_plain_database_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("plain.db");

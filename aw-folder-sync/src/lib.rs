@@ -145,6 +145,13 @@ pub fn push(
     push::push(store, folder, filter, progress)
 }
 
+/// What this device's copy in the folder says was already issued here
+/// (its highest event id, the change counters it recorded), so a restored
+/// older database goes on above them; `None` when there is no copy yet.
+pub fn issued_marks(folder: &SyncFolder) -> Result<Option<aw_datastore::restore::IssuedMarks>> {
+    push::issued_marks(folder)
+}
+
 /// Pulls every other device's file in the folder into this database (see
 /// `pull.rs`); files that cannot be read are skipped and reported.
 pub fn pull(

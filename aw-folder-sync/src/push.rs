@@ -22,9 +22,10 @@
 use std::collections::BTreeMap;
 
 use aw_datastore::format::{created_text, data_text, row_with_id, rows_by_id, StoredRow};
+use aw_datastore::restore::IssuedMarks;
 use aw_datastore::{DatastoreError, Replica};
 use aw_models::Bucket;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 use crate::files::open_own;
 use crate::{
@@ -418,4 +419,34 @@ fn log(copy: &Connection, bucket_id: &str, old: &StoredRow) -> Result<()> {
     )?
     .execute(params![bucket_id, old.id, old.start, old.end, old.data])?;
     Ok(())
+}
+
+/// What this device's copy in the folder says was issued here: its
+/// highest event id and the change counter it recorded per bucket, or
+/// `None` when there is no copy. A restore raises the restored file's
+/// marks above these (`aw_datastore::restore`).
+pub(crate) fn issued_marks(folder: &SyncFolder) -> Result<Option<IssuedMarks>> {
+    let path = folder.own_file();
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let copy = Connection::open_with_flags(
+        &path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let largest: Option<i64> =
+        copy.query_row("SELECT max(id) FROM events", [], |row| row.get(0))?;
+    let mut marks = IssuedMarks {
+        highest_event_id: largest.unwrap_or(0),
+        ..IssuedMarks::default()
+    };
+    let pushed: Vec<(String, i64, i64)> = copy
+        .prepare("SELECT bucket, high_water, changes FROM aw_sync_pushed")?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (bucket, high_water, changes) in pushed {
+        marks.highest_event_id = marks.highest_event_id.max(high_water);
+        marks.changes.insert(bucket, changes);
+    }
+    Ok(Some(marks))
 }

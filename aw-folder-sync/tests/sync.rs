@@ -7,7 +7,8 @@
 //! beside them; bad device folders (empty, truncated, half-written,
 //! wrong schema, locked, conflict copies, a device claimed twice) are
 //! skipped and reported without a loss; `--buckets` and `--start-date`
-//! limit a pass as aw-sync's do; overlapping passes store nothing twice.
+//! limit a pass as aw-sync's do; overlapping passes store nothing twice;
+//! a device restored from a snapshot and its peer end with each event once.
 
 #[path = "../../aw-datastore/tests/common/mod.rs"]
 mod common;
@@ -741,4 +742,92 @@ fn bucket_changes_at_the_origin_reach_the_copies() {
     assert_eq!(copy.data["note"], "renamed");
     assert_eq!(copy.data["$aw.sync.origin"], "laptop");
     assert_eq!(b.count_events(COPY, None, None).wait().unwrap(), 1);
+}
+
+/// The titles of a bucket, sorted, each as often as it is stored.
+fn titles_only(store: &Datastore, bucket_id: &str) -> Vec<String> {
+    let mut titles: Vec<String> = titles(store, bucket_id)
+        .into_iter()
+        .map(|(_, _, title)| title)
+        .collect();
+    titles.sort();
+    titles
+}
+
+#[test]
+fn a_restored_device_and_its_peer_end_with_no_duplicate_and_no_lost_event() {
+    const DESK: &str = "aw-watcher-window_desk";
+    const DESK_COPY: &str = "aw-watcher-window_desk-synced-from-desk";
+    let dir = tempfile::tempdir().unwrap();
+    let (a_db, b_db) = (TempDb::new(), TempDb::new());
+    let (a, b) = (a_db.open(), b_db.open());
+    let a_folder = folder_for(dir.path(), "dev-a");
+    let b_folder = folder_for(dir.path(), "dev-b");
+    a.create_bucket(laptop_bucket()).unwrap();
+    let mut desk = bucket(DESK);
+    desk.hostname = "desk".to_string();
+    b.create_bucket(desk).unwrap();
+    let both = |a: &Datastore, b: &Datastore| {
+        pull(a, &a_folder);
+        push(a, &a_folder);
+        pull(b, &b_folder);
+        push(b, &b_folder);
+        pull(a, &a_folder);
+    };
+
+    a.insert_events(
+        WINDOW,
+        (0..3)
+            .map(|i| window(i * 100, 50, &format!("a{i}")))
+            .collect(),
+    )
+    .unwrap();
+    b.insert_events(DESK, vec![window(0, 50, "b0")]).unwrap();
+    both(&a, &b);
+    let snapshot = dir.path().join("a-snapshot.db");
+    a.snapshot(&snapshot).unwrap();
+
+    // After the snapshot: a writes two more, b one; all of it syncs.
+    let later = a
+        .insert_events(WINDOW, vec![window(300, 50, "a3"), window(400, 50, "a4")])
+        .unwrap();
+    b.insert_events(DESK, vec![window(100, 50, "b1")]).unwrap();
+    both(&a, &b);
+    assert_eq!(titles_only(&b, COPY), ["a0", "a1", "a2", "a3", "a4"]);
+    assert_eq!(titles_only(&a, DESK_COPY), ["b0", "b1"]);
+
+    // a's database is lost; it goes back to the snapshot, with only the
+    // marks of its copy in the folder to say which ids were issued.
+    a.close().unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", a_db.path().display()));
+    }
+    let issued = aw_folder_sync::issued_marks(&a_folder).unwrap().unwrap();
+    assert!(issued.highest_event_id >= later[1].id.unwrap());
+    aw_datastore::restore::restore(&snapshot, &a_db.path(), None, &issued).unwrap();
+    let a = a_db.open();
+    assert_eq!(titles_only(&a, WINDOW), ["a0", "a1", "a2"]);
+    assert_eq!(titles_only(&a, DESK_COPY), ["b0"]);
+    let new = a
+        .insert_events(WINDOW, vec![window(500, 50, "a5")])
+        .unwrap();
+    assert!(
+        new[0].id.unwrap() > later[1].id.unwrap(),
+        "a new event took an id issued before the restore"
+    );
+
+    both(&a, &b);
+    // b follows a's restored history plus what a wrote since, each once;
+    // a gets b's later event back, once.
+    assert_eq!(titles_only(&a, WINDOW), ["a0", "a1", "a2", "a5"]);
+    assert_eq!(titles_only(&b, COPY), ["a0", "a1", "a2", "a5"]);
+    assert_eq!(titles_only(&a, DESK_COPY), ["b0", "b1"]);
+    assert_eq!(titles_only(&b, DESK), ["b0", "b1"]);
+    // And it stays that way.
+    both(&a, &b);
+    assert_eq!(push(&a, &a_folder).written, 0);
+    assert_eq!(titles_only(&b, COPY), ["a0", "a1", "a2", "a5"]);
+    assert_eq!(titles_only(&a, DESK_COPY), ["b0", "b1"]);
+    a.close().unwrap();
+    b.close().unwrap();
 }
