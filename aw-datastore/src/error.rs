@@ -44,3 +44,18 @@ pub enum DatastoreError {
     #[error("The datastore is closed")]
     Closed,
 }
+
+impl DatastoreError {
+    /// Whether the failure is a full disk (SQLite's `SQLITE_FULL`, or the
+    /// system's "no space left"): nothing was stored, and writing works
+    /// again once space is freed.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            DatastoreError::Storage(error) => {
+                error.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+            }
+            DatastoreError::Io(error) => error.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
+    }
+}

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::assets::AssetSet;
+use crate::backup::BackupSettings;
 use crate::sync::{SyncMode, SyncSettings};
 
 /// Why the configuration cannot be used.
@@ -130,10 +131,22 @@ pub struct FileConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackupConfig {
+    /// Whether snapshots are taken on a schedule (default: no).
+    #[serde(default)]
+    pub enabled: bool,
     /// The folder snapshots are written into (default: `backups` in the
     /// data folder); the API writes nowhere else.
     #[serde(default)]
     pub dir: Option<String>,
+    /// Seconds between scheduled snapshots (default: a day).
+    #[serde(default)]
+    pub interval: Option<u64>,
+    /// Days whose newest snapshot is kept (default 7).
+    #[serde(default)]
+    pub keep_daily: Option<u32>,
+    /// Weeks whose newest snapshot is kept (default 4).
+    #[serde(default)]
+    pub keep_weekly: Option<u32>,
 }
 
 impl FileConfig {
@@ -204,8 +217,15 @@ pub fn default_file_text(testing: bool) -> String {
          \n\
          # Snapshots of the database (aw-server backup, POST /api/0/backup)\n\
          # are written into this folder (default: backups in the data folder).\n\
+         # With enabled = true, one is taken every interval seconds, and old\n\
+         # ones are removed after a new one is good: the newest of each of the\n\
+         # last keep_daily days and keep_weekly weeks stay.\n\
          #[backup]\n\
-         #dir = \"/home/me/activitywatch-backups\"\n"
+         #enabled = false\n\
+         #dir = \"/home/me/activitywatch-backups\"\n\
+         #interval = 86400\n\
+         #keep_daily = 7\n\
+         #keep_weekly = 4\n"
     )
 }
 
@@ -277,9 +297,9 @@ pub struct ServerConfig {
     pub keep_days: Option<u32>,
     /// Scheduled folder sync (`[sync]`); `None`: none.
     pub sync: Option<SyncSettings>,
-    /// The folder snapshots are written into (`[backup] dir`); empty until
-    /// resolved, when the API refuses to write one.
-    pub backup_dir: PathBuf,
+    /// Snapshots (`[backup]`); the folder is empty until resolved, when
+    /// the API refuses to write one.
+    pub backup: BackupSettings,
 }
 
 impl Default for ServerConfig {
@@ -301,7 +321,7 @@ impl Default for ServerConfig {
             verbose: false,
             keep_days: None,
             sync: None,
-            backup_dir: PathBuf::new(),
+            backup: BackupSettings::default(),
         }
     }
 }
@@ -330,14 +350,36 @@ impl ServerConfig {
             Some(RetentionConfig { keep_days }) => Some(keep_days),
         };
         self.sync = file.sync.map(resolve_sync).transpose()?;
-        self.backup_dir = backup_dir(file.backup)?;
+        self.backup = resolve_backup(file.backup)?;
         Ok(())
     }
 }
 
+/// `[backup]` resolved: the folder (see [`backup_dir`]), an interval of
+/// at least a second.
+pub fn resolve_backup(file: BackupConfig) -> Result<BackupSettings, ConfigError> {
+    let defaults = BackupSettings::default();
+    let interval = match file.interval {
+        Some(0) => {
+            return Err(ConfigError::Invalid(
+                "[backup] interval must be at least 1 (seconds)".to_string(),
+            ))
+        }
+        Some(seconds) => std::time::Duration::from_secs(seconds),
+        None => defaults.interval,
+    };
+    Ok(BackupSettings {
+        enabled: file.enabled,
+        interval,
+        keep_daily: file.keep_daily.unwrap_or(defaults.keep_daily),
+        keep_weekly: file.keep_weekly.unwrap_or(defaults.keep_weekly),
+        dir: backup_dir(&file)?,
+    })
+}
+
 /// `[backup] dir`, else `backups` in the data folder; absolute.
-pub fn backup_dir(file: BackupConfig) -> Result<PathBuf, ConfigError> {
-    let dir = match file.dir {
+pub fn backup_dir(file: &BackupConfig) -> Result<PathBuf, ConfigError> {
+    let dir = match file.dir.clone() {
         Some(dir) => PathBuf::from(dir),
         None => crate::dirs::data_dir()
             .map(|dir| dir.join("backups"))

@@ -64,6 +64,8 @@ impl ApiError {
                 DatastoreError::InvalidInput(_) => Status::BadRequest,
                 // The store is shutting down: the client may retry later.
                 DatastoreError::Closed => Status::ServiceUnavailable,
+                // The disk is full: nothing was stored; space brings it back.
+                error if error.is_disk_full() => Status::InsufficientStorage,
                 // Storage and I/O failures, a too-new schema, and any
                 // failure kind added later: ours, not the client's.
                 _ => Status::InternalServerError,

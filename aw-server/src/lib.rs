@@ -101,8 +101,8 @@ pub struct ServerState {
     pub sync: Arc<sync::SyncState>,
     /// Whether the API answers without a key (no `[auth] api_key`).
     pub open_api: bool,
-    /// Where `POST /api/0/backup` writes (`[backup] dir`).
-    pub backup_dir: PathBuf,
+    /// Snapshots: `[backup]`, the status, one at a time.
+    pub backups: Arc<backup::Backups>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -156,6 +156,8 @@ pub fn build_rocket(
         .as_ref()
         .is_some_and(|sync| sync.enabled)
         .then(|| (datastore.clone(), Arc::clone(&sync_state)));
+    let backups = Arc::new(backup::Backups::new(config.backup.clone()));
+    let backup_schedule = (datastore.clone(), Arc::clone(&backups));
     let state = ServerState {
         datastore,
         info: ServerInfo {
@@ -169,7 +171,7 @@ pub fn build_rocket(
         db_path: config.db_path.clone(),
         sync: sync_state,
         open_api: config.api_key.as_deref().is_none_or(str::is_empty),
-        backup_dir: config.backup_dir.clone(),
+        backups: Arc::clone(&backups),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {
@@ -178,6 +180,9 @@ pub fn build_rocket(
         })),
         None => rocket,
     };
+    let rocket = rocket.attach(AdHoc::on_liftoff("backup", move |_| {
+        Box::pin(async move { backup::start(backup_schedule.0, backup_schedule.1) })
+    }));
     let rocket = match schedule {
         Some((datastore, state)) => rocket.attach(AdHoc::on_liftoff("sync", move |_| {
             Box::pin(async move { sync::start(datastore, state) })

@@ -55,6 +55,9 @@ enum Command {
     /// Write a consistent snapshot of the database, through a running
     /// server (into its backup folder) or from the database file.
     Backup(cli::backup::BackupArgs),
+    /// Put a snapshot back in place of the database file (no server may
+    /// be using it); the current file is moved aside, not deleted.
+    Restore(cli::restore::RestoreArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -127,6 +130,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Vacuum(args)) => return finish(cli::vacuum::run(args)),
         Some(Command::Sync(args)) => return finish(cli::sync::run(args)),
         Some(Command::Backup(args)) => return finish(cli::backup::run(args)),
+        Some(Command::Restore(args)) => return finish(cli::restore::run(args)),
         None => cli.server,
     };
     serve(args, purge_delay)

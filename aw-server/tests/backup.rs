@@ -1,9 +1,13 @@
 //! Snapshots through the API (`POST /api/0/backup`) and the `backup`
 //! command, online and on the file (issue #37): written into the backup
 //! folder or to `--to`, complete, never replacing a file; bad targets are
-//! clear errors that write nothing.
+//! clear errors that write nothing. The `[backup]` schedule rotates the
+//! folder only after a good snapshot, its status is behind the API key,
+//! and a full disk (a tmpfs) fails a snapshot without losing an older one.
 
 mod common;
+#[path = "../../aw-datastore/tests/support/tmpfs.rs"]
+mod tmpfs;
 
 use std::path::Path;
 use std::process::Stdio;
@@ -47,7 +51,7 @@ fn the_api_writes_snapshots_into_the_backup_folder_only() {
     let server = TestServer::start_on(
         None,
         datastore,
-        |config| config.backup_dir = backups.clone(),
+        |config| config.backup.dir = backups.clone(),
         |rocket| rocket,
     );
     let client = server.client();
@@ -174,4 +178,187 @@ fn the_backup_command_works_online_and_on_the_file() {
         1,
     );
     assert!(absent.contains("no database file"), "{absent}");
+}
+
+/// Polls `status` until `done` holds of it, or fails after a generous
+/// deadline.
+fn wait_for_status(
+    client: &common::Client,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let reply = client.get("/api/0/backup/status");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let status = reply.json();
+        if done(&status) {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backup status never got there: {status}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+fn settings(dir: &Path, enabled: bool, interval_secs: u64) -> aw_server::backup::BackupSettings {
+    aw_server::backup::BackupSettings {
+        enabled,
+        dir: dir.to_path_buf(),
+        interval: std::time::Duration::from_secs(interval_secs),
+        keep_daily: 1,
+        keep_weekly: 0,
+    }
+}
+
+#[test]
+fn scheduled_snapshots_rotate_the_folder_and_report_their_status() {
+    let folder = tempfile::tempdir().unwrap();
+    let backups = folder.path().join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    // Left from before: a snapshot of another week, a killed run's partial
+    // file (an hour old), and a file of the user's.
+    let old = backups.join("aw-server-2026-11-01T00-00-00Z.db");
+    std::fs::write(&old, b"an older snapshot").unwrap();
+    let partial = backups.join("aw-server-2026-11-01T00-00-01Z.db.partial");
+    let file = std::fs::File::create(&partial).unwrap();
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600))
+        .unwrap();
+    drop(file);
+    std::fs::write(backups.join("notes.txt"), b"mine").unwrap();
+
+    let key = "backup-key";
+    let datastore = Datastore::open(folder.path().join("served.db")).unwrap();
+    let server = TestServer::start_on(
+        None,
+        datastore,
+        |config| {
+            config.backup = settings(&backups, true, 1);
+            config.api_key = Some(key.to_string());
+        },
+        |rocket| rocket,
+    );
+    // The status names paths: behind the API key.
+    let anonymous = server.client();
+    assert_eq!(anonymous.get("/api/0/backup/status").status, 401);
+    let client = server
+        .client()
+        .with_header("Authorization", &format!("Bearer {key}"));
+    create_bucket(&client, "b");
+
+    // Snapshots every second; after each good one only the newest stays.
+    let status = wait_for_status(&client, |status| {
+        status["last"]["outcome"] == "ok"
+            && status["last"]["scheduled"] == true
+            && status["snapshots"].as_array().is_some_and(|s| s.len() == 1)
+            && !old.exists()
+    });
+    assert_eq!(status["enabled"], true);
+    assert_eq!(status["interval_seconds"], 1);
+    assert_eq!(status["dir"], backups.to_str().unwrap());
+    let first = status["snapshots"][0]["path"].as_str().unwrap().to_string();
+    let status = wait_for_status(&client, |status| {
+        status["snapshots"][0]["path"].as_str() != Some(first.as_str())
+    });
+    assert!(!Path::new(&first).exists(), "rotated away: {first}");
+    assert_eq!(status["snapshots"].as_array().unwrap().len(), 1);
+    let names = files(&backups);
+    assert!(names.contains(&"notes.txt".to_string()), "{names:?}");
+    assert!(!partial.exists(), "the stale partial file stays: {names:?}");
+    assert_eq!(
+        names.iter().filter(|name| name.ends_with(".db")).count(),
+        1,
+        "{names:?}"
+    );
+    assert!(status["next"].is_string(), "{status}");
+    drop(server);
+}
+
+#[test]
+fn a_full_disk_fails_the_snapshot_and_keeps_the_older_ones() {
+    let folder = tempfile::tempdir().unwrap();
+    let backups = folder.path().join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    let mount = tmpfs::mounted(
+        &backups,
+        "4m",
+        "a_full_disk_fails_the_snapshot_and_keeps_the_older_ones",
+        "the same failure is made below by a folder this user cannot write",
+    );
+    let datastore = Datastore::open(folder.path().join("served.db")).unwrap();
+    let server = TestServer::start_on(
+        None,
+        datastore,
+        // The schedule on (a day apart): the rotation runs after a good one.
+        |config| config.backup = settings(&backups, true, 24 * 60 * 60),
+        |rocket| rocket,
+    );
+    let client = server.client();
+    create_bucket(&client, "b");
+    // About 1 MB of history: more than the full disk has left.
+    let events: Vec<serde_json::Value> = (0..4_000)
+        .map(|n| {
+            event(
+                &format!(
+                    "2026-11-{:02}T{:02}:{:02}:00Z",
+                    1 + n / 1440,
+                    n / 60 % 24,
+                    n % 60
+                ),
+                50.0,
+                json!({"title": format!("window {n} {}", "x".repeat(150))}),
+            )
+        })
+        .collect();
+    assert_eq!(
+        client
+            .post_json("/api/0/buckets/b/events", &json!(events))
+            .status,
+        200
+    );
+    // The schedule's first snapshot, at start.
+    let status = wait_for_status(&client, |status| status["last"]["outcome"] == "ok");
+    let good = status["last"]["path"].as_str().unwrap().to_string();
+    let good_bytes = std::fs::read(&good).unwrap();
+
+    let filler = match &mount {
+        Some(_) => Some(tmpfs::fill(&backups)),
+        None => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&backups, std::fs::Permissions::from_mode(0o555)).unwrap();
+            None
+        }
+    };
+    let reply = client.post("/api/0/backup", b"");
+    let expected = if mount.is_some() { 507 } else { 500 };
+    let message = reply.assert_error(expected);
+    assert!(!message.is_empty());
+    let status = client.get("/api/0/backup/status").json();
+    assert_eq!(status["last"]["outcome"], "failed", "{status}");
+    assert!(status["last"]["error"].is_string());
+    // Nothing partial left, the older snapshot whole.
+    let names = files(&backups);
+    assert!(
+        !names.iter().any(|name| name.ends_with(".partial")),
+        "{names:?}"
+    );
+    assert_eq!(std::fs::read(&good).unwrap(), good_bytes);
+
+    // Space comes back: the next snapshot is good, and only then is the
+    // older one rotated away.
+    match filler {
+        Some(filler) => std::fs::remove_file(filler).unwrap(),
+        None => {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&backups, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    let reply = client.post("/api/0/backup", b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let newest = reply.json()["path"].as_str().unwrap().to_string();
+    assert_eq!(titles(Path::new(&newest), "b").len(), 4_000);
+    assert!(!Path::new(&good).exists() || good == newest);
+    drop(server);
+    drop(mount);
 }

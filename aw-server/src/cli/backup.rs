@@ -18,8 +18,12 @@ pub struct BackupArgs {
     /// Write the snapshot to this file, which must not exist, in a folder
     /// that does (only without a running server: a server writes into its
     /// backup folder).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "list")]
     pub to: Option<PathBuf>,
+    /// List the snapshots in the backup folder (time, size, file) instead
+    /// of writing one.
+    #[arg(long)]
+    pub list: bool,
     #[command(flatten)]
     pub connection: ConnectionArgs,
 }
@@ -27,8 +31,10 @@ pub struct BackupArgs {
 /// Runs `backup`.
 pub fn run(args: BackupArgs) -> Result<(), CliError> {
     let file = config_file(&args.connection)?;
-    let folder =
-        config::backup_dir(file.backup.clone()).map_err(|error| CliError(error.to_string()))?;
+    let folder = config::backup_dir(&file.backup).map_err(|error| CliError(error.to_string()))?;
+    if args.list {
+        return list(&folder);
+    }
     let target = match &args.connection.dbpath {
         Some(_) => connect(&args.connection, false)?,
         None => connect_with(&args.connection, false, file)?,
@@ -77,4 +83,32 @@ fn backup(
     };
     bar.finish_and_clear();
     Ok(written)
+}
+
+/// Prints the snapshots in `folder`, oldest first, and their total size.
+fn list(folder: &std::path::Path) -> Result<(), CliError> {
+    let snapshots = crate::backup::list(folder)
+        .map_err(|error| CliError(format!("cannot read {}: {error}", folder.display())))?;
+    if snapshots.is_empty() {
+        eprintln!("No snapshots in {}", folder.display());
+        return Ok(());
+    }
+    println!("{:<20}  {:>10}  file", "taken (UTC)", "size");
+    for snapshot in &snapshots {
+        println!(
+            "{:<20}  {:>7.1} MB  {}",
+            snapshot.time.to_datetime().format("%Y-%m-%d %H:%M:%S"),
+            snapshot.bytes as f64 / 1e6,
+            snapshot.path.display()
+        );
+    }
+    let total: u64 = snapshots.iter().map(|snapshot| snapshot.bytes).sum();
+    eprintln!(
+        "{} snapshot{} in {}, {:.1} MB in all",
+        snapshots.len(),
+        if snapshots.len() == 1 { "" } else { "s" },
+        folder.display(),
+        total as f64 / 1e6
+    );
+    Ok(())
 }

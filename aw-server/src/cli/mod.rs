@@ -1,5 +1,6 @@
 //! The commands of the `aw-server` binary: `export`, `import`,
-//! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync` and `backup`.
+//! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync`, `backup` and
+//! `restore` (which only ever works on the file, with no server using it).
 //!
 //! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
@@ -21,6 +22,7 @@ pub mod history;
 mod http;
 pub mod import;
 mod progress;
+pub mod restore;
 pub mod sync;
 pub mod vacuum;
 

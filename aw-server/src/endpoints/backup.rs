@@ -1,11 +1,15 @@
 //! `POST /api/0/backup`: a snapshot of the database, written into the
 //! configured `[backup] dir` (`backup.rs`); the request names no path.
+//! `GET /api/0/backup/status`: the schedule, the last snapshot's outcome
+//! and the snapshots in the folder (paths: behind the API key like every
+//! `/api/` route when one is set).
 
 use rocket::serde::json::Json;
-use rocket::{post, State};
+use rocket::{get, post, State};
 use serde::Serialize;
 
 use super::request::blocking;
+use crate::backup::BackupStatus;
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -25,11 +29,20 @@ pub struct BackupWritten {
 #[post("/api/0/backup")]
 pub async fn backup(state: &State<ServerState>) -> Result<Json<BackupWritten>, ApiError> {
     let datastore = state.datastore.clone();
-    let folder = state.backup_dir.clone();
-    let snapshot = blocking(move || Ok(crate::backup::take(&datastore, &folder)?)).await?;
+    let backups = std::sync::Arc::clone(&state.backups);
+    let snapshot = blocking(move || Ok(backups.take(&datastore, false)?)).await?;
     Ok(Json(BackupWritten {
         path: snapshot.path.display().to_string(),
         bytes: snapshot.bytes,
         duration_ms: snapshot.took.as_secs_f64() * 1000.0,
     }))
+}
+
+/// The schedule's settings, whether a snapshot is being written, the last
+/// one's outcome (since the server started), when the next is due, and
+/// the snapshots in the folder.
+#[get("/api/0/backup/status")]
+pub async fn status(state: &State<ServerState>) -> Result<Json<BackupStatus>, ApiError> {
+    let backups = std::sync::Arc::clone(&state.backups);
+    Ok(Json(blocking(move || Ok(backups.status())).await?))
 }

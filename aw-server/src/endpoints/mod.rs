@@ -54,6 +54,7 @@ pub fn routes() -> Vec<Route> {
         privacy::apply,
         privacy::vacuum,
         backup::backup,
+        backup::status,
         sync::status,
         sync::run,
     ]
