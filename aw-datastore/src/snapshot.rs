@@ -54,7 +54,7 @@ impl Datastore {
         drop(source);
         if let Err(error) = result {
             let _ = std::fs::remove_file(&partial);
-            return Err(error);
+            return Err(unwritable(error, &partial));
         }
         put_in_place(&partial, target)?;
         sync_folder_of(target);
@@ -65,6 +65,29 @@ impl Datastore {
             took: started.elapsed(),
         })
     }
+}
+
+/// A copy that could not be opened or written for want of permission
+/// says so, naming the folder; other failures (a full disk) stay as they
+/// are.
+fn unwritable(error: DatastoreError, partial: &Path) -> DatastoreError {
+    use rusqlite::ErrorCode::{CannotOpen, PermissionDenied, ReadOnly};
+    let refused = match &error {
+        DatastoreError::Storage(storage) => matches!(
+            storage.sqlite_error_code(),
+            Some(CannotOpen | ReadOnly | PermissionDenied)
+        ),
+        DatastoreError::Io(io) => io.kind() == std::io::ErrorKind::PermissionDenied,
+        _ => false,
+    };
+    if !refused {
+        return error;
+    }
+    let folder = partial.parent().unwrap_or(Path::new("."));
+    DatastoreError::Io(std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!("cannot write a snapshot in {}: {error}", folder.display()),
+    ))
 }
 
 /// Gives the checked copy its name without ever replacing a file there:
