@@ -13,7 +13,9 @@ use std::path::Path;
 use std::process::Stdio;
 
 use aw_datastore::{Datastore, EventQuery};
-use common::{binary, create_bucket, event, fails, ok, spawn_listening, Stopped, TestServer};
+use common::{
+    binary, create_bucket, event, fails, names_in, ok, spawn_listening, Stopped, TestServer,
+};
 use serde_json::json;
 
 /// The titles of a bucket in the database file at `path`.
@@ -28,18 +30,6 @@ fn titles(path: &Path, bucket_id: &str) -> Vec<String> {
         .iter()
         .map(|event| event.data["title"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn files(folder: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(folder)
-        .map(|entries| {
-            entries
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 #[test]
@@ -88,7 +78,7 @@ fn the_api_writes_snapshots_into_the_backup_folder_only() {
         200
     );
     assert_eq!(client.post("/api/0/backup", b"").status, 200);
-    assert_eq!(files(&backups).len(), 2, "{:?}", files(&backups));
+    assert_eq!(names_in(&backups).len(), 2, "{:?}", names_in(&backups));
     // Each holds what was written before it.
     assert_eq!(titles(&path, "b"), ["before"]);
     drop(server);
@@ -128,7 +118,7 @@ fn the_backup_command_works_online_and_on_the_file() {
     // Online: into the server's backup folder; --to is refused.
     let said = ok(root, &["backup", "--testing", "--port", &port]);
     assert!(said.contains("Snapshot written:"), "{said}");
-    assert_eq!(files(&backups).len(), 1);
+    assert_eq!(names_in(&backups).len(), 1);
     let to = root.join("mine.db");
     let refused = fails(
         root,
@@ -263,7 +253,7 @@ fn scheduled_snapshots_rotate_the_folder_and_report_their_status() {
     });
     assert!(!Path::new(&first).exists(), "rotated away: {first}");
     assert_eq!(status["snapshots"].as_array().unwrap().len(), 1);
-    let names = files(&backups);
+    let names = names_in(&backups);
     assert!(names.contains(&"notes.txt".to_string()), "{names:?}");
     assert!(!partial.exists(), "the stale partial file stays: {names:?}");
     assert_eq!(
@@ -338,7 +328,7 @@ fn a_full_disk_fails_the_snapshot_and_keeps_the_older_ones() {
     assert_eq!(status["last"]["outcome"], "failed", "{status}");
     assert!(status["last"]["error"].is_string());
     // Nothing partial left, the older snapshot whole.
-    let names = files(&backups);
+    let names = names_in(&backups);
     assert!(
         !names.iter().any(|name| name.ends_with(".partial")),
         "{names:?}"

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use aw_datastore::Datastore;
 use aw_models::{Bucket, BucketMetadata, Data, Event, Timestamp};
-use common::{binary, create_bucket, spawn_listening, Signal, TestServer};
+use common::{binary, create_bucket, export_copy, names_in, spawn_listening, Signal, TestServer};
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 8;
@@ -194,19 +194,7 @@ fn a_snapshot_under_load_holds_every_acknowledged_event() {
     // The source's export (the server, still running) and the snapshot's
     // (the export command on a copy of it, so the snapshot stays as it is).
     let source = exported_events(&client.get("/api/0/export").json());
-    let copy = folder.path().join("snapshot-copy.db");
-    std::fs::copy(&snapshot, &copy).unwrap();
-    let output = binary(folder.path())
-        .args(["export", "--dbpath"])
-        .arg(&copy)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let taken = exported_events(&serde_json::from_slice(&output.stdout).unwrap());
+    let taken = exported_events(&export_copy(folder.path(), Path::new(&snapshot)));
 
     assert_eq!(taken["history"], source["history"]);
     let mut found = 0;
@@ -227,18 +215,6 @@ fn a_snapshot_under_load_holds_every_acknowledged_event() {
 /// Whether `name` is a finished snapshot's (not a `.partial`).
 fn is_snapshot(name: &str) -> bool {
     name.starts_with("aw-server-") && name.ends_with(".db")
-}
-
-fn names_in(folder: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(folder)
-        .map(|entries| {
-            entries
-                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
 }
 
 #[test]
@@ -316,15 +292,7 @@ fn a_server_killed_during_a_snapshot_leaves_no_file_under_its_name() {
         // Too late: what is there must be whole; try again.
         for name in finished {
             let path = backups.join(&name);
-            let copy = root.join("whole-check.db");
-            let _ = std::fs::remove_file(&copy);
-            std::fs::copy(&path, &copy).unwrap();
-            let store = Datastore::open(&copy).unwrap();
-            assert_eq!(
-                store.count_events("history", None, None).wait().unwrap(),
-                events as u64
-            );
-            store.close().unwrap();
+            assert_eq!(history_in(root, &path), events);
             std::fs::remove_file(path).unwrap();
         }
     }
@@ -352,12 +320,11 @@ fn a_server_killed_during_a_snapshot_leaves_no_file_under_its_name() {
         .collect();
     assert_eq!(listed, [path.as_str()], "a partial file is never listed");
     drop(server);
-    let copy = root.join("next-check.db");
-    std::fs::copy(&path, &copy).unwrap();
-    let store = Datastore::open(&copy).unwrap();
-    assert_eq!(
-        store.count_events("history", None, None).wait().unwrap(),
-        events as u64
-    );
-    store.close().unwrap();
+    assert_eq!(history_in(root, Path::new(&path)), events);
+}
+
+/// The events of the history bucket in a snapshot (read from its export,
+/// so the snapshot stays as it is).
+fn history_in(root: &Path, snapshot: &Path) -> usize {
+    exported_events(&export_copy(root, snapshot))["history"].len()
 }

@@ -12,7 +12,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::{binary, create_bucket, event, fails, ok, spawn_listening, Client, Stopped};
+use common::{
+    binary, create_bucket, event, export_copy, fails, names_in, ok, spawn_listening, Client,
+    Stopped,
+};
 use serde_json::{json, Value};
 
 /// A test home with a testing config whose `[backup] dir` is `backups`.
@@ -47,38 +50,14 @@ fn serve(root: &Path, db: &Path) -> (Stopped, Client) {
     )
 }
 
-/// The buckets and events of a database file, as `export` writes them
-/// (of a copy: exporting opens the file, and the original stays as it is).
+/// The buckets and events of a database file, as `export` writes them.
 fn export(root: &Path, db: &Path) -> BTreeMap<String, Value> {
-    let copy = root.join("export-copy.db");
-    let _ = std::fs::remove_file(&copy);
-    std::fs::copy(db, &copy).unwrap();
-    let output = binary(root)
-        .args(["export", "--dbpath"])
-        .arg(&copy)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let document: Value = serde_json::from_slice(&output.stdout).unwrap();
-    document["buckets"]
+    export_copy(root, db)["buckets"]
         .as_object()
         .unwrap()
         .iter()
         .map(|(id, bucket)| (id.clone(), bucket.clone()))
         .collect()
-}
-
-fn names_in(folder: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(folder)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn insert(client: &Client, start: &str, title: &str) -> i64 {

@@ -74,6 +74,17 @@ pub fn database_key(password: Option<&str>) -> Result<Option<DatabaseKey>, CliEr
         .map_err(|error| CliError(error.to_string()))
 }
 
+/// This device's id for a command on the database file: `explicit`
+/// (`--device-id`), else the one the server stored beside its database.
+pub fn device_id(explicit: Option<&str>) -> Result<String, CliError> {
+    match explicit {
+        Some(id) => Ok(id.to_string()),
+        None => dirs::data_dir()
+            .and_then(|dir| dirs::device_id(&dir))
+            .map_err(|error| CliError(format!("cannot read the device id: {error}"))),
+    }
+}
+
 /// What a command works on.
 #[derive(Debug)]
 pub enum Target {

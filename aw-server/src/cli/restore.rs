@@ -65,10 +65,12 @@ pub fn run(args: RestoreArgs) -> Result<(), CliError> {
             })
         })?;
     eprintln!(
-        "Checked the snapshot {}: {} buckets, {} events{}.",
+        "Checked the snapshot {}: {} bucket{}, {} event{}{}.",
         args.snapshot.display(),
         facts.buckets,
+        if facts.buckets == 1 { "" } else { "s" },
         facts.events,
+        if facts.events == 1 { "" } else { "s" },
         facts
             .newest
             .map(|newest| format!(", the newest ending {newest}"))
@@ -134,12 +136,7 @@ fn sync_marks(args: &RestoreArgs) -> Result<(IssuedMarks, Option<PathBuf>), CliE
             Err(_) => return Ok((IssuedMarks::default(), None)),
         },
     };
-    let device_id = match &args.device_id {
-        Some(id) => id.clone(),
-        None => dirs::data_dir()
-            .and_then(|dir| dirs::device_id(&dir))
-            .map_err(|error| CliError(format!("cannot read the device id: {error}")))?,
-    };
+    let device_id = super::device_id(args.device_id.as_deref())?;
     let folder = SyncFolder {
         folder,
         device_id,

@@ -89,12 +89,7 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
     let result = match &target {
         Target::Online(server) => online(server, &args, &folder, start),
         Target::Offline { datastore, .. } => {
-            let device_id = match &args.device_id {
-                Some(id) => id.clone(),
-                None => dirs::data_dir()
-                    .and_then(|dir| dirs::device_id(&dir))
-                    .map_err(|error| CliError(format!("cannot read the device id: {error}")))?,
-            };
+            let device_id = super::device_id(args.device_id.as_deref())?;
             let folder = SyncFolder {
                 folder,
                 device_id,

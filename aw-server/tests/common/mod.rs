@@ -440,3 +440,38 @@ pub fn fails(root: &std::path::Path, args: &[&str], code: i32) -> String {
     assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
     stderr
 }
+
+/// The names in a folder, sorted; none when it does not exist.
+pub fn names_in(folder: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The export document of a database file, as the `export` command writes
+/// it, taken from a copy (exporting opens the file, which must stay as it
+/// is: a snapshot, a file about to be restored).
+pub fn export_copy(root: &std::path::Path, db: &std::path::Path) -> Value {
+    let copy = root.join("export-copy.db");
+    for suffix in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", copy.display()));
+    }
+    std::fs::copy(db, &copy).unwrap();
+    let output = binary(root)
+        .args(["export", "--dbpath"])
+        .arg(&copy)
+        .output()
+        .expect("run aw-server export");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("an export document")
+}
