@@ -43,6 +43,18 @@ pub enum DatastoreError {
     /// The worker thread has stopped (closed, or died); nothing was done.
     #[error("The datastore is closed")]
     Closed,
+    /// The database file is damaged: SQLite found a page that is not what
+    /// it should be (`salvage.rs` tells what can be saved).
+    #[error(
+        "The database {} is damaged ({detail}); `aw-server check --repair` salvages what can be read",
+        path.display()
+    )]
+    Damaged {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What SQLite said.
+        detail: String,
+    },
 }
 
 impl DatastoreError {

@@ -24,7 +24,10 @@
 //! chunk per transaction (`cleanup.rs`, sent by `maintenance.rs`).
 //!
 //! A snapshot (`snapshot.rs`) is a consistent copy taken while serving;
-//! [`mod@restore`] puts one back in place of a file nobody serves.
+//! [`mod@restore`] puts one back in place of a file nobody serves. After
+//! anything but a clean close, opening checks the whole file, and a
+//! damaged one is refused ([`DatastoreError::Damaged`]) for
+//! [`mod@salvage`] to copy what can still be read into a new file.
 //!
 //! Replication (folder sync, the `aw-folder-sync` crate) uses only the
 //! port [`Replica`] (`replica.rs`): events by id and the newest events
@@ -57,6 +60,7 @@ mod replica;
 pub mod restore;
 mod route;
 mod rows;
+pub mod salvage;
 mod schema;
 mod snapshot;
 mod stats;
@@ -147,6 +151,20 @@ const READ_QUEUE: usize = 256;
 /// How often a waiting caller checks whether the worker has stopped.
 const CLOSED_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// A storage error that says the file is damaged becomes
+/// [`DatastoreError::Damaged`], naming the file.
+fn damaged(error: DatastoreError, path: &Path) -> DatastoreError {
+    match error {
+        DatastoreError::Storage(storage) if salvage::is_damage(&storage) => {
+            DatastoreError::Damaged {
+                path: path.to_path_buf(),
+                detail: storage.to_string(),
+            }
+        }
+        other => other,
+    }
+}
+
 impl Datastore {
     /// Opens (creating and migrating as needed) the database file.
     pub fn open(path: impl AsRef<Path>) -> Result<Datastore> {
@@ -171,7 +189,12 @@ impl Datastore {
             !vouched.is_empty() && lock::fingerprint(path)?.is_some_and(|now| now == vouched);
         let conn = Connection::open(path)?;
         key::apply(&conn, key)?;
-        key::check(&conn, path, key)?;
+        key::check(&conn, path, key).map_err(|error| damaged(error, path))?;
+        // After anything but a clean close of ours (a crash, a power cut,
+        // another program), the whole file is checked before it is used.
+        if !unchanged {
+            salvage::quick_check(&conn).map_err(|error| damaged(error, path))?;
+        }
         schema::configure_writer(&conn, true)?;
         schema::migrate(&conn)?;
         let wal_path = conn

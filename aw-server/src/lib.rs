@@ -41,6 +41,7 @@ mod assets;
 pub mod backup;
 pub mod cli;
 pub mod config;
+pub mod damage;
 pub mod dirs;
 pub mod endpoints;
 pub mod error;

@@ -14,8 +14,7 @@ mod service;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use aw_datastore::Datastore;
-use aw_server::{cli, config, dirs, logging, transfer, ServerConfig};
+use aw_server::{cli, config, damage, dirs, logging, transfer, ServerConfig};
 use clap::{Args, Parser, Subcommand};
 
 /// ActivityWatch server: stores events from watchers and serves them to
@@ -227,8 +226,17 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             Err(error) => log::warn!("Not looking for a Python aw-server database: {error}"),
         }
     }
-    let datastore = Datastore::open_with_key(&config.db_path, key.as_ref())
+    let opened = damage::open(&config.db_path, key.as_ref())
         .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
+    let datastore = match opened {
+        damage::Opened::Ready(datastore, _) => datastore,
+        damage::Opened::Unreadable(why) => {
+            let message = damage::unreadable_message(&config.db_path, &why);
+            log::error!("{message}");
+            eprintln!("aw-server: {message}");
+            std::process::exit(damage::EXIT_UNREADABLE);
+        }
+    };
     let rocket = aw_server::build_rocket(datastore.clone(), config)?.attach(
         rocket::fairing::AdHoc::on_liftoff("systemd readiness", |_| {
             Box::pin(async { service::ready() })
