@@ -10,6 +10,8 @@
 //! and refused. Time budget: about 10 s in a debug build.
 
 mod common;
+#[path = "support/pages.rs"]
+mod pages;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ use aw_datastore::salvage::{self, Health};
 use aw_datastore::{Datastore, DatastoreError, EventQuery};
 use aw_models::Event;
 use common::{bucket, event};
+use pages::{pages_of_kind, scramble, INDEX_LEAF, PAGE, TABLE_INTERIOR, TABLE_LEAF};
 use serde_json::json;
 
 const BUCKETS: [&str; 3] = [
@@ -26,7 +29,6 @@ const BUCKETS: [&str; 3] = [
     "aw-watcher-web_me",
 ];
 const EVENTS: usize = 30_000;
-const PAGE: usize = 4096;
 
 /// A generated database at `dir/db.sqlite`, closed cleanly; the events by
 /// id as stored.
@@ -55,31 +57,6 @@ fn generated(dir: &Path) -> (PathBuf, BTreeMap<i64, Event>) {
     }
     store.close().unwrap();
     (path, stored)
-}
-
-/// The pages of a file whose type byte is `kind` (0x0D table leaf, 0x0A
-/// index leaf), with their cell counts.
-fn pages_of_kind(file: &[u8], kind: u8) -> Vec<(usize, u16)> {
-    (1..file.len() / PAGE)
-        .filter_map(|index| {
-            let start = index * PAGE; // page index + 1; page 1 (with the header) is skipped
-            (file[start] == kind).then(|| {
-                let cells = u16::from_be_bytes([file[start + 3], file[start + 4]]);
-                (index, cells)
-            })
-        })
-        .collect()
-}
-
-/// Overwrites page `index` (0-based) with bytes from a fixed seed.
-fn scramble(file: &mut [u8], index: usize, seed: u64) {
-    let mut state = seed | 1;
-    for byte in &mut file[index * PAGE..(index + 1) * PAGE] {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        *byte = state as u8;
-    }
 }
 
 /// The events of every bucket of the database at `path`, by id.
@@ -143,7 +120,7 @@ fn one_damaged_table_leaf_page_costs_only_its_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (path, generated) = generated(dir.path());
     let mut file = std::fs::read(&path).unwrap();
-    let leaves = pages_of_kind(&file, 0x0D);
+    let leaves = pages_of_kind(&file, TABLE_LEAF);
     let (index, cells) = leaves[leaves.len() / 2];
     scramble(&mut file, index, 7);
     std::fs::write(&path, &file).unwrap();
@@ -156,7 +133,7 @@ fn a_damaged_index_page_costs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (path, generated) = generated(dir.path());
     let mut file = std::fs::read(&path).unwrap();
-    let leaves = pages_of_kind(&file, 0x0A);
+    let leaves = pages_of_kind(&file, INDEX_LEAF);
     scramble(&mut file, leaves[leaves.len() / 2].0, 11);
     std::fs::write(&path, &file).unwrap();
     let events = salvage_and_check(&path, &generated);
@@ -168,7 +145,7 @@ fn five_damaged_table_leaf_pages_cost_only_their_rows() {
     let dir = tempfile::tempdir().unwrap();
     let (path, generated) = generated(dir.path());
     let mut file = std::fs::read(&path).unwrap();
-    let leaves = pages_of_kind(&file, 0x0D);
+    let leaves = pages_of_kind(&file, TABLE_LEAF);
     let mut lost = 0;
     for k in 1..=5 {
         let (index, cells) = leaves[leaves.len() * k / 6];
@@ -189,8 +166,8 @@ fn a_file_truncated_mid_page_gives_every_event_sqlite_can_still_reach() {
     // page: a cut through an interior page loses the whole subtree under
     // it (every event, when it is the root's child), as it does for
     // SQLite's own reads.
-    let last_interior = pages_of_kind(&file, 0x05).last().unwrap().0;
-    let leaves: Vec<usize> = pages_of_kind(&file, 0x0D)
+    let last_interior = pages_of_kind(&file, TABLE_INTERIOR).last().unwrap().0;
+    let leaves: Vec<usize> = pages_of_kind(&file, TABLE_LEAF)
         .into_iter()
         .map(|(index, _)| index)
         .filter(|&index| index > last_interior)

@@ -57,6 +57,9 @@ enum Command {
     /// Put a snapshot back in place of the database file (no server may
     /// be using it); the current file is moved aside, not deleted.
     Restore(cli::restore::RestoreArgs),
+    /// Check whether the database file is healthy; with --repair, salvage
+    /// a damaged one (no server may be using it).
+    Check(cli::check::CheckArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -130,6 +133,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Sync(args)) => return finish(cli::sync::run(args)),
         Some(Command::Backup(args)) => return finish(cli::backup::run(args)),
         Some(Command::Restore(args)) => return finish(cli::restore::run(args)),
+        Some(Command::Check(args)) => return finish(cli::check::run(args)),
         None => cli.server,
     };
     serve(args, purge_delay)

@@ -164,6 +164,35 @@ impl ServerProcess {
         (field("VmRSS:"), field("VmHWM:"))
     }
 
+    /// Stops the server and puts a copy of `source` (with its WAL, if that
+    /// has content) in place of its database, with no fingerprint of a
+    /// clean close: the next [`ServerProcess::restart`] serves it as a
+    /// file it meets for the first time.
+    pub fn replace_database(&mut self, source: &Path) -> io::Result<()> {
+        self.stop()?;
+        let db = self.db_path();
+        for suffix in ["", "-wal", "-shm", ".lock"] {
+            let _ = fs::remove_file(with_suffix(&db, suffix));
+        }
+        fs::copy(source, &db)?;
+        let wal = with_suffix(source, "-wal");
+        if fs::metadata(&wal).is_ok_and(|meta| meta.len() > 0) {
+            fs::copy(&wal, with_suffix(&db, "-wal"))?;
+        }
+        Ok(())
+    }
+
+    /// Kills the server (SIGKILL: no clean close, as a power cut) and
+    /// starts it again on the same database; returns the time until
+    /// `/api/0/buckets/` answered.
+    pub fn crash_and_restart(&mut self) -> io::Result<Duration> {
+        if let Some(mut child) = self.child.take() {
+            child.kill()?;
+            child.wait()?;
+        }
+        self.launch()
+    }
+
     /// Sends SIGTERM and waits for the exit.
     pub fn stop(&mut self) -> io::Result<()> {
         if let Some(mut child) = self.child.take() {
@@ -195,4 +224,11 @@ impl Drop for ServerProcess {
 
 fn free_port() -> io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// `path` with `suffix` added to its name.
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }

@@ -1,6 +1,7 @@
 //! The commands of the `aw-server` binary: `export`, `import`,
-//! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync`, `backup` and
-//! `restore` (which only ever works on the file, with no server using it).
+//! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync`, `backup`,
+//! `restore` and `check` (which work on the file itself: `restore` and
+//! `check --repair` only with no server using it).
 //!
 //! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
@@ -16,6 +17,7 @@
 //! prints them and exits with status 1.
 
 pub mod backup;
+pub mod check;
 mod error;
 pub mod export;
 pub mod history;

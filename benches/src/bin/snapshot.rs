@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use aw_benches::http;
-use aw_benches::server::ServerProcess;
+use aw_benches::server::{with_suffix, ServerProcess};
 use aw_benches::stats::Measurement;
 use aw_models::Timestamp;
 use clap::Parser;
@@ -233,18 +233,8 @@ fn main() -> io::Result<()> {
 /// place of the server's empty database, points `[backup] dir` at a folder
 /// beside it and restarts the server; returns that folder.
 fn serve_copy(server: &mut ServerProcess, source: &Path) -> io::Result<PathBuf> {
-    server.stop()?;
+    server.replace_database(source)?;
     let db = server.db_path();
-    // The lock file holds the fingerprint of the empty database; without
-    // it the server trusts nothing it stored about the file it finds.
-    for suffix in ["", "-wal", "-shm", ".lock"] {
-        let _ = fs::remove_file(with_suffix(&db, suffix));
-    }
-    fs::copy(source, &db)?;
-    let wal = with_suffix(source, "-wal");
-    if fs::metadata(&wal).is_ok_and(|meta| meta.len() > 0) {
-        fs::copy(&wal, with_suffix(&db, "-wal"))?;
-    }
     let backup_dir = db
         .parent()
         .expect("the database is in the server's temporary directory")
@@ -747,12 +737,6 @@ fn settle_disk() {
 fn file_and_wal_bytes(path: &Path) -> io::Result<u64> {
     let wal = fs::metadata(with_suffix(path, "-wal")).map_or(0, |meta| meta.len());
     Ok(fs::metadata(path)?.len() + wal)
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 fn megabytes(bytes: u64) -> f64 {
