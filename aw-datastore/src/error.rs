@@ -46,7 +46,8 @@ pub enum DatastoreError {
     /// The database file is damaged: SQLite found a page that is not what
     /// it should be (`salvage.rs` tells what can be saved).
     #[error(
-        "The database {} is damaged ({detail}); `aw-server check --repair` salvages what can be read",
+        "The database {} is damaged ({detail}); restart the server to salvage what can still be \
+         read (or `aw-server check --repair` with it stopped), or restore a snapshot",
         path.display()
     )]
     Damaged {

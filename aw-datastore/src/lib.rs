@@ -138,6 +138,8 @@ pub struct Datastore {
     closed: Arc<AtomicBool>,
     /// Set while the writer sleeps on its queue.
     writer_asleep: Arc<AtomicBool>,
+    /// Damage met while serving (`salvage.rs`).
+    damage: Arc<salvage::DamageSeen>,
 }
 
 /// Most events a read may return to run on an async caller's thread
@@ -219,6 +221,7 @@ impl Datastore {
                 .unwrap_or_default(),
         );
         let closed = Arc::new(AtomicBool::new(false));
+        let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
         let (read_sender, read_receiver) = bounded(READ_QUEUE);
         let (stop_sender, stop_receiver) = bounded::<()>(0);
         // Readers are opened after the migration so they see the final
@@ -260,6 +263,7 @@ impl Datastore {
             Some(file),
             durability,
             Arc::clone(&closed),
+            Arc::clone(&damage),
         )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         let queue = watch::Queue::new(messages);
@@ -270,8 +274,9 @@ impl Datastore {
             let commands = read_receiver.clone();
             let stop = stop_receiver.clone();
             let closed = Arc::clone(&closed);
+            let damage = Arc::clone(&damage);
             spawn(format!("aw-datastore-reader-{index}"), move || {
-                reader::run(reader_conn, bounds, stats, commands, stop, closed)
+                reader::run(reader_conn, bounds, stats, commands, stop, closed, damage)
             })?;
         }
         spawn("aw-datastore-writer".to_string(), move || {
@@ -286,6 +291,7 @@ impl Datastore {
             local: Some(Arc::new(local)),
             closed,
             writer_asleep,
+            damage,
         })
     }
 
@@ -300,7 +306,17 @@ impl Datastore {
         let closed = Arc::new(AtomicBool::new(false));
         // A fresh database: every bucket's facts are known from creation.
         let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
-        let worker = Worker::new(conn, bounds, stats, None, None, None, Arc::clone(&closed))?;
+        let damage = Arc::new(salvage::DamageSeen::new(std::path::PathBuf::new()));
+        let worker = Worker::new(
+            conn,
+            bounds,
+            stats,
+            None,
+            None,
+            None,
+            Arc::clone(&closed),
+            Arc::clone(&damage),
+        )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         let queue = watch::Queue::new(messages);
         let writer_asleep = queue.asleep();
@@ -311,7 +327,16 @@ impl Datastore {
             local: None,
             closed,
             writer_asleep,
+            damage,
         })
+    }
+
+    /// The damage this datastore met in its file while serving, if any
+    /// (what SQLite said): from then on reads of the damaged pages and
+    /// every write answer [`DatastoreError::Damaged`], and the next open
+    /// checks the whole file.
+    pub fn damage(&self) -> Option<String> {
+        self.damage.seen().map(str::to_string)
     }
 
     /// Whether the database file is encrypted at rest (opened with a key,
@@ -704,7 +729,14 @@ impl Datastore {
                 }
             }
             if let Some(command) = command.take() {
-                reader::serve(conn, bounds, stats, command(Reply::Thread(reply)), true);
+                reader::serve(
+                    conn,
+                    bounds,
+                    stats,
+                    &self.damage,
+                    command(Reply::Thread(reply)),
+                    true,
+                );
             }
         });
         match command {

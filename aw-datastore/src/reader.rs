@@ -28,6 +28,7 @@ use rusqlite::Connection;
 use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply};
 use crate::queries;
+use crate::salvage::DamageSeen;
 use crate::stats::SharedStats;
 use crate::{DatastoreError, Result};
 
@@ -47,13 +48,14 @@ pub(crate) fn run(
     commands: Receiver<ReadCommand>,
     stop: Receiver<()>,
     closed: Arc<AtomicBool>,
+    damage: Arc<DamageSeen>,
 ) {
     aw_threads::lower_priority(NICENESS);
     loop {
         select! {
             recv(commands) -> command => match command {
                 Ok(command) if closed.load(Ordering::SeqCst) => refuse(command),
-                Ok(command) => serve(&conn, &bounds, &stats, command, true),
+                Ok(command) => serve(&conn, &bounds, &stats, &damage, command, true),
                 Err(_) => return,
             },
             // Only ever disconnects: the writer has stopped.
@@ -66,33 +68,38 @@ pub(crate) fn run(
     }
 }
 
-/// Answers a command on `conn`, inside a read transaction if `snapshot`.
+/// Answers a command on `conn`, inside a read transaction if `snapshot`;
+/// damage met is recorded in `damage` and answered as such.
 pub(crate) fn serve(
     conn: &Connection,
     bounds: &DurationBounds,
     stats: &SharedStats,
+    damage: &DamageSeen,
     command: ReadCommand,
     snapshot: bool,
 ) {
+    let answering = Answering {
+        conn,
+        snapshot,
+        damage,
+    };
     match command {
-        ReadCommand::Buckets { reply } => answer(conn, snapshot, reply, || {
-            queries::buckets(conn, bounds, stats)
-        }),
-        ReadCommand::Bucket { bucket_id, reply } => answer(conn, snapshot, reply, || {
-            queries::bucket(conn, bounds, stats, &bucket_id)
-        }),
+        ReadCommand::Buckets { reply } => {
+            answering.answer(reply, || queries::buckets(conn, bounds, stats))
+        }
+        ReadCommand::Bucket { bucket_id, reply } => {
+            answering.answer(reply, || queries::bucket(conn, bounds, stats, &bucket_id))
+        }
         ReadCommand::Events {
             bucket_id,
             query,
             reply,
-        } => answer(conn, snapshot, reply, || {
-            queries::events(conn, bounds, &bucket_id, query)
-        }),
+        } => answering.answer(reply, || queries::events(conn, bounds, &bucket_id, query)),
         ReadCommand::SharedEvents {
             bucket_id,
             query,
             reply,
-        } => answer(conn, snapshot, reply, || {
+        } => answering.answer(reply, || {
             queries::shared_events(conn, bounds, stats, &bucket_id, query, None)
                 .map(|read| read.events)
         }),
@@ -101,14 +108,14 @@ pub(crate) fn serve(
             query,
             keys,
             reply,
-        } => answer(conn, snapshot, reply, || {
+        } => answering.answer(reply, || {
             queries::shared_events(conn, bounds, stats, &bucket_id, query, Some(&keys))
         }),
         ReadCommand::EventsJson {
             bucket_id,
             query,
             reply,
-        } => answer(conn, snapshot, reply, || {
+        } => answering.answer(reply, || {
             queries::events_json(conn, bounds, stats, &bucket_id, query)
         }),
         ReadCommand::EventsPage {
@@ -116,41 +123,46 @@ pub(crate) fn serve(
             after,
             limit,
             reply,
-        } => answer(conn, snapshot, reply, || {
+        } => answering.answer(reply, || {
             queries::events_page(conn, &bucket_id, after, limit)
         }),
         ReadCommand::Event {
             bucket_id,
             event_id,
             reply,
-        } => answer(conn, snapshot, reply, || {
-            queries::event(conn, &bucket_id, event_id)
-        }),
+        } => answering.answer(reply, || queries::event(conn, &bucket_id, event_id)),
         ReadCommand::Count {
             bucket_id,
             start,
             end,
             reply,
-        } => answer(conn, snapshot, reply, || {
+        } => answering.answer(reply, || {
             queries::count(conn, bounds, stats, &bucket_id, start, end)
         }),
-        ReadCommand::Settings { reply } => {
-            answer(conn, snapshot, reply, || queries::settings(conn))
-        }
+        ReadCommand::Settings { reply } => answering.answer(reply, || queries::settings(conn)),
         ReadCommand::Setting { key, reply } => {
-            answer(conn, snapshot, reply, || queries::setting(conn, &key))
+            answering.answer(reply, || queries::setting(conn, &key))
         }
     }
 }
 
-fn answer<T>(conn: &Connection, snapshot: bool, reply: Reply<T>, read: impl FnOnce() -> Result<T>) {
-    let result = if snapshot {
-        in_read_transaction(conn, read)
-    } else {
-        read()
-    };
-    // A caller that stopped waiting is no concern of the reader.
-    reply.send(result);
+/// Where a command is answered.
+struct Answering<'a> {
+    conn: &'a Connection,
+    snapshot: bool,
+    damage: &'a DamageSeen,
+}
+
+impl Answering<'_> {
+    fn answer<T>(&self, reply: Reply<T>, read: impl FnOnce() -> Result<T>) {
+        let result = if self.snapshot {
+            in_read_transaction(self.conn, read)
+        } else {
+            read()
+        };
+        // A caller that stopped waiting is no concern of the reader.
+        reply.send(result.map_err(|error| self.damage.check(error)));
+    }
 }
 
 pub(crate) fn in_read_transaction<T>(

@@ -75,8 +75,8 @@ pub struct SalvageReport {
     pub lost_event_ids: Vec<(i64, i64)>,
     /// The highest event id the damaged file had issued; new ones go above.
     pub highest_event_id: i64,
-    /// How long the salvage took.
-    #[serde(serialize_with = "millis")]
+    /// How long the salvage took (`took_ms` in JSON).
+    #[serde(rename = "took_ms", serialize_with = "millis")]
     pub took: Duration,
 }
 
@@ -85,6 +85,63 @@ fn millis<S: serde::Serializer>(
     serializer: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     serializer.serialize_f64(took.as_secs_f64() * 1000.0)
+}
+
+/// Damage met while serving, shared by the writer, the readers and the
+/// handles: the first finding is kept, every read or write that meets
+/// damage answers [`DatastoreError::Damaged`], and once it is seen the
+/// writer writes no more and the close does not vouch for the file, so
+/// the next open checks it whole (and the server salvages it).
+#[derive(Debug)]
+pub(crate) struct DamageSeen {
+    path: PathBuf,
+    detail: std::sync::OnceLock<String>,
+}
+
+impl DamageSeen {
+    /// No damage seen yet in the file at `path` (empty: in memory).
+    pub(crate) fn new(path: PathBuf) -> DamageSeen {
+        DamageSeen {
+            path,
+            detail: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `error` as answered: a storage error that says the file is damaged
+    /// is recorded (and logged, the first time) and becomes `Damaged`.
+    pub(crate) fn check(&self, error: DatastoreError) -> DatastoreError {
+        match error {
+            DatastoreError::Storage(storage) if is_damage(&storage) => {
+                let detail = storage.to_string();
+                if self.detail.set(detail.clone()).is_ok() {
+                    log::error!(
+                        "The database {} is damaged ({detail}): writes are refused from now on; \
+                         a restart salvages what can be read",
+                        self.path.display()
+                    );
+                }
+                self.damaged(detail)
+            }
+            other => other,
+        }
+    }
+
+    /// The error a write gets once damage was seen.
+    pub(crate) fn refusal(&self) -> Option<DatastoreError> {
+        self.detail.get().map(|detail| self.damaged(detail.clone()))
+    }
+
+    /// What was found, if anything.
+    pub(crate) fn seen(&self) -> Option<&str> {
+        self.detail.get().map(String::as_str)
+    }
+
+    fn damaged(&self, detail: String) -> DatastoreError {
+        DatastoreError::Damaged {
+            path: self.path.clone(),
+            detail,
+        }
+    }
 }
 
 /// Whether an error is SQLite finding a damaged or foreign file.

@@ -81,6 +81,7 @@ use crate::memory::{RulesInForce, WriterMemory};
 use crate::privacy::{PrivacyRules, PRIVACY_FILTERS_KEY};
 use crate::queries;
 use crate::reader;
+use crate::salvage::{self, DamageSeen};
 use crate::stats::{self, StatsWriter, Stored};
 use crate::wal_sync::{self, WalSyncer};
 use crate::watch::Queue;
@@ -261,6 +262,8 @@ pub(crate) struct Worker {
     /// The privacy rules in force (`privacy.rs`), replaced whole by the
     /// job that writes the `privacy_filters` setting.
     privacy: RulesInForce,
+    /// Damage met in the file (`salvage.rs`): then nothing more is written.
+    damage: Arc<DamageSeen>,
     #[cfg(test)]
     failing_commits: u32,
 }
@@ -270,6 +273,10 @@ impl Worker {
     /// facts of the last clean close, if the file is provably unchanged. A
     /// file database has its WAL file and a WAL syncer, an in-memory one
     /// neither.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the writer's parts, each shared with a different side of the datastore"
+    )]
     pub(crate) fn new(
         conn: Connection,
         bounds: Arc<DurationBounds>,
@@ -278,6 +285,7 @@ impl Worker {
         file: Option<FileParts>,
         durability: Option<(PathBuf, WalSyncer)>,
         closed: Arc<AtomicBool>,
+        damage: Arc<DamageSeen>,
     ) -> Result<Worker> {
         let unscanned = match stored {
             Some(stored) => {
@@ -306,6 +314,7 @@ impl Worker {
             scanning: None,
             closed,
             privacy,
+            damage,
             #[cfg(test)]
             failing_commits: 0,
         })
@@ -400,6 +409,12 @@ impl Worker {
         if !stored {
             return Ok(());
         }
+        if self.damage.seen().is_some() {
+            log::warn!(
+                "The database is damaged: it is not vouched for, so the next start checks it"
+            );
+            return Ok(());
+        }
         if let Some(file) = &mut self.file {
             let result = lock::fingerprint(&file.path).and_then(|print| match print {
                 Some(print) => {
@@ -456,6 +471,7 @@ impl Worker {
                     &self.conn,
                     &self.bounds,
                     self.stats.shared(),
+                    &self.damage,
                     command,
                     false,
                 );
@@ -512,6 +528,10 @@ impl Worker {
         // The command that opens a batch needs no savepoint: the whole
         // transaction is its own, and its failure rolls that back. (A
         // back-to-back heartbeat is usually alone in its batch.)
+        // Nothing more is written to a file found damaged.
+        if let Some(refusal) = self.damage.refusal() {
+            return Err(refusal);
+        }
         let opens_batch = !self.in_batch;
         if opens_batch {
             execute(&self.conn, "BEGIN IMMEDIATE")?;
@@ -527,7 +547,7 @@ impl Worker {
             stats: &mut self.stats,
             privacy: &mut self.privacy,
         };
-        let result = command(&self.conn, &mut memory);
+        let result = command(&self.conn, &mut memory).map_err(|error| self.damage.check(error));
         if self.conn.is_autocommit() {
             // SQLite rolled the whole transaction back (SQLITE_FULL,
             // SQLITE_IOERR...): earlier commands of the batch are gone too.
@@ -596,6 +616,13 @@ impl Worker {
             }
             Err(err) => {
                 log::error!("Commit failed, batch rolled back: {err}");
+                if salvage::is_damage(&err) {
+                    self.damage
+                        .check(DatastoreError::Storage(rusqlite::Error::SqliteFailure(
+                            ffi::Error::new(ffi::SQLITE_CORRUPT),
+                            Some(err.to_string()),
+                        )));
+                }
                 if err.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
                     if let Some(wal_syncer) = &self.wal_syncer {
                         wal_syncer.disk_full();

@@ -285,3 +285,56 @@ fn a_wal_lost_after_an_unclean_stop_leaves_the_checkpointed_events() {
     assert_eq!(salvage::check(&alone, None).unwrap(), Health::Healthy);
     assert_eq!(served(&alone).len(), generated.len());
 }
+
+#[test]
+fn damage_met_while_serving_is_answered_as_such_and_stops_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, generated) = generated(dir.path());
+    // Damage the file behind the datastore's back, keeping its time, so
+    // the clean close still vouches for it and the open checks nothing:
+    // the damage is met by a read, as bit rot would be.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let mut file = std::fs::read(&path).unwrap();
+    let leaves = pages_of_kind(&file, TABLE_LEAF);
+    scramble(&mut file, leaves[leaves.len() / 2].0, 5);
+    std::fs::write(&path, &file).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let store = Datastore::open(&path).unwrap();
+    assert_eq!(store.damage(), None);
+    let answers: Vec<_> = BUCKETS
+        .iter()
+        .map(|id| store.events(id, EventQuery::default()).wait())
+        .collect();
+    let damaged = answers
+        .iter()
+        .filter(|answer| matches!(answer, Err(DatastoreError::Damaged { .. })))
+        .count();
+    assert_eq!(
+        damaged,
+        1,
+        "{:?}",
+        answers.iter().map(|a| a.as_ref().err()).collect::<Vec<_>>()
+    );
+    assert!(store.damage().is_some());
+    // No more writes into a damaged file.
+    let refused = store.insert_events(BUCKETS[0], vec![event(1, 1, json!({"app": "x"}))]);
+    assert!(
+        matches!(refused, Err(DatastoreError::Damaged { .. })),
+        "{refused:?}"
+    );
+    store.close().unwrap();
+    // The close did not vouch for it: the next open checks and refuses it.
+    let reopened = Datastore::open(&path);
+    assert!(
+        matches!(reopened, Err(DatastoreError::Damaged { .. })),
+        "{reopened:?}"
+    );
+    let report = salvage::salvage(&path, None).unwrap();
+    assert!(report.events > 0 && (report.events as usize) < generated.len());
+    assert_eq!(served(&path).len() as u64, report.events);
+}

@@ -300,6 +300,9 @@ pub struct ServerConfig {
     /// Snapshots (`[backup]`); the folder is empty until resolved, when
     /// the API refuses to write one.
     pub backup: BackupSettings,
+    /// What a salvage of the database at this start recovered, if it was
+    /// damaged (`damage.rs`).
+    pub salvage: Option<aw_datastore::salvage::SalvageReport>,
 }
 
 impl Default for ServerConfig {
@@ -322,6 +325,7 @@ impl Default for ServerConfig {
             keep_days: None,
             sync: None,
             backup: BackupSettings::default(),
+            salvage: None,
         }
     }
 }

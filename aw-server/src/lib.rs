@@ -104,6 +104,8 @@ pub struct ServerState {
     pub open_api: bool,
     /// Snapshots: `[backup]`, the status, one at a time.
     pub backups: Arc<backup::Backups>,
+    /// What a salvage at this start recovered (`damage.rs`), if any.
+    pub salvage: Option<aw_datastore::salvage::SalvageReport>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -173,6 +175,7 @@ pub fn build_rocket(
         sync: sync_state,
         open_api: config.api_key.as_deref().is_none_or(str::is_empty),
         backups: Arc::clone(&backups),
+        salvage: config.salvage.clone(),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {

@@ -233,7 +233,10 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     let opened = damage::open(&config.db_path, key.as_ref())
         .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
     let datastore = match opened {
-        damage::Opened::Ready(datastore, _) => datastore,
+        damage::Opened::Ready(datastore, salvage) => {
+            config.salvage = salvage;
+            datastore
+        }
         damage::Opened::Unreadable(why) => {
             let message = damage::unreadable_message(&config.db_path, &why);
             log::error!("{message}");

@@ -2,8 +2,10 @@
 //! #38): a start on a file with a damaged page salvages it and serves
 //! every event outside that page, logging what it recovered and where the
 //! damaged file went; a start on a file that is no database exits once
-//! with status 65 and leaves it byte-identical; `check` tells healthy
-//! from damaged, and `check --repair` salvages.
+//! with status 65 and leaves it byte-identical; damage met while serving
+//! is answered as such, stops writes, shows in `GET
+//! /api/0/database/status`, and the next start salvages; `check` tells
+//! healthy from damaged, and `check --repair` salvages.
 //!
 //! Time budget: about 10 s in a debug build.
 
@@ -67,6 +69,20 @@ fn damage_a_page(path: &Path) -> usize {
     scramble(&mut file, index, 42);
     std::fs::write(path, &file).unwrap();
     cells as usize
+}
+
+/// [`damage_a_page`] behind the server's back: the file keeps its time, so
+/// the last clean close still vouches for it and no check runs at start.
+fn damage_a_page_quietly(path: &Path) -> usize {
+    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+    let lost = damage_a_page(path);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    lost
 }
 
 fn event_count(client: &common::Client) -> u64 {
@@ -192,4 +208,67 @@ fn check_tells_damage_and_repair_salvages_it() {
         (EVENTS - lost) as u64
     );
     store.close().unwrap();
+}
+
+#[test]
+fn damage_met_while_serving_is_said_and_the_next_start_salvages() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let db = generated(root);
+    let lost = damage_a_page_quietly(&db);
+    let start = || {
+        let (child, port) = spawn_listening(
+            binary(root)
+                .args(["--testing", "--port", "0", "--dbpath"])
+                .arg(&db)
+                .stdout(Stdio::null()),
+        );
+        (
+            Stopped(child),
+            common::Client {
+                port,
+                headers: Vec::new(),
+            },
+        )
+    };
+    let (server, client) = start();
+    let status = client.get("/api/0/database/status").json();
+    assert_eq!(status["healthy"], true, "{status}");
+    let message = client
+        .get("/api/0/buckets/aw-watcher-window_me/events")
+        .assert_error(500);
+    assert!(
+        message.contains("is damaged") && message.contains("restart"),
+        "{message}"
+    );
+    let status = client.get("/api/0/database/status").json();
+    assert_eq!(status["healthy"], false, "{status}");
+    assert!(status["damage"].is_string(), "{status}");
+    assert_eq!(status["path"], db.to_str().unwrap());
+    // No more writes into the damaged file.
+    let refused = client
+        .post_json(
+            "/api/0/buckets/aw-watcher-window_me/heartbeat?pulsetime=5",
+            &serde_json::json!({"timestamp": "2026-11-28T10:00:00Z", "duration": 0, "data": {"app": "x"}}),
+        )
+        .assert_error(500);
+    assert!(refused.contains("is damaged"), "{refused}");
+    drop(server);
+
+    // The next start checks the file and salvages it.
+    let (server, client) = start();
+    assert_eq!(event_count(&client), (EVENTS - lost) as u64);
+    let status = client.get("/api/0/database/status").json();
+    assert_eq!(status["healthy"], false, "{status}");
+    assert_eq!(status["damage"], serde_json::Value::Null, "{status}");
+    assert_eq!(
+        status["salvage"]["events"],
+        (EVENTS - lost) as u64,
+        "{status}"
+    );
+    assert_eq!(
+        status["salvage"]["buckets"][0]["recovered"],
+        (EVENTS - lost) as u64
+    );
+    drop(server);
 }

@@ -9,6 +9,7 @@
 mod background;
 pub mod backup;
 pub mod buckets;
+pub mod database;
 pub mod events;
 pub mod export;
 pub mod heartbeat;
@@ -55,6 +56,7 @@ pub fn routes() -> Vec<Route> {
         privacy::vacuum,
         backup::backup,
         backup::status,
+        database::status,
         sync::status,
         sync::run,
     ]
