@@ -8,7 +8,8 @@
 // the server.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -320,6 +321,69 @@ describe('with an API key', () => {
     // The refused API calls are the only problems.
     assert.ok(problems.length > 0);
     for (const problem of problems) assert.match(problem, /401|Unauthorized/);
+    await context.close();
+  });
+});
+
+describe('a damaged database', () => {
+  const PAGE = 4096;
+  const TABLE_LEAF = 0x0d;
+  let folder;
+  let server;
+  let lost;
+  before(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'aw-dashboard-damaged-'));
+    const dbPath = join(folder, 'test.db');
+    const first = await startServer({ dbPath });
+    await seed(first);
+    // Enough rows of a bucket no view shows to fill many pages.
+    await first.request('POST', '/api/0/buckets/bulk', { client: 'test', type: 'test.bulk', hostname: 'elsewhere' });
+    const bulk = Array.from({ length: 3000 }, (_, n) => ({
+      timestamp: new Date(Date.UTC(2025, 0, 1) + n * 60_000).toISOString(),
+      duration: 50,
+      data: { title: `bulk-row ${n} of a bucket no view shows` },
+    }));
+    await first.request('POST', '/api/0/buckets/bulk/events', bulk);
+    await first.stop();
+    // Random bytes over one page of the bulk rows, in the middle.
+    const file = readFileSync(dbPath);
+    const pages = [];
+    for (let index = 1; index < file.length / PAGE; index++) {
+      const page = file.subarray(index * PAGE, (index + 1) * PAGE);
+      if (page[0] === TABLE_LEAF && page.includes('bulk-row')) pages.push(index);
+    }
+    const index = pages[Math.floor(pages.length / 2)];
+    lost = file.readUInt16BE(index * PAGE + 3);
+    let state = 12345;
+    for (let offset = index * PAGE; offset < (index + 1) * PAGE; offset++) {
+      state = (state * 1103515245 + 12345) & 0x7fffffff;
+      file[offset] = state >> 16;
+    }
+    writeFileSync(dbPath, file);
+    server = await startServer({ dbPath });
+  });
+  after(async () => {
+    await server?.stop();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  });
+
+  test('a salvage at start is announced above the views, which still draw', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(dayUrl(server)));
+    assert.equal(await total(page), TUESDAY.total);
+    const banner = page.locator('#database-notice');
+    await banner.waitFor({ timeout: 30_000 });
+    const text = await banner.innerText();
+    assert.match(text, /The database was damaged and has been salvaged/);
+    const status = await server.request('GET', '/api/0/database/status');
+    const events = status.salvage.events.toLocaleString('en');
+    assert.ok(text.includes(`${events} events came back`), text);
+    assert.ok(text.includes(status.salvage.damaged), text);
+    assert.match(text, /aw-server restore FILE/);
+    const bulk = status.salvage.buckets.find(bucket => bucket.id === 'bulk');
+    assert.equal(bulk.recovered, 3000 - lost);
+    await shoot(page, 'salvaged-database-1280-light');
+    assertClean(problems);
     await context.close();
   });
 });

@@ -86,6 +86,7 @@ const api = (() => {
   }
 
   const info = () => get('/api/0/info');
+  const database = () => get('/api/0/database/status');
   const buckets = () => get('/api/0/buckets/');
   const settings = () => get('/api/0/settings');
   const eventCount = id =>
@@ -121,5 +122,5 @@ const api = (() => {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
-  return { loadToken, ApiError, prefetch, get, info, buckets, settings, eventCount, query, download };
+  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, query, download };
 })();

@@ -124,6 +124,53 @@
     }
   }
 
+  /**
+   * A banner above the views when the database file was found damaged:
+   * salvaged at this start (what came back, where the damaged file is), or
+   * damaged while serving (new data is not saved until a restart).
+   */
+  async function databaseNotice() {
+    let status;
+    try {
+      status = await api.database();
+    } catch {
+      return; // Said by the views' own errors, if it matters.
+    }
+    if (status.healthy) return;
+    const parts = [];
+    if (status.damage) {
+      parts.push(
+        h('h2', {}, 'The database file is damaged'),
+        h('p', {}, `New data is not being saved. Restart the server to salvage what can still be read, or restore a snapshot. (${status.damage})`),
+      );
+    }
+    const salvage = status.salvage;
+    if (salvage) {
+      const listed = salvage.buckets.every(bucket => bucket.claimed !== null)
+        ? salvage.buckets.reduce((sum, bucket) => sum + bucket.claimed, 0)
+        : null;
+      parts.push(
+        h('h2', {}, 'The database was damaged and has been salvaged'),
+        h(
+          'p',
+          {},
+          `${salvage.events.toLocaleString('en')} events came back`,
+          listed === null ? '' : ` of the ${listed.toLocaleString('en')} the damaged file listed`,
+          '. The damaged file is kept at ',
+          h('code', {}, salvage.damaged),
+          '. A snapshot may hold more: ',
+          h('code', {}, 'aw-server backup --list'),
+          ', then ',
+          h('code', {}, 'aw-server restore FILE'),
+          ' with the server stopped.',
+        ),
+      );
+    }
+    const banner = h('section', { id: 'database-notice', class: 'card notice error', role: 'alert' }, ...parts);
+    document.getElementById('database-notice')?.remove();
+    document.getElementById('main').before(banner);
+  }
+
   api.loadToken();
   // The two answers an activity view needs before it can send its query.
   // Without an API key the server has the browser preload them with the
@@ -132,6 +179,10 @@
   api.prefetch(['/api/0/settings', '/api/0/buckets/']);
   window.addEventListener('hashchange', show);
   document.addEventListener('keydown', onKey);
-  // The footer waits for the first view, whose requests matter more.
-  show().finally(footer);
+  // The footer and the database's status wait for the first view, whose
+  // requests matter more.
+  show().finally(() => {
+    footer();
+    databaseNotice();
+  });
 })();
