@@ -323,7 +323,8 @@ fn copy_rows(source: &Path, target: &Path, key: Option<&DatabaseKey>) -> Result<
     let mut events = 0;
     let mut at = 0;
     while at < highest.to {
-        let end = at.saturating_add(RANGE);
+        // Never past the highest id issued: ids above it were never lost.
+        let end = at.saturating_add(RANGE).min(highest.to);
         let rows: Vec<EventRow> = read_ranges(
             &from,
             "SELECT id, bucketrow, starttime, endtime, data FROM events NOT INDEXED

@@ -94,6 +94,12 @@ fn salvage_and_check(path: &Path, generated: &BTreeMap<i64, Event>) -> BTreeMap<
         assert_eq!(generated.get(id), Some(event), "event {id} differs");
     }
     assert_eq!(report.events, events.len() as u64);
+    // Lost ids are ids the damaged file issued, none above.
+    let top = *generated.keys().last().unwrap();
+    assert!(report
+        .lost_event_ids
+        .iter()
+        .all(|&(from, to)| from < to && to <= top + 1));
     let recovered: u64 = report.buckets.iter().map(|b| b.recovered).sum();
     assert_eq!(recovered, report.events);
     // New events go on above every id the damaged file issued.

@@ -51,7 +51,8 @@ pub fn open(path: &Path, key: Option<&DatabaseKey>) -> Result<Opened, DatastoreE
 /// What a salvage did, in lines for the log and the terminal.
 pub fn describe(report: &SalvageReport) -> Vec<String> {
     let mut lines = vec![format!(
-        "Salvaged {} events and {} settings in {:.1} s; the damaged file is kept at {}",
+        "Salvaged {} events and {} other rows (settings, privacy rules, sync state) in {:.1} s; \
+         the damaged file is kept at {}",
         report.events,
         report.key_values,
         report.took.as_secs_f64(),
