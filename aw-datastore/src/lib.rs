@@ -43,6 +43,7 @@ mod changes;
 mod cleanup;
 mod commands;
 mod error;
+mod files;
 pub mod format;
 mod heartbeat;
 mod key;

@@ -32,8 +32,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use aw_models::{is_own_bucket, Timestamp};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 
+use crate::files::{open_read_only, side_path};
 use crate::key_value::{self, CHANGES_PREFIX};
 use crate::{key, lock, schema, DatabaseKey, DatastoreError, Result};
 
@@ -60,7 +61,7 @@ impl IssuedMarks {
     /// The marks of the database file at `path` (read-only; the file must
     /// not be mid-write: a served file's marks move on).
     pub fn of_file(path: &Path, key: Option<&DatabaseKey>) -> Result<IssuedMarks> {
-        let conn = open_read_only(path, key)?;
+        let conn = open_read_only(path, key, false)?;
         marks_of(&conn)
     }
 }
@@ -106,7 +107,7 @@ pub fn check_snapshot(snapshot: &Path, key: Option<&DatabaseKey>) -> Result<Snap
             snapshot.display()
         ))
     };
-    let conn = open_read_only(snapshot, key).map_err(|error| match error {
+    let conn = open_read_only(snapshot, key, false).map_err(|error| match error {
         DatastoreError::Storage(error) => unreadable(error),
         other => other,
     })?;
@@ -337,25 +338,6 @@ fn marks_of(conn: &Connection) -> Result<IssuedMarks> {
         }
     }
     Ok(marks)
-}
-
-/// A read-only connection to a database file, keyed and checked.
-fn open_read_only(path: &Path, key: Option<&DatabaseKey>) -> Result<Connection> {
-    key::usable(key)?;
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    key::apply(&conn, key)?;
-    key::check(&conn, path, key)?;
-    Ok(conn)
-}
-
-/// `path` with `suffix` added to its name.
-fn side_path(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 /// Whether two paths name the same file.

@@ -28,8 +28,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
+use crate::files::{open_read_only, side_path};
 use crate::{key, lock, schema, DatabaseKey, DatastoreError, Result};
 
 /// What [`check`] found.
@@ -165,7 +166,7 @@ pub fn check(path: &Path, key: Option<&DatabaseKey>) -> Result<Health> {
             metadata.len()
         )));
     }
-    let conn = match open_read_only(path, key) {
+    let conn = match open_read_only(path, key, true) {
         Ok(conn) => conn,
         Err(DatastoreError::Encryption(why)) => return Ok(Health::Unreadable(why)),
         Err(DatastoreError::Storage(error)) if is_damage(&error) => {
@@ -272,7 +273,7 @@ pub fn salvage(db: &Path, key: Option<&DatabaseKey>) -> Result<SalvageReport> {
 
 /// Copies what can be read of `source` into a new file at `target`.
 fn copy_rows(source: &Path, target: &Path, key: Option<&DatabaseKey>) -> Result<SalvageReport> {
-    let from = open_read_only(source, key)?;
+    let from = open_read_only(source, key, true)?;
     let to = Connection::open(target)?;
     key::apply(&to, key)?;
     schema::migrate(&to)?;
@@ -613,25 +614,4 @@ fn claimed_counts(conn: &Connection) -> Option<BTreeMap<i64, u64>> {
             .map(|(row, count)| (row, count.max(0) as u64))
             .collect(),
     )
-}
-
-/// A read-only connection to a database file, keyed and checked, that
-/// reads a file shorter than its header says (`writable_schema`: SQLite
-/// refuses such a file otherwise; nothing is written through it).
-fn open_read_only(path: &Path, key: Option<&DatabaseKey>) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    key::apply(&conn, key)?;
-    conn.pragma_update(None, "writable_schema", "ON")?;
-    key::check(&conn, path, key)?;
-    Ok(conn)
-}
-
-/// `path` with `suffix` added to its name.
-fn side_path(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }

@@ -90,12 +90,7 @@ fn the_backup_command_works_online_and_on_the_file() {
     let root = dir.path();
     let db = root.join("served.db");
     let backups = root.join("backups");
-    std::fs::create_dir_all(root.join("config/activitywatch/aw-server-rust")).unwrap();
-    std::fs::write(
-        root.join("config/activitywatch/aw-server-rust/config-testing.toml"),
-        format!("[backup]\ndir = {:?}\n", backups.to_str().unwrap()),
-    )
-    .unwrap();
+    common::write_testing_config(root, &common::backup_config(&backups));
     let (child, port) = spawn_listening(
         binary(root)
             .args(["--testing", "--port", "0", "--dbpath"])

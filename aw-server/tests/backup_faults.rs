@@ -223,12 +223,7 @@ fn a_server_killed_during_a_snapshot_leaves_no_file_under_its_name() {
     let root = root.path();
     let db = root.join("served.db");
     let backups = root.join("backups");
-    std::fs::create_dir_all(root.join("config/activitywatch/aw-server-rust")).unwrap();
-    std::fs::write(
-        root.join("config/activitywatch/aw-server-rust/config-testing.toml"),
-        format!("[backup]\ndir = {:?}\n", backups.to_str().unwrap()),
-    )
-    .unwrap();
+    common::write_testing_config(root, &common::backup_config(&backups));
     // About 25 MB: a snapshot long enough to be caught in the middle.
     let events = 100_000;
     {

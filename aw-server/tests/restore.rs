@@ -23,13 +23,7 @@ fn home() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("served.db");
     let backups = dir.path().join("backups");
-    let config = dir.path().join("config/activitywatch/aw-server-rust");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(
-        config.join("config-testing.toml"),
-        format!("[backup]\ndir = {:?}\n", backups.to_str().unwrap()),
-    )
-    .unwrap();
+    common::write_testing_config(dir.path(), &common::backup_config(&backups));
     (dir, db, backups)
 }
 

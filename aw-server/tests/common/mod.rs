@@ -475,3 +475,16 @@ pub fn export_copy(root: &std::path::Path, db: &std::path::Path) -> Value {
     );
     serde_json::from_slice(&output.stdout).expect("an export document")
 }
+
+/// Writes the testing-mode config file that [`binary`] finds under `root`
+/// (`config-testing.toml`), with `text`.
+pub fn write_testing_config(root: &std::path::Path, text: &str) {
+    let folder = root.join("config/activitywatch/aw-server-rust");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("config-testing.toml"), text).unwrap();
+}
+
+/// A testing config whose `[backup] dir` is `folder`.
+pub fn backup_config(folder: &std::path::Path) -> String {
+    format!("[backup]\ndir = {:?}\n", folder.to_str().unwrap())
+}
