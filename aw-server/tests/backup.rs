@@ -10,12 +10,9 @@ mod common;
 mod tmpfs;
 
 use std::path::Path;
-use std::process::Stdio;
 
 use aw_datastore::{Datastore, EventQuery};
-use common::{
-    binary, create_bucket, event, fails, names_in, ok, spawn_listening, Stopped, TestServer,
-};
+use common::{create_bucket, event, fails, names_in, ok, serve_file, TestServer};
 use serde_json::json;
 
 /// The titles of a bucket in the database file at `path`.
@@ -91,18 +88,8 @@ fn the_backup_command_works_online_and_on_the_file() {
     let db = root.join("served.db");
     let backups = root.join("backups");
     common::write_testing_config(root, &common::backup_config(&backups));
-    let (child, port) = spawn_listening(
-        binary(root)
-            .args(["--testing", "--port", "0", "--dbpath"])
-            .arg(&db)
-            .stdout(Stdio::null()),
-    );
-    let server = Stopped(child);
-    let port = port.to_string();
-    let client = common::Client {
-        port: port.parse().unwrap(),
-        headers: Vec::new(),
-    };
+    let (server, client) = serve_file(root, &db);
+    let port = client.port.to_string();
     create_bucket(&client, "b");
     let events = json!([event("2026-11-28T10:00:00Z", 5.0, json!({"title": "kept"}))]);
     assert_eq!(

@@ -10,14 +10,13 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aw_datastore::Datastore;
 use aw_models::{Bucket, BucketMetadata, Data, Event, Timestamp};
-use common::{binary, create_bucket, export_copy, names_in, spawn_listening, Signal, TestServer};
+use common::{create_bucket, export_copy, names_in, serve_file, Signal, TestServer};
 use serde_json::{json, Value};
 
 const CLIENTS: usize = 8;
@@ -235,14 +234,8 @@ fn a_server_killed_during_a_snapshot_leaves_no_file_under_its_name() {
         store.close().unwrap();
     }
     let start = || {
-        let (child, port) = spawn_listening(
-            binary(root)
-                .args(["--testing", "--port", "0", "--dbpath"])
-                .arg(&db)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null()),
-        );
-        (common::Stopped(child), port)
+        let (server, client) = serve_file(root, &db);
+        (server, client.port)
     };
 
     let mut caught = false;

@@ -18,7 +18,7 @@ use std::process::Stdio;
 
 use aw_datastore::Datastore;
 use aw_models::{Bucket, BucketMetadata, Data, Duration, Event, Timestamp};
-use common::{binary, fails, names_in, ok, spawn_listening, Stopped};
+use common::{binary, fails, names_in, ok, serve_file};
 use pages::{pages_of_kind, scramble, TABLE_LEAF};
 
 const EVENTS: usize = 12_000;
@@ -108,17 +108,7 @@ fn a_start_on_a_damaged_page_salvages_and_serves_the_rest() {
     let lost = damage_a_page(&db);
     let damaged_bytes = std::fs::read(&db).unwrap();
 
-    let (child, port) = spawn_listening(
-        binary(root)
-            .args(["--testing", "--port", "0", "--dbpath"])
-            .arg(&db)
-            .stdout(Stdio::null()),
-    );
-    let server = Stopped(child);
-    let client = common::Client {
-        port,
-        headers: Vec::new(),
-    };
+    let (server, client) = serve_file(root, &db);
     assert_eq!(event_count(&client), (EVENTS - lost) as u64);
     drop(server);
 
@@ -216,21 +206,7 @@ fn damage_met_while_serving_is_said_and_the_next_start_salvages() {
     let root = dir.path();
     let db = generated(root);
     let lost = damage_a_page_quietly(&db);
-    let start = || {
-        let (child, port) = spawn_listening(
-            binary(root)
-                .args(["--testing", "--port", "0", "--dbpath"])
-                .arg(&db)
-                .stdout(Stdio::null()),
-        );
-        (
-            Stopped(child),
-            common::Client {
-                port,
-                headers: Vec::new(),
-            },
-        )
-    };
+    let start = || serve_file(root, &db);
     let (server, client) = start();
     let status = client.get("/api/0/database/status").json();
     assert_eq!(status["healthy"], true, "{status}");

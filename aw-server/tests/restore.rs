@@ -10,12 +10,8 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
-use common::{
-    binary, create_bucket, event, export_copy, fails, names_in, ok, spawn_listening, Client,
-    Stopped,
-};
+use common::{binary, create_bucket, event, export_copy, fails, names_in, ok, serve_file, Client};
 use serde_json::{json, Value};
 
 /// A test home with a testing config whose `[backup] dir` is `backups`.
@@ -25,23 +21,6 @@ fn home() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let backups = dir.path().join("backups");
     common::write_testing_config(dir.path(), &common::backup_config(&backups));
     (dir, db, backups)
-}
-
-fn serve(root: &Path, db: &Path) -> (Stopped, Client) {
-    let (child, port) = spawn_listening(
-        binary(root)
-            .args(["--testing", "--port", "0", "--dbpath"])
-            .arg(db)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
-    );
-    (
-        Stopped(child),
-        Client {
-            port,
-            headers: Vec::new(),
-        },
-    )
 }
 
 /// The buckets and events of a database file, as `export` writes them.
@@ -69,7 +48,7 @@ fn insert(client: &Client, start: &str, title: &str) -> i64 {
 fn a_snapshot_restores_as_it_was_and_ids_go_on_above_every_one_issued() {
     let (dir, db, backups) = home();
     let root = dir.path();
-    let (server, client) = serve(root, &db);
+    let (server, client) = serve_file(root, &db);
     let port = client.port.to_string();
     create_bucket(&client, "b");
     insert(&client, "2026-11-28T08:00:00Z", "one");
@@ -141,7 +120,7 @@ fn a_snapshot_restores_as_it_was_and_ids_go_on_above_every_one_issued() {
 
     // Served again: the restored history, and a new event's id is above
     // every id issued before the restore.
-    let (server, client) = serve(root, &db);
+    let (server, client) = serve_file(root, &db);
     let events = client.get("/api/0/buckets/b/events").json();
     assert_eq!(events.as_array().unwrap().len(), 2);
     let new = insert(&client, "2026-11-28T09:00:00Z", "five");
@@ -156,7 +135,7 @@ fn a_snapshot_restores_as_it_was_and_ids_go_on_above_every_one_issued() {
 fn bad_snapshots_and_targets_are_clear_errors_that_change_nothing() {
     let (dir, db, _backups) = home();
     let root = dir.path();
-    let (server, client) = serve(root, &db);
+    let (server, client) = serve_file(root, &db);
     create_bucket(&client, "b");
     insert(&client, "2026-11-28T08:00:00Z", "kept");
     drop(server);

@@ -51,8 +51,6 @@ pub fn run(args: RestoreArgs) -> Result<(), CliError> {
         Some(path) => path.clone(),
         None => dirs::db_path(args.testing).map_err(|error| CliError(error.to_string()))?,
     };
-    let facts = restore::check_snapshot(&args.snapshot, key.as_ref())
-        .map_err(|error| CliError(format!("not restored: {error}")))?;
     let (issued, copy) = sync_marks(&args)?;
     let restored =
         restore::restore(&args.snapshot, &db, key.as_ref(), &issued).map_err(|error| {
@@ -64,6 +62,8 @@ pub fn run(args: RestoreArgs) -> Result<(), CliError> {
                 error => format!("not restored: {error}"),
             })
         })?;
+    // `restore` checked the snapshot before anything moved.
+    let facts = &restored.facts;
     eprintln!(
         "Checked the snapshot {}: {} bucket{}, {} event{}{}.",
         args.snapshot.display(),

@@ -488,3 +488,22 @@ pub fn write_testing_config(root: &std::path::Path, text: &str) {
 pub fn backup_config(folder: &std::path::Path) -> String {
     format!("[backup]\ndir = {:?}\n", folder.to_str().unwrap())
 }
+
+/// The binary serving the database file `db` in testing mode on a port of
+/// its own, with private folders under `root` ([`binary`]); stopped when
+/// the first value is dropped.
+pub fn serve_file(root: &std::path::Path, db: &std::path::Path) -> (Stopped, Client) {
+    let (child, port) = spawn_listening(
+        binary(root)
+            .args(["--testing", "--port", "0", "--dbpath"])
+            .arg(db)
+            .stdout(std::process::Stdio::null()),
+    );
+    (
+        Stopped(child),
+        Client {
+            port,
+            headers: Vec::new(),
+        },
+    )
+}
