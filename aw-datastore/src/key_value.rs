@@ -10,6 +10,7 @@
 //! | `aw-server.history-changes.<bucket>` | the bucket's change counter ([`CHANGES_PREFIX`]) | `changes.rs` |
 //! | `aw-server.sync-deleted.<bucket>` | time deleted here from a pulled copy ([`DELETED_PREFIX`]) | `changes.rs` |
 //! | `aw-server.sync-<key>` | the state of replication passes ([`REPLICA_PREFIX`]) | `replica.rs`, for its callers |
+//! | `aw-server.token.<name>` | an API token, its secret hashed ([`TOKEN_PREFIX`]) | `tokens.rs` |
 //!
 //! aw-server-rust reads only `settings.`, so the others travel with the
 //! file and are ignored there. `last_modified` is seconds, as there.
@@ -28,6 +29,8 @@ pub(crate) const DELETED_PREFIX: &str = "aw-server.sync-deleted.";
 /// The state replication keeps, then the replica's own key
 /// (`replica.rs`); a key under `deleted.` would be [`DELETED_PREFIX`]'s.
 pub(crate) const REPLICA_PREFIX: &str = "aw-server.sync-";
+/// An API token, then its name (`tokens.rs`).
+pub(crate) const TOKEN_PREFIX: &str = "aw-server.token.";
 
 /// The value under `key`; `None` when absent or NULL.
 pub(crate) fn get(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {

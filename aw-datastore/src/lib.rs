@@ -65,6 +65,7 @@ pub mod salvage;
 mod schema;
 mod snapshot;
 mod stats;
+mod tokens;
 mod wal_sync;
 mod watch;
 mod worker;
@@ -103,6 +104,7 @@ pub use privacy::{
 pub use replica::{PulledChunk, Replacement, Replica};
 pub use route::{Answer, Read};
 pub use snapshot::Snapshot;
+pub use tokens::StoredToken;
 pub use writes::PreparedEvent;
 
 /// Result of every datastore call.
@@ -646,6 +648,29 @@ impl Datastore {
     pub fn delete_setting(&self, key: &str) -> Result<()> {
         let key = key.to_string();
         self.write(move |conn, memory| writes::delete_setting(conn, memory, &key))
+    }
+
+    /// Every stored API token (`tokens.rs`), hashes included.
+    pub fn tokens(&self) -> Result<Vec<StoredToken>> {
+        self.write(|conn, _| tokens::list(conn))
+    }
+
+    /// Stores a new API token; false, and nothing stored, when its name is
+    /// taken.
+    pub fn add_token(&self, token: StoredToken) -> Result<bool> {
+        self.write(move |conn, _| tokens::add(conn, &token))
+    }
+
+    /// Removes the API token named `name`; false when there is none.
+    pub fn remove_token(&self, name: &str) -> Result<bool> {
+        let name = name.to_string();
+        self.write(move |conn, _| tokens::remove(conn, &name))
+    }
+
+    /// Records when API tokens were last used (names since removed are
+    /// skipped).
+    pub fn touch_tokens(&self, used: Vec<(String, Timestamp)>) -> Result<()> {
+        self.write(move |conn, _| tokens::touch(conn, &used))
     }
 
     /// Commits and syncs everything acknowledged so far to disk.

@@ -28,4 +28,7 @@ pub enum ModelError {
     /// A bucket id that is empty, too long or holds control characters.
     #[error("Invalid bucket id {0:?}: must be 1 to 1000 bytes without control characters")]
     InvalidBucketId(String),
+    /// A token request or name that cannot be used (the message says why).
+    #[error("{0}")]
+    InvalidToken(String),
 }

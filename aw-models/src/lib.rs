@@ -27,6 +27,7 @@ mod query;
 mod reports;
 mod shared;
 mod time;
+mod token;
 
 pub use bucket::{
     check_bucket_id, is_own_bucket, Bucket, BucketMetadata, CreateBucket, UpdateBucket, ORIGIN_KEY,
@@ -42,6 +43,10 @@ pub use query::{QueryRequest, TimeInterval};
 pub use reports::{Expired, ImportSummary, PullCounts, RangeDeletion, RulesOutcome, RulesReport};
 pub use shared::{empty_data, SharedEvent};
 pub use time::{Duration, Timestamp};
+pub use token::{
+    check_token_name, parse_expiry, AccessInfo, CreatedToken, NewToken, Scope, TokenInfo,
+    MAX_TOKEN_HOSTS, MAX_TOKEN_NAME,
+};
 
 /// The JSON object type used for event and bucket `data`.
 pub type Data = serde_json::Map<String, serde_json::Value>;

@@ -51,6 +51,10 @@ pub struct AuthConfig {
     /// Bearer key required on `/api/` requests; absent or empty disables it.
     #[serde(default)]
     pub api_key: Option<String>,
+    /// Listen beyond loopback with no key or token: only behind a proxy
+    /// that authenticates (`docs/API.md` §9.5).
+    #[serde(default)]
+    pub allow_unauthenticated_remote: bool,
 }
 
 /// `[retention]` of the config file: how long events are kept.
@@ -125,6 +129,19 @@ pub struct FileConfig {
     /// Snapshots of the database (`backup.rs`).
     #[serde(default)]
     pub backup: BackupConfig,
+    /// Names the `Host` header may give besides the loopback ones.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Proxies (addresses or `address/prefix` ranges) whose
+    /// `X-Forwarded-For` names the client.
+    #[serde(default)]
+    pub trusted_proxies: Vec<String>,
+    /// A PEM certificate chain: serve HTTPS (with `tls_key`).
+    #[serde(default)]
+    pub tls_cert: Option<String>,
+    /// The PEM private key of `tls_cert`.
+    #[serde(default)]
+    pub tls_key: Option<String>,
 }
 
 /// The `[backup]` section.
@@ -193,9 +210,23 @@ pub fn default_file_text(testing: bool) -> String {
          #[custom_static]\n\
          #my-page = \"/path/to/folder\"\n\
          \n\
-         # Require 'Authorization: Bearer <api_key>' on /api/ requests.\n\
+         # Names the Host header may give besides localhost, 127.0.0.1, [::1]\n\
+         # (the names other devices reach this server by).\n\
+         #allowed_hosts = []\n\
+         # Proxies whose X-Forwarded-For header names the client (addresses\n\
+         # or ranges like \"10.0.0.0/8\").\n\
+         #trusted_proxies = []\n\
+         # Serve HTTPS with this PEM certificate chain and key.\n\
+         #tls_cert = \"/etc/aw-server/cert.pem\"\n\
+         #tls_key = \"/etc/aw-server/key.pem\"\n\
+         \n\
+         # Require 'Authorization: Bearer <api_key>' on /api/ requests. Tokens\n\
+         # with scopes: aw-server token add --help.\n\
          #[auth]\n\
          #api_key = \"\"\n\
+         # Listen beyond loopback without any key or token (only behind a\n\
+         # proxy that authenticates).\n\
+         #allow_unauthenticated_remote = false\n\
          \n\
          # Delete events that ended more than keep_days days ago (at start\n\
          # and once a day). Off unless set.\n\
@@ -277,8 +308,17 @@ pub struct ServerConfig {
     pub cors_regex: Vec<String>,
     /// `/pages/<name>/` directories.
     pub custom_static: BTreeMap<String, PathBuf>,
-    /// The API key; `None` disables authentication.
+    /// The API key, an admin credential; `None`: none.
     pub api_key: Option<String>,
+    /// Start on a non-loopback address without any credential.
+    pub allow_unauthenticated_remote: bool,
+    /// Names the `Host` header may give besides the loopback ones
+    /// (lowercase, without port).
+    pub allowed_hosts: Vec<String>,
+    /// Proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<crate::auth::IpRange>,
+    /// The certificate chain and key files of HTTPS.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// A built aw-webui folder to serve at `/` (`--webpath`).
     pub webpath: Option<PathBuf>,
     /// aw-webui embedded at build time (the folder it came from, its
@@ -316,6 +356,10 @@ impl Default for ServerConfig {
             cors_regex: Vec::new(),
             custom_static: BTreeMap::new(),
             api_key: None,
+            allow_unauthenticated_remote: false,
+            allowed_hosts: Vec::new(),
+            trusted_proxies: Vec::new(),
+            tls: None,
             webpath: None,
             embedded_webui: None,
             db_path: PathBuf::new(),
@@ -345,6 +389,34 @@ impl ServerConfig {
             .map(|(name, path)| (name, PathBuf::from(path)))
             .collect();
         self.api_key = file.auth.api_key.filter(|key| !key.is_empty());
+        self.allow_unauthenticated_remote = file.auth.allow_unauthenticated_remote;
+        self.allowed_hosts = file
+            .allowed_hosts
+            .iter()
+            .map(|host| host.trim().to_ascii_lowercase())
+            .filter(|host| !host.is_empty())
+            .collect();
+        self.trusted_proxies = file
+            .trusted_proxies
+            .iter()
+            .map(|text| {
+                text.parse().map_err(|_| {
+                    ConfigError::Invalid(format!(
+                        "invalid trusted_proxies entry '{text}': expected an address or \
+                         address/prefix"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        self.tls = match (file.tls_cert, file.tls_key) {
+            (None, None) => None,
+            (Some(cert), Some(key)) => Some((PathBuf::from(cert), PathBuf::from(key))),
+            _ => {
+                return Err(ConfigError::Invalid(
+                    "tls_cert and tls_key go together: set both to serve HTTPS".to_string(),
+                ))
+            }
+        };
         self.keep_days = match file.retention {
             None => None,
             Some(RetentionConfig { keep_days: 0 }) => return Err(ConfigError::Invalid(

@@ -24,6 +24,9 @@ pub enum ApiError {
     /// type, a value out of range).
     #[error("{0}")]
     Unprocessable(String),
+    /// The caller's token may not do this (its scope or hosts).
+    #[error("{0}")]
+    Forbidden(String),
     /// The resource does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -50,6 +53,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => Status::BadRequest,
             ApiError::Unprocessable(_) => Status::UnprocessableEntity,
+            ApiError::Forbidden(_) => Status::Forbidden,
             ApiError::NotFound(_) => Status::NotFound,
             ApiError::Conflict(_) => Status::Conflict,
             ApiError::PayloadTooLarge(_) => Status::PayloadTooLarge,

@@ -38,6 +38,7 @@
 
 mod asset_files;
 mod assets;
+pub mod auth;
 pub mod backup;
 pub mod cli;
 pub mod config;
@@ -100,8 +101,8 @@ pub struct ServerState {
     pub db_path: PathBuf,
     /// Folder sync: settings, status, and the lock passes take.
     pub sync: Arc<sync::SyncState>,
-    /// Whether the API answers without a key (no `[auth] api_key`).
-    pub open_api: bool,
+    /// The credentials (API key, tokens) and the write-token checks.
+    pub auth: Arc<auth::Auth>,
     /// Snapshots: `[backup]`, the status, one at a time.
     pub backups: Arc<backup::Backups>,
     /// What a salvage at this start recovered (`damage.rs`), if any.
@@ -109,15 +110,31 @@ pub struct ServerState {
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
-/// Fails only on an invalid `cors_regex`.
+/// Fails on an invalid `cors_regex`, unreadable tokens, and a bind beyond
+/// loopback while nothing would authenticate requests (§9.5).
 pub fn build_rocket(
     datastore: Datastore,
     config: ServerConfig,
 ) -> Result<Rocket<Build>, ConfigError> {
-    let gate = security::Gate::new(&config)?;
+    let auth = auth::Auth::load(
+        datastore.clone(),
+        config.api_key.clone(),
+        config.trusted_proxies.clone(),
+    )
+    .map_err(|error| ConfigError::Invalid(format!("cannot read the API tokens: {error}")))?;
+    refuse_open_remote(&config, &auth)?;
+    let auth = Arc::new(auth);
+    let gate = security::Gate::new(&config, Arc::clone(&auth))?;
     let rocket_config = rocket::Config {
         address: config.address,
         port: config.port,
+        // The client is the connection's peer (or who a trusted proxy
+        // names, `auth::limit`), never what a header claims.
+        ip_header: None,
+        tls: config
+            .tls
+            .as_ref()
+            .map(|(cert, key)| rocket::config::TlsConfig::from_paths(cert, key)),
         // Request logging only when asked for (`--verbose`).
         log_level: if config.verbose {
             LogLevel::Normal
@@ -173,7 +190,7 @@ pub fn build_rocket(
         custom_static: config.custom_static.clone(),
         db_path: config.db_path.clone(),
         sync: sync_state,
-        open_api: config.api_key.as_deref().is_none_or(str::is_empty),
+        auth,
         backups: Arc::clone(&backups),
         salvage: config.salvage.clone(),
     };
@@ -223,6 +240,23 @@ pub fn build_rocket(
             ],
         )
         .register("/", vec![Catcher::new(None, json_catcher)]))
+}
+
+/// Refuses to listen beyond loopback while no API key or token exists,
+/// unless told the server sits behind a proxy that authenticates.
+fn refuse_open_remote(config: &ServerConfig, auth: &auth::Auth) -> Result<(), ConfigError> {
+    if config.address.is_loopback() || auth.required() || config.allow_unauthenticated_remote {
+        return Ok(());
+    }
+    Err(ConfigError::Invalid(format!(
+        "Refusing to listen on {address}: nothing would authenticate requests from other \
+         machines. Add a credential first: `aw-server{testing} token add NAME --scope admin` \
+         (and tokens for each device's watchers), or set [auth] api_key in config.toml. Behind \
+         a proxy that authenticates, start with --allow-unauthenticated-remote ([auth] \
+         allow_unauthenticated_remote = true).",
+        address = config.address,
+        testing = if config.testing { " --testing" } else { "" },
+    )))
 }
 
 /// Every error Rocket produces itself (no route, a panicking handler, an

@@ -60,6 +60,9 @@ enum Command {
     /// Check whether the database file is healthy; with --repair, salvage
     /// a damaged one (no server may be using it).
     Check(cli::check::CheckArgs),
+    /// API tokens with scopes (read, write, admin): add (printed once),
+    /// list, revoke; through the running server or on the database file.
+    Token(cli::token::TokenArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -101,6 +104,10 @@ struct ServerArgs {
     /// Debug logging, including every request.
     #[arg(long)]
     verbose: bool,
+    /// Listen beyond loopback even with no API key or token: only behind
+    /// a proxy that authenticates (also [auth] allow_unauthenticated_remote).
+    #[arg(long)]
+    allow_unauthenticated_remote: bool,
 }
 
 /// Asks Linux not to back this process's memory with transparent huge
@@ -134,6 +141,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Backup(args)) => return finish(cli::backup::run(args)),
         Some(Command::Restore(args)) => return finish(cli::restore::run(args)),
         Some(Command::Check(args)) => return finish(cli::check::run(args)),
+        Some(Command::Token(args)) => return finish(cli::token::run(args)),
         None => cli.server,
     };
     serve(args, purge_delay)
@@ -186,6 +194,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     if let Some(host) = &args.host {
         config.address = config::parse_address(host)?;
     }
+    config.allow_unauthenticated_remote |= args.allow_unauthenticated_remote;
     if let Some(port) = args.port {
         config.port = port;
     }

@@ -1,4 +1,5 @@
-//! The security gate (`docs/API.md` §9): Host-header check, CORS and the API key.
+//! The security gate (`docs/API.md` §9): Host-header check, CORS, and
+//! authentication and scopes (`auth`).
 //!
 //! One request fairing decides, before routing, whether a request may reach
 //! a handler at all. It also canonicalises the path the router will see:
@@ -20,6 +21,7 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Arc;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use regex::Regex;
@@ -29,10 +31,12 @@ use rocket::http::{Header, Method, Status};
 use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::{self, Responder};
 use rocket::{Data, Orbit, Response, Rocket};
-use subtle::ConstantTimeEq;
 
+use crate::auth::rules::{refusal, Need};
+use crate::auth::{Access, Auth, Failure};
 use crate::config::{ConfigError, ServerConfig};
 use crate::error::json_message;
+use aw_models::Timestamp;
 
 /// Where refused requests are routed to.
 pub const REJECTED_PATH: &str = "/__aw-server/rejected";
@@ -45,6 +49,8 @@ const CHROME_WEB_STORE_EXTENSION: &str = "chrome-extension://nglaklhklhcoonedhgn
 pub struct Rejection {
     status: Status,
     message: String,
+    /// Seconds for `Retry-After` (429).
+    retry_after: Option<u64>,
 }
 
 impl Rejection {
@@ -52,6 +58,7 @@ impl Rejection {
         Rejection {
             status,
             message: message.into(),
+            retry_after: None,
         }
     }
 }
@@ -72,7 +79,11 @@ impl<'r> FromRequest<'r> for &'r Rejection {
 
 impl<'r> Responder<'r, 'static> for &'r Rejection {
     fn respond_to(self, _request: &'r Request<'_>) -> response::Result<'static> {
-        Ok(json_message(self.status, &self.message))
+        let mut response = json_message(self.status, &self.message);
+        if let Some(seconds) = self.retry_after {
+            response.set_raw_header("Retry-After", seconds.to_string());
+        }
+        Ok(response)
     }
 }
 
@@ -87,6 +98,25 @@ pub fn rejected(rejection: &Rejection) -> &Rejection {
 #[rocket::options("/<_..>")]
 pub fn preflight() -> crate::endpoints::Empty {
     crate::endpoints::Empty(Status::Ok)
+}
+
+/// What the gate granted a request: set on every request it let through
+/// to an `/api/` handler.
+#[derive(Debug, Clone, Default)]
+pub struct Granted(Option<Access>);
+
+#[rocket::async_trait]
+impl<'r> FromRequest<'r> for &'r Access {
+    type Error = ();
+
+    async fn from_request(request: &'r Request<'_>) -> Outcome<Self, ()> {
+        // Never a default: a handler that asks outside the gate's paths
+        // gets nothing rather than everything.
+        match request.local_cache(Granted::default) {
+            Granted(Some(access)) => Outcome::Success(access),
+            Granted(None) => Outcome::Error((Status::Forbidden, ())),
+        }
+    }
 }
 
 /// The `Origin` of a request the gate allowed, for the response fairing.
@@ -130,20 +160,30 @@ impl CorsPolicy {
     }
 }
 
+/// What the synchronous part of the gate decided: the canonical path
+/// segments, and for an `/api/` path the access and what it needs.
+struct Checked {
+    segments: Vec<String>,
+    api: Option<(Access, Need)>,
+}
+
 /// The request fairing of this module; see the module docs.
 #[derive(Debug)]
 pub struct Gate {
-    host_check: bool,
+    /// Names the `Host` header may give besides the loopback ones
+    /// (lowercase): `allowed_hosts` and a specific bound address.
+    allowed_hosts: Vec<String>,
     cors: CorsPolicy,
-    api_key: Option<String>,
+    auth: Arc<Auth>,
     /// The port the server listens on, for its own origin; updated at
     /// liftoff because port 0 binds a port chosen by the system.
     port: AtomicU16,
 }
 
 impl Gate {
-    /// A gate for `config`; fails on an invalid `cors_regex`.
-    pub fn new(config: &ServerConfig) -> Result<Gate, ConfigError> {
+    /// A gate for `config` with the credentials of `auth`; fails on an
+    /// invalid `cors_regex`.
+    pub fn new(config: &ServerConfig, auth: Arc<Auth>) -> Result<Gate, ConfigError> {
         let regexes = config
             .cors_regex
             .iter()
@@ -155,22 +195,38 @@ impl Gate {
                 })
             })
             .collect::<Result<_, _>>()?;
+        let mut allowed_hosts = config.allowed_hosts.clone();
+        if !config.address.is_unspecified() && !config.address.is_loopback() {
+            allowed_hosts.push(match config.address {
+                IpAddr::V4(v4) => v4.to_string(),
+                IpAddr::V6(v6) => format!("[{v6}]"),
+            });
+        }
         Ok(Gate {
-            host_check: host_check_applies(config.address),
+            allowed_hosts,
             cors: CorsPolicy {
                 exact: config.cors.iter().cloned().collect(),
                 regexes,
                 testing: config.testing,
             },
-            api_key: config.api_key.clone().filter(|key| !key.is_empty()),
+            auth,
             port: AtomicU16::new(config.port),
         })
     }
 
-    /// Decides on a request; `Ok` carries the canonical path segments.
-    fn check(&self, request: &Request<'_>) -> Result<Vec<String>, Rejection> {
-        if self.host_check && !host_is_local(request) {
-            return Err(Rejection::new(Status::BadRequest, "Host header is invalid"));
+    /// Decides on a request as far as it can without the store; `Ok`
+    /// carries the canonical path segments, and for an `/api/` path what
+    /// it may do and needs.
+    fn check(&self, request: &Request<'_>) -> Result<Checked, Rejection> {
+        if !host_is_allowed(request, &self.allowed_hosts) {
+            let host = request.headers().get_one("Host").unwrap_or("");
+            return Err(Rejection::new(
+                Status::BadRequest,
+                format!(
+                    "Host header is invalid: '{host}' is not a name of this server \
+                     (add it to allowed_hosts in config.toml)"
+                ),
+            ));
         }
         let segments = canonical_segments(request)?;
         if is_api(&segments) {
@@ -199,16 +255,101 @@ impl Gate {
             request.local_cache(|| AllowedOrigin(Some(origin.to_string())));
         }
 
-        if let Some(key) = &self.api_key {
-            if needs_key(request.method(), &segments) && !bearer_matches(request, key) {
-                return Err(Rejection::new(
+        if !is_api(&segments) {
+            return Ok(Checked {
+                segments,
+                api: None,
+            });
+        }
+        let need = Auth::need(request.method(), &segments);
+        let access = self.authenticate(request, &need)?;
+        if let Some(message) = refusal(&access, &need) {
+            return Err(Rejection::new(Status::Forbidden, message));
+        }
+        Ok(Checked {
+            segments,
+            api: Some((access, need)),
+        })
+    }
+
+    /// The access of an `/api/` request: [`Access::Open`] while the server
+    /// has no credential (and for what needs none), else the one its
+    /// `Authorization` header gives; failures are counted per client and
+    /// logged without the credential.
+    fn authenticate(&self, request: &Request<'_>, need: &Need) -> Result<Access, Rejection> {
+        if *need == Need::Nothing || !self.auth.required() {
+            return Ok(Access::Open);
+        }
+        let forwarded: Vec<&str> = request.headers().get("X-Forwarded-For").collect();
+        let client = self
+            .auth
+            .client(request.remote().map(|remote| remote.ip()), &forwarded);
+        let shown = client.map_or_else(|| "an unknown address".to_string(), |ip| ip.to_string());
+        if !self.auth.failures.may_try(client) {
+            let mut rejection = Rejection::new(
+                Status::TooManyRequests,
+                "Too many failed authentications from this address; try again later",
+            );
+            rejection.retry_after = Some(crate::auth::limit::REFILL.as_secs());
+            return Err(rejection);
+        }
+        let headers = request.headers().get("Authorization");
+        match self.auth.authenticate(headers, Timestamp::now()) {
+            Ok(access) => Ok(access),
+            Err(failure) => {
+                let path = request.uri().path();
+                let method = request.method();
+                if failure == Failure::Missing {
+                    // A page opened without its token, say: not an attack.
+                    log::debug!("Refused {method} {path} from {shown}: {}", failure.as_str());
+                } else {
+                    log::warn!("Refused {method} {path} from {shown}: {}", failure.as_str());
+                    if self.auth.failures.failed(client) {
+                        log::warn!(
+                            "Limiting {shown}: too many failed authentications; later ones \
+                             are answered 429 and not logged"
+                        );
+                    }
+                }
+                Err(Rejection::new(
                     Status::Unauthorized,
-                    "Missing or invalid API key. Send the key of the server's config \
-                     file as 'Authorization: Bearer <api_key>'.",
-                ));
+                    "Missing or invalid API key or token. Send it as 'Authorization: Bearer \
+                     <token>' (or as the password of HTTP Basic).",
+                ))
             }
         }
-        Ok(segments)
+    }
+
+    /// The rest of the write-token check: a bucket it names must be one
+    /// of its hosts' (or not exist yet; creating one checks the body's
+    /// host).
+    async fn check_bucket(&self, access: &Access, need: &Need) -> Result<(), Rejection> {
+        let (Need::ReadBucket(id) | Need::WriteBucket(id)) = need else {
+            return Ok(());
+        };
+        let Access::Token(token) = access else {
+            return Ok(());
+        };
+        if token.info.scope != aw_models::Scope::Write {
+            return Ok(());
+        }
+        match self.auth.bucket_host(id).await {
+            Ok(Some(host)) if !access.may_write_host(&host) => Err(Rejection::new(
+                Status::Forbidden,
+                format!(
+                    "This write token may not use bucket '{id}': its host '{host}' is not one \
+                     of the token's"
+                ),
+            )),
+            Ok(_) => Ok(()),
+            Err(error) => {
+                log::error!("Could not read bucket '{id}' to check a token: {error}");
+                Err(Rejection::new(
+                    Status::ServiceUnavailable,
+                    "Could not check the bucket's host; try again",
+                ))
+            }
+        }
     }
 }
 
@@ -226,7 +367,24 @@ impl Fairing for Gate {
     }
 
     async fn on_request(&self, request: &mut Request<'_>, _data: &mut Data<'_>) {
-        let canonical = match self.check(request) {
+        let decided = match self.check(request) {
+            Ok(Checked {
+                segments,
+                api: Some((access, need)),
+            }) => match self.check_bucket(&access, &need).await {
+                Ok(()) => {
+                    request.local_cache(|| Granted(Some(access)));
+                    Ok(segments)
+                }
+                Err(rejection) => Err(rejection),
+            },
+            Ok(Checked {
+                segments,
+                api: None,
+            }) => Ok(segments),
+            Err(rejection) => Err(rejection),
+        };
+        let canonical = match decided {
             Ok(segments) => {
                 // Web pages keep a trailing slash (relative links resolve
                 // against it); API paths never need one.
@@ -283,13 +441,9 @@ impl Fairing for Gate {
     }
 }
 
-/// The DNS-rebinding check applies when bound to a loopback address.
-fn host_check_applies(address: IpAddr) -> bool {
-    address.is_loopback()
-}
-
-/// Exactly one `Host` header naming this machine by loopback name.
-fn host_is_local(request: &Request<'_>) -> bool {
+/// Exactly one `Host` header naming this machine by a loopback name or
+/// one of `allowed` (the DNS-rebinding check, on every bind).
+fn host_is_allowed(request: &Request<'_>, allowed: &[String]) -> bool {
     let mut hosts = request.headers().get("Host");
     let (Some(host), None) = (hosts.next(), hosts.next()) else {
         return false;
@@ -297,7 +451,10 @@ fn host_is_local(request: &Request<'_>) -> bool {
     let Some(name) = strip_port(host) else {
         return false;
     };
-    name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]"
+    name.eq_ignore_ascii_case("localhost")
+        || name == "127.0.0.1"
+        || name == "[::1]"
+        || allowed.iter().any(|known| name.eq_ignore_ascii_case(known))
 }
 
 /// `name` of `name[:port]`, `None` if the port is not a number.
@@ -390,10 +547,25 @@ fn canonical_uri(
         text.push('/');
     }
     if let Some(query) = query {
-        text.push('?');
-        text.push_str(query);
+        let kept: Vec<&str> = query
+            .split('&')
+            .filter(|pair| !is_credential_parameter(pair))
+            .collect();
+        if !kept.is_empty() {
+            text.push('?');
+            text.push_str(&kept.join("&"));
+        }
     }
     Origin::parse_owned(text).ok()
+}
+
+/// `token=…` or `api_key=…`: never read by a handler (credentials go in
+/// a header), and dropped from the address so no log line shows them;
+/// the dashboard's script reads `?token=` from the browser's address.
+fn is_credential_parameter(pair: &str) -> bool {
+    let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+    let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+    name.eq_ignore_ascii_case("token") || name.eq_ignore_ascii_case("api_key")
 }
 
 /// Bytes a path segment keeps encoded: all but RFC 3986 unreserved
@@ -422,41 +594,12 @@ fn encode_segment(segment: &str) -> String {
     utf8_percent_encode(segment, SEGMENT).to_string()
 }
 
-/// Whether the API key is required: every `/api/` path except
-/// `GET /api/0/info` and every preflight.
-fn needs_key(method: Method, segments: &[String]) -> bool {
-    if !is_api(segments) || method == Method::Options {
-        return false;
-    }
-    let is_info = segments.len() == 3 && segments[1] == "0" && segments[2] == "info";
-    !(is_info && matches!(method, Method::Get | Method::Head))
-}
-
 /// Paths under `/api/`, in any letter case (the router would not match
 /// `/API/`, but the gate does not rely on that).
 fn is_api(segments: &[String]) -> bool {
     segments
         .first()
         .is_some_and(|first| first.eq_ignore_ascii_case("api"))
-}
-
-/// `Authorization: Bearer <key>`, exactly one header, compared in constant
-/// time.
-fn bearer_matches(request: &Request<'_>, key: &str) -> bool {
-    let mut values = request.headers().get("Authorization");
-    let (Some(value), None) = (values.next(), values.next()) else {
-        return false;
-    };
-    let Some(given) = value.strip_prefix("Bearer ") else {
-        return false;
-    };
-    constant_time_eq(given.as_bytes(), key.as_bytes())
-}
-
-/// Whether two byte strings are equal, in time that does not depend on
-/// where they differ (the length is not secret).
-fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
-    given.ct_eq(expected).into()
 }
 
 #[cfg(test)]
@@ -496,24 +639,5 @@ mod tests {
         let plain = "aZ09-._~!$&'()*+,;=:@";
         assert_eq!(encode_segment(plain), plain);
         assert_eq!(encode_segment("a b/ü"), "a%20b%2F%C3%BC");
-    }
-
-    #[test]
-    fn key_is_needed_on_api_paths_but_info_and_preflight() {
-        let path = |p: &str| p.split('/').map(String::from).collect::<Vec<_>>();
-        assert!(needs_key(Method::Get, &path("api/0/buckets")));
-        assert!(needs_key(Method::Post, &path("API/0/buckets")));
-        assert!(needs_key(Method::Post, &path("api/0/info")));
-        assert!(!needs_key(Method::Get, &path("api/0/info")));
-        assert!(!needs_key(Method::Options, &path("api/0/buckets")));
-        assert!(!needs_key(Method::Get, &path("css/app.css")));
-        assert!(!needs_key(Method::Get, &[]));
-    }
-
-    #[test]
-    fn constant_time_comparison() {
-        assert!(constant_time_eq(b"key", b"key"));
-        assert!(!constant_time_eq(b"key", b"kez"));
-        assert!(!constant_time_eq(b"ke", b"key"));
     }
 }

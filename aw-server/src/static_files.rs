@@ -125,7 +125,7 @@ pub async fn index(state: &State<ServerState>) -> Result<Index, ApiError> {
     Ok(Index {
         reply: AssetReply(asset),
         policy: builtin.then_some(BUILTIN_POLICY),
-        preload: (builtin && state.open_api).then_some(BUILTIN_PRELOAD),
+        preload: (builtin && !state.auth.required()).then_some(BUILTIN_PRELOAD),
     })
 }
 

@@ -37,7 +37,10 @@ fn host_header_must_name_localhost() {
     ] {
         let reply = client.request("GET", "/api/0/info", &[("Host", bad)], None);
         let message = reply.assert_error(400);
-        assert_eq!(message, "Host header is invalid", "{bad}");
+        assert!(
+            message.starts_with("Host header is invalid"),
+            "{bad}: {message}"
+        );
         // Every path, static ones too.
         let reply = client.request("GET", "/", &[("Host", bad)], None);
         reply.assert_error(400);
@@ -49,7 +52,9 @@ fn request_without_host_or_with_two_is_refused() {
     let server = TestServer::start();
     let client = server.client();
     let reply = client.raw(b"GET /api/0/info HTTP/1.0\r\n\r\n");
-    assert_eq!(reply.assert_error(400), "Host header is invalid");
+    assert!(reply
+        .assert_error(400)
+        .starts_with("Host header is invalid"));
     let reply = client.raw(
         b"GET /api/0/info HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
     );
@@ -74,15 +79,22 @@ fn bad_host_is_refused_before_the_handler_writes() {
 }
 
 #[test]
-fn host_check_is_off_when_bound_elsewhere() {
-    let server = TestServer::start_with(|config| config.address = "0.0.0.0".parse().unwrap());
-    let reply = server.client().request(
-        "GET",
-        "/api/0/info",
-        &[("Host", "my-laptop.lan:5600")],
-        None,
-    );
-    assert_eq!(reply.status, 200);
+fn every_bind_checks_the_host_against_allowed_hosts() {
+    let server = TestServer::start_with(|config| {
+        config.address = "0.0.0.0".parse().unwrap();
+        config.api_key = Some(KEY.to_string());
+        config.allowed_hosts = vec!["my-laptop.lan".to_string()];
+    });
+    let client = server.client();
+    for good in ["my-laptop.lan:5600", "MY-LAPTOP.lan", "localhost"] {
+        let reply = client.request("GET", "/api/0/info", &[("Host", good)], None);
+        assert_eq!(reply.status, 200, "{good}");
+    }
+    for bad in ["evil.example", "my-laptop.lan.evil.example", "192.168.1.10"] {
+        let reply = client.request("GET", "/api/0/info", &[("Host", bad)], None);
+        let message = reply.assert_error(400);
+        assert!(message.contains("allowed_hosts"), "{message}");
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The commands' side of the HTTP API: finding a running server and
 //! streaming exports from and imports to it with a blocking client (ureq),
-//! the API key sent as `Authorization: Bearer` like the web UI does.
+//! the API key (or `--token`) sent as `Authorization: Bearer` like the web
+//! UI does.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -8,7 +9,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use aw_datastore::{ImportSummary, RangeDeletion, RulesOutcome, RulesReport};
-use aw_models::{Bucket, Timestamp};
+use aw_models::{AccessInfo, Bucket, CreatedToken, NewToken, Timestamp, TokenInfo};
 use ureq::http::Response;
 use ureq::{Agent, Body, SendBody};
 
@@ -234,6 +235,55 @@ impl Server {
             answer["bytes"].as_u64().unwrap_or(0),
             answer["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
         ))
+    }
+
+    /// `GET /api/0/access`: what this command's credential may do.
+    pub fn access(&self) -> Result<AccessInfo, CliError> {
+        self.get_json("/api/0/access")
+    }
+
+    /// `GET /api/0/tokens`.
+    pub fn tokens(&self) -> Result<Vec<TokenInfo>, CliError> {
+        self.get_json("/api/0/tokens")
+    }
+
+    /// `POST /api/0/tokens`: the token made; `None` when the name is taken.
+    pub fn add_token(&self, request: &NewToken) -> Result<Option<CreatedToken>, CliError> {
+        let path = "/api/0/tokens";
+        let response = self
+            .authorized(self.agent.post(format!("{}{path}", self.base)))
+            .send_json(request)
+            .map_err(|error| self.failure(path, error))?;
+        match response.status().as_u16() {
+            201 => response
+                .into_body()
+                .read_json()
+                .map(Some)
+                .map_err(|error| self.failure(path, error)),
+            409 => Ok(None),
+            _ => Err(self.refusal(path, response)),
+        }
+    }
+
+    /// `DELETE /api/0/tokens/<name>`: false when there is no such token.
+    pub fn revoke_token(&self, name: &str) -> Result<bool, CliError> {
+        let path = format!("/api/0/tokens/{}", encode(name));
+        let response = self
+            .authorized(self.agent.delete(format!("{}{path}", self.base)))
+            .call()
+            .map_err(|error| self.failure(&path, error))?;
+        match response.status().as_u16() {
+            200 => Ok(true),
+            404 => Ok(false),
+            _ => Err(self.refusal(&path, response)),
+        }
+    }
+
+    fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
+        self.get(path)?
+            .into_body()
+            .read_json()
+            .map_err(|error| self.failure(path, error))
     }
 
     /// A POST without a body; the JSON answer. No time limit: these are

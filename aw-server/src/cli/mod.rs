@@ -1,7 +1,7 @@
 //! The commands of the `aw-server` binary: `export`, `import`,
 //! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync`, `backup`,
-//! `restore` and `check` (which work on the file itself: `restore` and
-//! `check --repair` only with no server using it).
+//! `restore`, `check` (which work on the file itself: `restore` and
+//! `check --repair` only with no server using it) and `token`.
 //!
 //! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
@@ -26,6 +26,7 @@ pub mod import;
 mod progress;
 pub mod restore;
 pub mod sync;
+pub mod token;
 pub mod vacuum;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -65,6 +66,11 @@ pub struct ConnectionArgs {
     /// `sqlcipher` feature); used when working on the file directly.
     #[arg(long, env = "AW_DB_PASSWORD", hide_env_values = true)]
     pub db_password: Option<String>,
+    /// An API token to send to the server instead of the config file's
+    /// API key. Prefer the environment variable: a flag is visible to
+    /// other users in `ps`.
+    #[arg(long, env = "AW_SERVER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// The key that `--db-password` or `AW_DB_PASSWORD` gives, if any; an
@@ -166,8 +172,12 @@ pub fn connect_with(
         }
         Err(error) => return Err(CliError(error.to_string())),
     };
-    let api_key = file.auth.api_key.filter(|key| !key.is_empty());
-    match Server::probe(&authority, api_key)? {
+    let credential = args
+        .token
+        .clone()
+        .or(file.auth.api_key)
+        .filter(|key| !key.is_empty());
+    match Server::probe(&authority, credential)? {
         Some(server) => Ok(Target::Online(server)),
         None if args.host.is_some() || args.port.is_some() => Err(CliError(format!(
             "no aw-server answers on {authority}; start it, or use --dbpath to work on a database file"

@@ -123,6 +123,7 @@ fn sync_marks(args: &RestoreArgs) -> Result<(IssuedMarks, Option<PathBuf>), CliE
         config: args.config.clone(),
         dbpath: None,
         db_password: None,
+        token: None,
     };
     let file = config_file(&connection)?;
     let folder = match args

@@ -10,16 +10,23 @@ use rocket::serde::json::Json;
 use rocket::{delete, get, post, put, State};
 
 use super::request::{blocking, read_json, Empty, JSON_LIMIT};
+use crate::auth::Access;
 use crate::error::ApiError;
 use crate::ServerState;
 
 /// The host name that watchers send to mean "the server's own".
 const LOCAL_HOSTNAME: &str = "!local";
 
-/// Every bucket by id, `events: null`.
+/// Every bucket by id, `events: null`; for a write token, its hosts'
+/// buckets only.
 #[get("/api/0/buckets")]
-pub async fn list(state: &State<ServerState>) -> Result<Json<BTreeMap<String, Bucket>>, ApiError> {
-    Ok(Json(state.datastore.buckets().await?))
+pub async fn list(
+    access: &Access,
+    state: &State<ServerState>,
+) -> Result<Json<BTreeMap<String, Bucket>>, ApiError> {
+    let mut buckets = state.datastore.buckets().await?;
+    buckets.retain(|_, bucket| access.may_see_host(&bucket.hostname));
+    Ok(Json(buckets))
 }
 
 /// One bucket, with current metadata.
@@ -35,6 +42,7 @@ pub async fn get(bucket_id: &str, state: &State<ServerState>) -> Result<Json<Buc
 pub async fn create(
     bucket_id: &str,
     body: Data<'_>,
+    access: &Access,
     state: &State<ServerState>,
 ) -> Result<Empty, ApiError> {
     aw_models::check_bucket_id(bucket_id)
@@ -46,6 +54,9 @@ pub async fn create(
         bucket
             .data
             .insert("device_id".to_string(), state.info.device_id.clone().into());
+    }
+    if !access.may_write_host(&bucket.hostname) {
+        return Err(host_refused(&bucket.hostname));
     }
     let datastore = state.datastore.clone();
     match blocking(move || Ok(datastore.create_bucket(bucket)?)).await {
@@ -65,6 +76,7 @@ pub async fn create(
 pub async fn update(
     bucket_id: &str,
     body: Data<'_>,
+    access: &Access,
     state: &State<ServerState>,
 ) -> Result<Json<Bucket>, ApiError> {
     let body: serde_json::Value = read_json(body, JSON_LIMIT).await?;
@@ -76,10 +88,25 @@ pub async fn update(
     }
     let update: UpdateBucket = serde_json::from_value(body)
         .map_err(|error| ApiError::BadRequest(format!("Invalid request body: {error}")))?;
+    if let Some(hostname) = &update.hostname {
+        if !access.may_write_host(hostname) {
+            return Err(host_refused(hostname));
+        }
+    }
     let datastore = state.datastore.clone();
     let id = bucket_id.to_string();
-    blocking(move || Ok(datastore.update_bucket(&id, update)?)).await?;
+    let result = blocking(move || Ok(datastore.update_bucket(&id, update)?)).await;
+    state.auth.forget_hosts();
+    result?;
     Ok(Json(state.datastore.bucket(bucket_id).await?))
+}
+
+/// A write token naming a host that is not one of its own.
+fn host_refused(hostname: &str) -> ApiError {
+    ApiError::Forbidden(format!(
+        "This token may not write buckets of host '{hostname}': it is not one of the token's \
+         hosts"
+    ))
 }
 
 /// Deletes a bucket and its events; `?force=1` is accepted and ignored.
@@ -87,6 +114,8 @@ pub async fn update(
 pub async fn delete(bucket_id: &str, state: &State<ServerState>) -> Result<Empty, ApiError> {
     let datastore = state.datastore.clone();
     let bucket_id = bucket_id.to_string();
-    blocking(move || Ok(datastore.delete_bucket(&bucket_id)?)).await?;
+    let result = blocking(move || Ok(datastore.delete_bucket(&bucket_id)?)).await;
+    state.auth.forget_hosts();
+    result?;
     Ok(Empty(Status::Ok))
 }

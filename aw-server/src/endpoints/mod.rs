@@ -21,6 +21,7 @@ pub mod query;
 mod request;
 pub mod settings;
 pub mod sync;
+pub mod tokens;
 
 use rocket::Route;
 
@@ -59,5 +60,9 @@ pub fn routes() -> Vec<Route> {
         database::status,
         sync::status,
         sync::run,
+        tokens::access,
+        tokens::list,
+        tokens::add,
+        tokens::revoke,
     ]
 }

@@ -1,0 +1,484 @@
+//! Who a request comes from, and what it may do (`docs/API.md` §9.4).
+//!
+//! Credentials are the config's `[auth] api_key` (an admin credential, as
+//! in aw-server-rust) and the API tokens stored in the database, each
+//! with a scope: read, write (to the buckets of its hosts) or admin. Once
+//! either exists, every `/api/` request but `GET /api/0/info` needs one,
+//! as `Authorization: Bearer <token>` or as the password of HTTP Basic;
+//! never in the address. The gate (`security.rs`) asks [`Auth`] for the
+//! request's [`Access`] and refuses what [`rules::refusal`] says it may
+//! not do; the handlers that list, create or re-host buckets narrow a
+//! write token further ([`Access::may_write_host`]).
+//!
+//! Only the SHA-256 of a token is stored, in the file, so tokens move
+//! with it; the table here is a copy, replaced whenever the API changes
+//! it, looked up by hash, so checking a token costs a hash and a map
+//! lookup. "Last used" is written at most once a minute per token, off
+//! the request's path.
+
+pub mod limit;
+pub mod rules;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use aw_datastore::{Datastore, StoredToken};
+use aw_models::{AccessInfo, CreatedToken, NewToken, Scope, Timestamp, TokenInfo};
+use base64::Engine;
+use sha2::{Digest, Sha256};
+
+pub use limit::{FailedAuth, IpRange};
+use rules::Need;
+
+/// The prefix of every token this server makes (recognisable in a
+/// config file or a leak scanner).
+pub const TOKEN_PREFIX: &str = "awt_";
+/// How often "last used" is written per token.
+const LAST_USED_STEP: i64 = 60 * 1_000_000_000;
+/// How long a bucket's host is remembered for the write-token check
+/// (the handlers that change hosts forget it at once).
+const HOST_MEMORY: Duration = Duration::from_secs(60);
+
+/// What a request may do.
+#[derive(Debug, Clone)]
+pub enum Access {
+    /// The server has no credentials: everything, as aw-server-rust.
+    Open,
+    /// The config's API key: everything.
+    Key,
+    /// A stored token, within its scope.
+    Token(Arc<KnownToken>),
+}
+
+impl Access {
+    /// Whether this caller may write buckets of `hostname` (creation,
+    /// heartbeats, inserts, a new hostname): admin, or a write token
+    /// naming it.
+    pub fn may_write_host(&self, hostname: &str) -> bool {
+        match self {
+            Access::Open | Access::Key => true,
+            Access::Token(token) => match token.info.scope {
+                Scope::Admin => true,
+                Scope::Read => false,
+                Scope::Write => token.info.hosts.iter().any(|host| host == hostname),
+            },
+        }
+    }
+
+    /// Whether the bucket listing shows a bucket of `hostname`: all but
+    /// for a write token, which sees its hosts' buckets only.
+    pub fn may_see_host(&self, hostname: &str) -> bool {
+        match self {
+            Access::Token(token) if token.info.scope == Scope::Write => {
+                token.info.hosts.iter().any(|host| host == hostname)
+            }
+            _ => true,
+        }
+    }
+
+    /// The answer of `GET /api/0/access`.
+    pub fn describe(&self) -> AccessInfo {
+        match self {
+            Access::Open => AccessInfo {
+                authenticated: false,
+                scope: Scope::Admin,
+                name: None,
+                hosts: Vec::new(),
+            },
+            Access::Key => AccessInfo {
+                authenticated: true,
+                scope: Scope::Admin,
+                name: None,
+                hosts: Vec::new(),
+            },
+            Access::Token(token) => AccessInfo {
+                authenticated: true,
+                scope: token.info.scope,
+                name: Some(token.info.name.clone()),
+                hosts: token.info.hosts.clone(),
+            },
+        }
+    }
+
+    /// Who, for a log line: never the secret.
+    pub fn who(&self) -> String {
+        match self {
+            Access::Open => "anyone".to_string(),
+            Access::Key => "the API key".to_string(),
+            Access::Token(token) => format!("token '{}'", token.info.name),
+        }
+    }
+}
+
+/// A stored token as the table holds it.
+#[derive(Debug)]
+pub struct KnownToken {
+    /// Its listing.
+    pub info: TokenInfo,
+    /// When a use was last recorded (nanoseconds), to write "last used"
+    /// once a minute.
+    recorded: AtomicI64,
+}
+
+/// Why a request is not authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// No `Authorization` header.
+    Missing,
+    /// A header that is no Bearer or Basic credential, or several.
+    Malformed,
+    /// A credential nobody has.
+    Unknown,
+    /// A token past its expiry.
+    Expired,
+}
+
+impl Failure {
+    /// The log's words (never the credential).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Missing => "no credential",
+            Failure::Malformed => "a malformed Authorization header",
+            Failure::Unknown => "an unknown key or token",
+            Failure::Expired => "an expired token",
+        }
+    }
+}
+
+/// The credentials, the bucket hosts the write-token check remembers and
+/// the failure limit; one per server, shared by the gate and the
+/// handlers.
+#[derive(Debug)]
+pub struct Auth {
+    datastore: Datastore,
+    api_key: Option<String>,
+    tokens: RwLock<HashMap<[u8; 32], Arc<KnownToken>>>,
+    hosts: RwLock<HashMap<String, (String, Instant)>>,
+    /// Failures per client address.
+    pub failures: FailedAuth,
+    /// Proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<IpRange>,
+}
+
+impl Auth {
+    /// Loads the stored tokens of `datastore`.
+    pub fn load(
+        datastore: Datastore,
+        api_key: Option<String>,
+        trusted_proxies: Vec<IpRange>,
+    ) -> Result<Auth, aw_datastore::DatastoreError> {
+        let auth = Auth {
+            datastore,
+            api_key: api_key.filter(|key| !key.is_empty()),
+            tokens: RwLock::default(),
+            hosts: RwLock::default(),
+            failures: FailedAuth::default(),
+            trusted_proxies,
+        };
+        auth.reload()?;
+        Ok(auth)
+    }
+
+    /// Whether any credential exists: then every `/api/` request but
+    /// `GET /api/0/info` needs one.
+    pub fn required(&self) -> bool {
+        self.api_key.is_some() || !self.read_tokens().is_empty()
+    }
+
+    /// The access the `Authorization` headers give, at `now`.
+    pub fn authenticate<'a>(
+        &self,
+        mut headers: impl Iterator<Item = &'a str>,
+        now: Timestamp,
+    ) -> Result<Access, Failure> {
+        let (header, None) = (headers.next(), headers.next()) else {
+            return Err(Failure::Malformed);
+        };
+        let secret = credential(header.ok_or(Failure::Missing)?).ok_or(Failure::Malformed)?;
+        if let Some(key) = &self.api_key {
+            if subtle::ConstantTimeEq::ct_eq(secret.as_bytes(), key.as_bytes()).into() {
+                return Ok(Access::Key);
+            }
+        }
+        let token = self
+            .read_tokens()
+            .get(&hash(&secret))
+            .cloned()
+            .ok_or(Failure::Unknown)?;
+        if token.info.expired(now) {
+            return Err(Failure::Expired);
+        }
+        self.note_use(&token, now);
+        Ok(Access::Token(token))
+    }
+
+    /// Every token, as listed (the stored "last used", to the minute).
+    pub fn list(&self) -> Result<Vec<TokenInfo>, aw_datastore::DatastoreError> {
+        let mut tokens: Vec<TokenInfo> = self
+            .datastore
+            .tokens()?
+            .into_iter()
+            .map(|stored| stored.info)
+            .collect();
+        tokens.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(tokens)
+    }
+
+    /// Makes a token; `Ok(None)` when the name is taken.
+    pub fn add(
+        &self,
+        request: &NewToken,
+        now: Timestamp,
+    ) -> Result<Option<CreatedToken>, AddError> {
+        let made = make_token(&self.datastore, request, now)?;
+        if made.is_some() {
+            self.reload()?;
+        }
+        Ok(made)
+    }
+
+    /// Revokes a token; false when there is none of that name. The next
+    /// request with it is refused.
+    pub fn revoke(&self, name: &str) -> Result<bool, aw_datastore::DatastoreError> {
+        let removed = self.datastore.remove_token(name)?;
+        if removed {
+            self.reload()?;
+        }
+        Ok(removed)
+    }
+
+    /// The hostname of bucket `id` for the write-token check, `None` when
+    /// there is no such bucket (not remembered: it may be created next).
+    pub async fn bucket_host(
+        &self,
+        id: &str,
+    ) -> Result<Option<String>, aw_datastore::DatastoreError> {
+        if let Some((host, when)) = self.read_hosts().get(id) {
+            if when.elapsed() < HOST_MEMORY {
+                return Ok(Some(host.clone()));
+            }
+        }
+        match self.datastore.bucket(id).await {
+            Ok(bucket) => {
+                let mut hosts = self.hosts.write().unwrap_or_else(|e| e.into_inner());
+                if hosts.len() > 10_000 {
+                    hosts.clear();
+                }
+                hosts.insert(id.to_string(), (bucket.hostname.clone(), Instant::now()));
+                Ok(Some(bucket.hostname))
+            }
+            Err(aw_datastore::DatastoreError::NoSuchBucket(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Forgets every remembered bucket host: a handler changed buckets
+    /// (deleted, re-hosted, imported).
+    pub fn forget_hosts(&self) {
+        self.hosts
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// The need of a request, for the gate.
+    pub fn need(method: rocket::http::Method, segments: &[String]) -> Need {
+        Need::of(method, segments)
+    }
+
+    /// The client of a request from `peer` (see [`limit::client_address`]).
+    pub fn client(&self, peer: Option<IpAddr>, forwarded_for: &[&str]) -> Option<IpAddr> {
+        limit::client_address(peer, forwarded_for, &self.trusted_proxies)
+    }
+
+    fn reload(&self) -> Result<(), aw_datastore::DatastoreError> {
+        let now = Timestamp::now().nanos();
+        let table = self
+            .datastore
+            .tokens()?
+            .into_iter()
+            .filter_map(|stored| {
+                let digest = from_hex(&stored.hash)?;
+                let recorded = stored.info.last_used.map_or(i64::MIN, |t| t.nanos());
+                // A token kept across the reload keeps its in-memory mark.
+                let recorded = self
+                    .read_tokens()
+                    .values()
+                    .find(|known| known.info.name == stored.info.name)
+                    .map_or(recorded, |known| {
+                        known.recorded.load(Ordering::Relaxed).max(recorded)
+                    })
+                    .min(now);
+                Some((
+                    digest,
+                    Arc::new(KnownToken {
+                        info: stored.info,
+                        recorded: AtomicI64::new(recorded),
+                    }),
+                ))
+            })
+            .collect();
+        *self.tokens.write().unwrap_or_else(|e| e.into_inner()) = table;
+        Ok(())
+    }
+
+    /// Records a use at most once a [`LAST_USED_STEP`] per token, on the
+    /// blocking pool (never on the request's path).
+    fn note_use(&self, token: &Arc<KnownToken>, now: Timestamp) {
+        let last = token.recorded.load(Ordering::Relaxed);
+        if now.nanos().saturating_sub(last) < LAST_USED_STEP {
+            return;
+        }
+        if token
+            .recorded
+            .compare_exchange(last, now.nanos(), Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        let datastore = self.datastore.clone();
+        let name = token.info.name.clone();
+        let write = move || {
+            if let Err(error) = datastore.touch_tokens(vec![(name, now)]) {
+                log::warn!("Could not record when a token was last used: {error}");
+            }
+        };
+        match rocket::tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(write)),
+            Err(_) => write(),
+        }
+    }
+
+    fn read_tokens(&self) -> std::sync::RwLockReadGuard<'_, HashMap<[u8; 32], Arc<KnownToken>>> {
+        self.tokens.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_hosts(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, (String, Instant)>> {
+        self.hosts.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Why a token cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum AddError {
+    /// The request is invalid.
+    #[error("{0}")]
+    Invalid(#[from] aw_models::ModelError),
+    /// Storing failed.
+    #[error("{0}")]
+    Store(#[from] aw_datastore::DatastoreError),
+}
+
+/// Makes and stores a token in `datastore` (a served one through [`Auth`],
+/// or a file no server holds); `Ok(None)` when the name is taken.
+pub fn make_token(
+    datastore: &Datastore,
+    request: &NewToken,
+    now: Timestamp,
+) -> Result<Option<CreatedToken>, AddError> {
+    let expires = request.validate(now)?;
+    // Whole seconds: the listing shows what was stored.
+    let created = Timestamp::from_nanos(now.nanos() - now.nanos().rem_euclid(1_000_000_000));
+    let secret = new_secret().map_err(aw_datastore::DatastoreError::Io)?;
+    let info = TokenInfo {
+        name: request.name.clone(),
+        scope: request.scope,
+        hosts: request.hosts.clone(),
+        created,
+        last_used: None,
+        expires,
+    };
+    let stored = StoredToken {
+        info: info.clone(),
+        hash: to_hex(&hash(&secret)),
+    };
+    if !datastore.add_token(stored)? {
+        return Ok(None);
+    }
+    Ok(Some(CreatedToken {
+        token: secret,
+        info,
+    }))
+}
+
+/// A new secret: [`TOKEN_PREFIX`] and 256 random bits from the system, in
+/// hex.
+fn new_secret() -> std::io::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(std::io::Error::other)?;
+    Ok(format!("{TOKEN_PREFIX}{}", to_hex(&bytes)))
+}
+
+/// The secret of an `Authorization` header: Bearer's, or Basic's password
+/// (its user name when the password is empty).
+fn credential(header: &str) -> Option<String> {
+    if let Some(secret) = header.strip_prefix("Bearer ") {
+        return (!secret.is_empty()).then(|| secret.to_string());
+    }
+    let encoded = header
+        .strip_prefix("Basic ")
+        .or_else(|| header.strip_prefix("basic "))?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    let secret = if password.is_empty() { user } else { password };
+    (!secret.is_empty()).then(|| secret.to_string())
+}
+
+fn hash(secret: &str) -> [u8; 32] {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn from_hex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 {
+        return None;
+    }
+    let mut bytes = [0u8; 32];
+    for (index, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(index * 2..index * 2 + 2)?, 16).ok()?;
+    }
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_come_from_bearer_or_basic() {
+        assert_eq!(credential("Bearer abc").as_deref(), Some("abc"));
+        assert_eq!(credential("Bearer "), None);
+        assert_eq!(credential("bearer abc"), None);
+        // "watcher:awt_x" and ":awt_x" and "awt_x:".
+        assert_eq!(
+            credential("Basic d2F0Y2hlcjphd3RfeA==").as_deref(),
+            Some("awt_x")
+        );
+        assert_eq!(credential("Basic OmF3dF94").as_deref(), Some("awt_x"));
+        assert_eq!(credential("Basic YXd0X3g6").as_deref(), Some("awt_x"));
+        assert_eq!(credential("Basic !!!"), None);
+        assert_eq!(credential("Basic Og=="), None);
+        assert_eq!(credential("abc"), None);
+    }
+
+    #[test]
+    fn secrets_are_long_random_and_hashed_in_hex() {
+        let one = new_secret().unwrap();
+        let two = new_secret().unwrap();
+        assert_ne!(one, two);
+        assert!(one.starts_with(TOKEN_PREFIX));
+        assert_eq!(one.len(), TOKEN_PREFIX.len() + 64);
+        let digest = hash(&one);
+        assert_eq!(from_hex(&to_hex(&digest)), Some(digest));
+        assert_eq!(from_hex("zz"), None);
+    }
+}

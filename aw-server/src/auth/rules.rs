@@ -1,0 +1,171 @@
+//! What each `/api/` request needs (`docs/API.md` §9.4), decided from its
+//! method and canonical path alone, and whether an [`Access`] has it.
+//! Pure functions: the table of the scope matrix.
+
+use aw_models::Scope;
+use rocket::http::Method;
+
+use super::Access;
+
+/// What a request needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    /// Nothing: `GET /api/0/info` and every preflight.
+    Nothing,
+    /// Any valid credential: `GET /api/0/access`.
+    Identity,
+    /// A read, or more.
+    Read,
+    /// Read or admin; for a write token the bucket listing, which the
+    /// handler narrows to the token's hosts.
+    BucketList,
+    /// Read (or admin), or a write token whose hosts include the bucket's.
+    ReadBucket(String),
+    /// Admin, or a write token whose hosts include the bucket's.
+    WriteBucket(String),
+    /// Admin only.
+    Admin,
+}
+
+impl Need {
+    /// The need of `method` on the canonical `segments` of an `/api/`
+    /// path (any case of `api`).
+    pub fn of(method: Method, segments: &[String]) -> Need {
+        if method == Method::Options {
+            return Need::Nothing;
+        }
+        let reading = matches!(method, Method::Get | Method::Head);
+        let path: Vec<&str> = segments.iter().map(String::as_str).collect();
+        match path.as_slice() {
+            [_, "0", "info"] if reading => Need::Nothing,
+            [_, "0", "access"] if reading => Need::Identity,
+            [_, "0", "tokens", ..] => Need::Admin,
+            [_, "0", "buckets"] if reading => Need::BucketList,
+            [_, "0", "buckets", id]
+            | [_, "0", "buckets", id, "events"]
+            | [_, "0", "buckets", id, "events", _]
+                if reading =>
+            {
+                Need::ReadBucket((*id).to_string())
+            }
+            [_, "0", "buckets", id] if method == Method::Post || method == Method::Put => {
+                Need::WriteBucket((*id).to_string())
+            }
+            [_, "0", "buckets", id, "events" | "heartbeat"] if method == Method::Post => {
+                Need::WriteBucket((*id).to_string())
+            }
+            [_, "0", "query"] if method == Method::Post => Need::Read,
+            _ if reading => Need::Read,
+            _ => Need::Admin,
+        }
+    }
+}
+
+/// Why an access does not reach what a request needs; `None` when it does
+/// (for a bucket need, as far as the scope tells: the bucket's host is
+/// checked after).
+pub fn refusal(access: &Access, need: &Need) -> Option<String> {
+    let scope = match access {
+        Access::Open | Access::Key => return None,
+        Access::Token(token) => token.info.scope,
+    };
+    let allowed = match need {
+        Need::Nothing | Need::Identity => true,
+        Need::Read => scope != Scope::Write,
+        Need::BucketList | Need::ReadBucket(_) => true,
+        Need::WriteBucket(_) => scope != Scope::Read,
+        Need::Admin => scope == Scope::Admin,
+    };
+    if allowed {
+        return None;
+    }
+    Some(match (scope, need) {
+        (Scope::Read, Need::WriteBucket(_)) => {
+            "This needs a write token for the bucket's host or an admin token; \
+             this token may only read"
+                .to_string()
+        }
+        (Scope::Write, Need::Read) => "This needs a read or admin token; a write token \
+                                       reaches only its hosts' buckets"
+            .to_string(),
+        _ => format!("This needs an admin token; this token's scope is {scope}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn need(method: Method, path: &str) -> Need {
+        let segments: Vec<String> = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+        Need::of(method, &segments)
+    }
+
+    #[test]
+    fn the_paths_of_a_watcher_name_their_bucket() {
+        let bucket = || "aw-watcher-window_a".to_string();
+        assert_eq!(
+            need(Method::Post, "/api/0/buckets/aw-watcher-window_a/heartbeat"),
+            Need::WriteBucket(bucket())
+        );
+        assert_eq!(
+            need(Method::Post, "/api/0/buckets/aw-watcher-window_a"),
+            Need::WriteBucket(bucket())
+        );
+        assert_eq!(
+            need(Method::Put, "/api/0/buckets/aw-watcher-window_a"),
+            Need::WriteBucket(bucket())
+        );
+        assert_eq!(
+            need(Method::Post, "/api/0/buckets/aw-watcher-window_a/events"),
+            Need::WriteBucket(bucket())
+        );
+        for path in ["", "/events", "/events/count", "/events/7"] {
+            assert_eq!(
+                need(
+                    Method::Get,
+                    &format!("/api/0/buckets/aw-watcher-window_a{path}")
+                ),
+                Need::ReadBucket(bucket()),
+                "{path}"
+            );
+        }
+        assert_eq!(need(Method::Get, "/api/0/buckets"), Need::BucketList);
+    }
+
+    #[test]
+    fn history_changes_and_tokens_are_admins() {
+        for (method, path) in [
+            (Method::Delete, "/api/0/buckets/b"),
+            (Method::Delete, "/api/0/buckets/b/events/3"),
+            (Method::Delete, "/api/0/buckets/b/events"),
+            (Method::Post, "/api/0/import"),
+            (Method::Post, "/api/0/settings/x"),
+            (Method::Delete, "/api/0/settings/x"),
+            (Method::Post, "/api/0/privacy/apply"),
+            (Method::Post, "/api/0/vacuum"),
+            (Method::Post, "/api/0/backup"),
+            (Method::Post, "/api/0/sync"),
+            (Method::Get, "/api/0/tokens"),
+            (Method::Post, "/api/0/tokens"),
+            (Method::Delete, "/api/0/tokens/x"),
+            (Method::Get, "/api/0/buckets/b/export"),
+        ] {
+            let need = need(method, path);
+            if method == Method::Get && path.ends_with("export") {
+                assert_eq!(need, Need::Read, "{path}");
+            } else {
+                assert_eq!(need, Need::Admin, "{method} {path}");
+            }
+        }
+        assert_eq!(need(Method::Post, "/api/0/query"), Need::Read);
+        assert_eq!(need(Method::Get, "/api/0/export"), Need::Read);
+        assert_eq!(need(Method::Get, "/api/0/info"), Need::Nothing);
+        assert_eq!(need(Method::Post, "/api/0/info"), Need::Admin);
+        assert_eq!(need(Method::Options, "/api/0/buckets"), Need::Nothing);
+    }
+}

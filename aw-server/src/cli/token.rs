@@ -1,0 +1,228 @@
+//! `aw-server token add|list|revoke`: API tokens with scopes
+//! (`docs/API.md` §9.4), through the running server (with the config's
+//! API key or an admin `--token`) or on the database file, like `export`.
+//! `add` prints the new token once, alone on stdout; nothing else ever
+//! shows it.
+
+use aw_models::{NewToken, Scope, Timestamp, TokenInfo};
+use clap::{Args, Subcommand};
+
+use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Target};
+use crate::auth::{make_token, AddError};
+
+/// Flags of `token`.
+#[derive(Debug, Clone, Args)]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    pub action: TokenAction,
+}
+
+/// What `token` does.
+#[derive(Debug, Clone, Subcommand)]
+pub enum TokenAction {
+    /// Make a token and print it (only this once).
+    Add {
+        /// Its name: 1 to 64 of A-Z, a-z, 0-9, '.', '_', '-'.
+        name: String,
+        /// read (dashboards, scripts), write (a watcher's buckets of
+        /// --host), admin (everything).
+        #[arg(long, value_parser = parse_scope)]
+        scope: Scope,
+        /// For a write token: a hostname whose buckets it may write
+        /// (repeat for several; aw-watcher-web reports `unknown`).
+        #[arg(long = "host", value_name = "HOST")]
+        hosts: Vec<String>,
+        /// Refused from this date (YYYY-MM-DD, midnight UTC) or time
+        /// (RFC 3339) on.
+        #[arg(long, value_name = "DATE")]
+        expires: Option<String>,
+        #[command(flatten)]
+        connection: ConnectionArgs,
+    },
+    /// List the tokens: name, scope, hosts, created, last used, expiry.
+    List {
+        #[command(flatten)]
+        connection: ConnectionArgs,
+    },
+    /// Revoke a token: the next request with it is refused.
+    Revoke {
+        /// The token's name.
+        name: String,
+        #[command(flatten)]
+        connection: ConnectionArgs,
+    },
+}
+
+/// `--scope` as clap reads it (`Scope`'s own parser).
+fn parse_scope(text: &str) -> Result<Scope, String> {
+    text.parse()
+        .map_err(|error: aw_models::ModelError| error.to_string())
+}
+
+/// Runs `token`.
+pub fn run(args: TokenArgs) -> Result<(), CliError> {
+    match args.action {
+        TokenAction::Add {
+            name,
+            scope,
+            hosts,
+            expires,
+            connection,
+        } => {
+            let request = NewToken {
+                name,
+                scope,
+                hosts,
+                expires,
+            };
+            with_target(&connection, |target, has_key| {
+                add(target, &request, has_key)
+            })
+        }
+        TokenAction::List { connection } => with_target(&connection, |target, _| list(target)),
+        TokenAction::Revoke { name, connection } => {
+            with_target(&connection, |target, _| revoke(target, &name))
+        }
+    }
+}
+
+/// Runs `work` on the server or the file the flags lead to; `has_key`:
+/// the config file sets an API key.
+fn with_target(
+    connection: &ConnectionArgs,
+    work: impl FnOnce(&Target, bool) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let file = config_file(connection)?;
+    let has_key = file
+        .auth
+        .api_key
+        .as_deref()
+        .is_some_and(|key| !key.is_empty());
+    let target = match &connection.dbpath {
+        Some(_) => connect(connection, true)?,
+        None => connect_with(connection, true, file)?,
+    };
+    let result = work(&target, has_key);
+    let closed = close(target);
+    result?;
+    closed
+}
+
+fn add(target: &Target, request: &NewToken, has_key: bool) -> Result<(), CliError> {
+    let (made, first) = match target {
+        Target::Online(server) => {
+            let first = !server.access()?.authenticated;
+            (server.add_token(request)?, first)
+        }
+        Target::Offline { datastore, .. } => {
+            let first = !has_key && datastore.tokens().map_err(store_error)?.is_empty();
+            let made =
+                make_token(datastore, request, Timestamp::now()).map_err(|error| match error {
+                    AddError::Invalid(error) => CliError(error.to_string()),
+                    AddError::Store(error) => store_error(error),
+                })?;
+            (made, first)
+        }
+    };
+    let Some(made) = made else {
+        return Err(CliError(format!(
+            "a token named '{}' exists; revoke it first or choose another name",
+            request.name
+        )));
+    };
+    println!("{}", made.token);
+    eprintln!(
+        "Made the {} token '{}'{}{}. It is shown only now: the server keeps its hash.",
+        made.info.scope,
+        made.info.name,
+        hosts_text(&made.info),
+        expiry_text(&made.info),
+    );
+    if first {
+        eprintln!(
+            "This is the server's first credential: from now on every /api/ request but \
+             /api/0/info needs a key or token (Authorization: Bearer <token>). Give each \
+             watcher a write token, or set [auth] api_key in config.toml, which watchers on \
+             this machine read."
+        );
+    }
+    Ok(())
+}
+
+fn list(target: &Target) -> Result<(), CliError> {
+    let tokens = match target {
+        Target::Online(server) => server.tokens()?,
+        Target::Offline { datastore, .. } => {
+            let mut tokens: Vec<TokenInfo> = datastore
+                .tokens()
+                .map_err(store_error)?
+                .into_iter()
+                .map(|stored| stored.info)
+                .collect();
+            tokens.sort_by(|a, b| a.name.cmp(&b.name));
+            tokens
+        }
+    };
+    if tokens.is_empty() {
+        eprintln!("No tokens. Make one with: aw-server token add NAME --scope read|write|admin");
+        return Ok(());
+    }
+    let time = |t: Option<Timestamp>| {
+        t.map_or_else(
+            || "-".to_string(),
+            |t| t.to_datetime().format("%Y-%m-%d %H:%M").to_string(),
+        )
+    };
+    println!(
+        "{:<20}  {:<5}  {:<16}  {:<16}  {:<16}  hosts",
+        "name", "scope", "created (UTC)", "last used", "expires"
+    );
+    let now = Timestamp::now();
+    for token in &tokens {
+        println!(
+            "{:<20}  {:<5}  {:<16}  {:<16}  {:<16}  {}{}",
+            token.name,
+            token.scope.as_str(),
+            time(Some(token.created)),
+            time(token.last_used),
+            time(token.expires),
+            token.hosts.join(","),
+            if token.expired(now) {
+                "  (expired)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
+}
+
+fn revoke(target: &Target, name: &str) -> Result<(), CliError> {
+    let removed = match target {
+        Target::Online(server) => server.revoke_token(name)?,
+        Target::Offline { datastore, .. } => datastore.remove_token(name).map_err(store_error)?,
+    };
+    if !removed {
+        return Err(CliError(format!("no token named '{name}'")));
+    }
+    eprintln!("Revoked the token '{name}'.");
+    Ok(())
+}
+
+fn hosts_text(info: &TokenInfo) -> String {
+    if info.hosts.is_empty() {
+        String::new()
+    } else {
+        format!(" for the buckets of {}", info.hosts.join(", "))
+    }
+}
+
+fn expiry_text(info: &TokenInfo) -> String {
+    info.expires.map_or_else(String::new, |expires| {
+        format!(", refused from {expires} on")
+    })
+}
+
+fn store_error(error: aw_datastore::DatastoreError) -> CliError {
+    CliError(format!("the database: {error}"))
+}
