@@ -223,7 +223,12 @@ pub fn build_rocket(
                     log::info!("Serving {} at /", state.ui.describe());
                 }
                 log::info!(
-                    "aw-server listening on http://{}:{}",
+                    "aw-server listening on {}://{}:{}",
+                    if config.tls_enabled() {
+                        "https"
+                    } else {
+                        "http"
+                    },
                     config.address,
                     config.port
                 );

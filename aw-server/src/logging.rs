@@ -3,7 +3,9 @@
 //!
 //! At the default level there is no per-request logging: Rocket's own
 //! messages are limited to warnings unless `--verbose`. `RUST_LOG` (or the
-//! reference's `LOG_LEVEL`) overrides the level.
+//! reference's `LOG_LEVEL`) overrides the level, but Rocket and hyper never
+//! log below info: their debug lines show whole requests, credentials
+//! included.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -44,12 +46,22 @@ pub fn init(log_dir: &Path, testing: bool, verbose: bool) -> io::Result<PathBuf>
     builder.parse_filters(default_level);
     if !verbose {
         // Rocket logs each request at info level under the `_` target.
-        builder.filter_module("rocket", log::LevelFilter::Warn);
         builder.filter_module("_", log::LevelFilter::Warn);
-        builder.filter_module("hyper", log::LevelFilter::Warn);
     }
-    if let Ok(filters) = std::env::var("LOG_LEVEL").or_else(|_| std::env::var("RUST_LOG")) {
-        builder.parse_filters(&filters);
+    let asked = std::env::var("LOG_LEVEL").or_else(|_| std::env::var("RUST_LOG"));
+    if let Ok(filters) = &asked {
+        builder.parse_filters(filters);
+    }
+    // At debug level Rocket and hyper print whole requests, headers
+    // (`Authorization`) and addresses included: never below info, so no
+    // log shows a key or token, whatever the level asked for.
+    for module in ["rocket", "hyper"] {
+        let cap = if verbose || asked.is_ok() {
+            log::LevelFilter::Info
+        } else {
+            log::LevelFilter::Warn
+        };
+        builder.filter_module(module, cap);
     }
     builder
         .format_timestamp_millis()

@@ -219,7 +219,7 @@ impl Gate {
     /// it may do and needs.
     fn check(&self, request: &Request<'_>) -> Result<Checked, Rejection> {
         if !host_is_allowed(request, &self.allowed_hosts) {
-            let host = request.headers().get_one("Host").unwrap_or("");
+            let host = request.host().map(ToString::to_string).unwrap_or_default();
             return Err(Rejection::new(
                 Status::BadRequest,
                 format!(
@@ -443,12 +443,16 @@ impl Fairing for Gate {
 
 /// Exactly one `Host` header naming this machine by a loopback name or
 /// one of `allowed` (the DNS-rebinding check, on every bind).
+/// HTTP/2 (HTTPS) sends the name as `:authority` instead of `Host`;
+/// Rocket's `host()` gives either.
 fn host_is_allowed(request: &Request<'_>, allowed: &[String]) -> bool {
-    let mut hosts = request.headers().get("Host");
-    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+    if request.headers().get("Host").nth(1).is_some() {
+        return false;
+    }
+    let Some(host) = request.host().map(ToString::to_string) else {
         return false;
     };
-    let Some(name) = strip_port(host) else {
+    let Some(name) = strip_port(&host) else {
         return false;
     };
     name.eq_ignore_ascii_case("localhost")

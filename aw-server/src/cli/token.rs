@@ -37,20 +37,62 @@ pub enum TokenAction {
         #[arg(long, value_name = "DATE")]
         expires: Option<String>,
         #[command(flatten)]
-        connection: ConnectionArgs,
+        connection: TokenConnection,
     },
     /// List the tokens: name, scope, hosts, created, last used, expiry.
     List {
         #[command(flatten)]
-        connection: ConnectionArgs,
+        connection: TokenConnection,
     },
     /// Revoke a token: the next request with it is refused.
     Revoke {
         /// The token's name.
         name: String,
         #[command(flatten)]
-        connection: ConnectionArgs,
+        connection: TokenConnection,
     },
+}
+
+/// The connection flags of the other commands, but the server's address
+/// is `--server` (`--host` names a write token's hosts).
+#[derive(Debug, Clone, Args)]
+pub struct TokenConnection {
+    /// Testing mode: port 5666, the testing config and database files.
+    #[arg(long)]
+    pub testing: bool,
+    /// Address or host name of the server (default: the config file's, or
+    /// 127.0.0.1).
+    #[arg(long, value_name = "HOST")]
+    pub server: Option<String>,
+    /// Port of the server.
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Config file (address, port and API key of the server).
+    #[arg(short, long)]
+    pub config: Option<std::path::PathBuf>,
+    /// Work on this database file directly, without a server.
+    #[arg(long)]
+    pub dbpath: Option<std::path::PathBuf>,
+    /// Password of an encrypted database file.
+    #[arg(long, env = "AW_DB_PASSWORD", hide_env_values = true)]
+    pub db_password: Option<String>,
+    /// An admin token to send instead of the config file's API key.
+    #[arg(long, env = "AW_SERVER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+impl From<TokenConnection> for ConnectionArgs {
+    fn from(flags: TokenConnection) -> ConnectionArgs {
+        ConnectionArgs {
+            testing: flags.testing,
+            host: flags.server,
+            port: flags.port,
+            config: flags.config,
+            dbpath: flags.dbpath,
+            db_password: flags.db_password,
+            token: flags.token,
+        }
+    }
 }
 
 /// `--scope` as clap reads it (`Scope`'s own parser).
@@ -75,13 +117,17 @@ pub fn run(args: TokenArgs) -> Result<(), CliError> {
                 hosts,
                 expires,
             };
-            with_target(&connection, |target, has_key| {
+            with_target(&connection.clone().into(), |target, has_key| {
                 add(target, &request, has_key)
             })
         }
-        TokenAction::List { connection } => with_target(&connection, |target, _| list(target)),
+        TokenAction::List { connection } => {
+            with_target(&connection.clone().into(), |target, _| list(target))
+        }
         TokenAction::Revoke { name, connection } => {
-            with_target(&connection, |target, _| revoke(target, &name))
+            with_target(&connection.clone().into(), |target, _| {
+                revoke(target, &name)
+            })
         }
     }
 }

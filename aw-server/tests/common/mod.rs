@@ -379,9 +379,12 @@ pub fn spawn_listening(command: &mut std::process::Command) -> (std::process::Ch
 }
 
 /// The port of the server's `aw-server listening on http://ADDRESS:PORT`
-/// line.
+/// (or `https://`) line.
 pub fn announced_port(line: &str) -> Option<u16> {
-    let (_, address) = line.split_once("aw-server listening on http://")?;
+    let (_, address) = line.split_once("aw-server listening on ")?;
+    let address = address
+        .strip_prefix("http://")
+        .or_else(|| address.strip_prefix("https://"))?;
     address.trim().rsplit_once(':')?.1.parse().ok()
 }
 
