@@ -276,6 +276,18 @@ describe('without an API key', () => {
       await context.close();
     }
   });
+
+  test('on a server without credentials the Tokens page says the first token closes it', async () => {
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(dayUrl(server)));
+    const link = page.getByRole('link', { name: 'Tokens', exact: true });
+    await link.waitFor();
+    await drawn(page, () => link.click());
+    assert.equal(await page.locator('main h1').innerText(), 'API tokens (0)');
+    assert.match(await page.locator('main').innerText(), /no API key or token yet[\s\S]*every request needs one/);
+    assertClean(problems);
+    await context.close();
+  });
 });
 
 describe('with an API key', () => {
@@ -322,6 +334,134 @@ describe('with an API key', () => {
     assert.ok(problems.length > 0);
     for (const problem of problems) assert.match(problem, /401|Unauthorized/);
     await context.close();
+  });
+
+  describe('and tokens', () => {
+    const READER = 'phone-viewer';
+    let reader;
+    before(async () => {
+      reader = (await server.request('POST', '/api/0/tokens', { name: READER, scope: 'read', hosts: [] })).token;
+    });
+
+    /** The rows of the tokens table, by column. */
+    const tokenRows = page =>
+      page.locator('table.tokens tbody tr').evaluateAll(trs =>
+        trs.map(tr => Object.fromEntries([...tr.children].map(cell => [cell.dataset.label, cell.textContent]))),
+      );
+
+    /** The status of GET /api/0/buckets/ with `token`, as any client sends it. */
+    const bucketsStatus = async token =>
+      (await fetch(`${server.url}/api/0/buckets/`, { headers: { Authorization: `Bearer ${token}` } })).status;
+
+    test('a read token shows every view but not the tokens', async () => {
+      const { page, context, problems } = await openPage();
+      const access = page.waitForResponse(response => new URL(response.url()).pathname === '/api/0/access');
+      await drawn(page, () => page.goto(`${server.url}/?token=${reader}#/activity/${HOST}/day/${DAY}`));
+      assert.equal(await total(page), TUESDAY.total);
+      assert.deepEqual(await cardRows(page, 'Top applications'), TUESDAY.apps);
+      assert.deepEqual(await cardRows(page, 'Top categories'), TUESDAY.categories);
+      const who = await (await access).json();
+      assert.deepEqual([who.scope, who.name], ['read', READER]);
+      await drawn(page, () => page.goto(`${server.url}/#/buckets`));
+      assert.equal(await page.locator('table.buckets tbody tr').count(), 3);
+      // The link was hidden once the access answer came, before this view.
+      assert.equal(await page.getByRole('link', { name: 'Tokens' }).count(), 0);
+      await drawn(page, () => page.goto(`${server.url}/#/tokens`));
+      const text = await page.locator('main').innerText();
+      assert.match(text, /needs an admin token/);
+      assert.ok(text.includes(READER), text);
+      assert.equal(await page.locator('table.tokens, form').count(), 0);
+      await shoot(page, 'tokens-read-token-1280-light');
+      assertClean(problems);
+      await context.close();
+    });
+
+    test('a write token is told the dashboard needs a read or admin token', async () => {
+      const name = 'laptop-watchers';
+      const writer = (await server.request('POST', '/api/0/tokens', { name, scope: 'write', hosts: [HOST] })).token;
+      const { page, context, problems } = await openPage();
+      await page.goto(`${server.url}/?token=${writer}#/activity/${HOST}/day/${DAY}`);
+      await page.locator('[role=alert]').waitFor({ timeout: 30_000 });
+      const text = await page.locator('main').innerText();
+      assert.match(text, /A write token cannot open the dashboard/);
+      // The server's own words, then how to open the dashboard instead.
+      assert.match(text, /needs a read or admin token[\s\S]*\?token=KEY/);
+      assert.equal(await page.getByRole('link', { name: 'Tokens' }).count(), 0);
+      // The refused reads are the only problems.
+      assert.ok(problems.length > 0);
+      for (const problem of problems) assert.match(problem, /403|Forbidden/);
+      await context.close();
+      await server.request('DELETE', `/api/0/tokens/${name}`);
+    });
+
+    test('an admin lists, adds and revokes tokens, each value shown once', async () => {
+      const { page, context, problems } = await openPage();
+      await drawn(page, () => page.goto(`${server.url}/?token=${API_KEY}#/activity/${HOST}/day/${DAY}`));
+      const link = page.getByRole('link', { name: 'Tokens', exact: true });
+      await link.waitFor();
+      await drawn(page, () => link.click());
+      assert.match(await page.locator('main h1').innerText(), /^API tokens \(1\)$/);
+      const [listed] = await tokenRows(page);
+      assert.deepEqual([listed.Name, listed.Scope, listed.Hosts, listed.Expires], [READER, 'read', '–', 'never']);
+      assert.match(listed.Created, /\d{4}, \d\d:\d\d$/);
+      // No token's value anywhere on the page, only names.
+      assert.ok(!(await page.content()).includes('awt_'), 'a token value is on the page');
+
+      // The hosts are asked for a write token only.
+      const hosts = page.getByLabel('Hosts', { exact: true });
+      assert.ok(await hosts.isHidden());
+      await page.getByLabel('Scope', { exact: true }).selectOption('write');
+      assert.ok(await hosts.isVisible());
+      await page.getByLabel('Scope', { exact: true }).selectOption('read');
+      assert.ok(await hosts.isHidden());
+
+      await page.getByLabel('Name', { exact: true }).fill('backup-script');
+      await page.getByLabel('Expires', { exact: true }).fill('2099-12-31');
+      await page.getByRole('button', { name: 'Add token' }).click();
+      const box = page.locator('.new-token');
+      await box.waitFor();
+      assert.match(await box.innerText(), /will not be shown again/);
+      const added = await box.locator('code').innerText();
+      assert.match(added, /^awt_[0-9a-f]{64}$/);
+      assert.equal(await bucketsStatus(added), 200);
+      const row = page.locator('table.tokens tbody tr', { hasText: 'backup-script' });
+      await row.waitFor();
+      const rows = await tokenRows(page);
+      assert.deepEqual(
+        rows.map(row => [row.Name, row.Scope]),
+        [
+          ['backup-script', 'read'],
+          [READER, 'read'],
+        ],
+      );
+      assert.equal(rows[0].Expires, '31 Dec 2099, 00:00');
+      const table = await page.locator('table.tokens').innerText();
+      assert.ok(!table.includes('awt_') && !table.includes(reader), table);
+      await shoot(page, 'tokens-1280-light');
+
+      // Revoking asks first; Cancel keeps the token.
+      await page.getByRole('button', { name: 'Revoke backup-script', exact: true }).click();
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('button', { name: 'Revoke backup-script', exact: true }).click();
+      await page.getByRole('button', { name: 'Yes, revoke backup-script', exact: true }).click();
+      await row.waitFor({ state: 'detached' });
+      assert.equal(await box.count(), 0, 'the value of a revoked token is still shown');
+      assert.deepEqual((await tokenRows(page)).map(row => row.Name), [READER]);
+      assert.equal(await bucketsStatus(added), 401);
+      assert.equal(await bucketsStatus(reader), 200);
+      assertClean(problems);
+      await context.close();
+
+      // At phone width, in dark mode.
+      const phone = await openPage({ width: 390, dark: true });
+      await drawn(phone.page, () => phone.page.goto(`${server.url}/?token=${API_KEY}#/tokens`));
+      assert.deepEqual((await tokenRows(phone.page)).map(row => row.Name), [READER]);
+      const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window at 390px`);
+      await shoot(phone.page, 'tokens-390-dark');
+      assertClean(phone.problems);
+      await phone.context.close();
+    });
   });
 });
 

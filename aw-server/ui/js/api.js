@@ -1,9 +1,12 @@
 // Every request of the pages goes through here: the public HTTP API of
-// this server, with the API key (if the server has one) as a Bearer token.
+// this server, with the API key or token (if the server has any) as a
+// Bearer token.
 //
 // The key arrives as aw-webui takes it: `?token=KEY` in the address. It is
 // kept in sessionStorage for the tab's session and removed from the
-// address bar, so it does not end up in bookmarks or the history.
+// address bar, so it does not end up in bookmarks or the history. It may
+// be the config's API key or a token of the server (views/tokens.js): what
+// it may do, the server says (`access`).
 
 const api = (() => {
   'use strict';
@@ -27,7 +30,10 @@ const api = (() => {
     }
   }
 
-  /** An error answer of the API, with the server's message. */
+  /**
+   * An error answer of the API, with the server's message: 401 without a
+   * valid key, 403 when the key's scope does not allow the request.
+   */
   class ApiError extends Error {
     constructor(status, message) {
       super(message);
@@ -92,21 +98,51 @@ const api = (() => {
   const eventCount = id =>
     get(`/api/0/buckets/${encodeURIComponent(id)}/events/count`);
 
+  /** Sends `value` as JSON with `method` (POST...); answers the response. */
+  function sendJson(method, path, value) {
+    return send(path, {
+      method,
+      body: JSON.stringify(value),
+      headers: { 'Content-Type': 'application/json' },
+    });
+  }
+
   /**
    * Runs a query program over each of `periods` (`[start, end]` Dates);
    * answers one result per period.
    */
   async function query(periods, program) {
-    const body = JSON.stringify({
+    const response = await sendJson('POST', '/api/0/query/', {
       timeperiods: periods.map(([start, end]) => `${start.toISOString()}/${end.toISOString()}`),
       query: program.split("\n"),
     });
-    const response = await send('/api/0/query/', {
-      method: 'POST',
-      body,
-      headers: { 'Content-Type': 'application/json' },
-    });
     return response.json();
+  }
+
+  /**
+   * Who the key belongs to: `{authenticated, scope, name, hosts}`, the
+   * scope "admin", "read" or "write". `authenticated` is false when the
+   * server has no key or token at all, and then anyone may do anything.
+   */
+  const access = () => get('/api/0/access');
+
+  /** The server's tokens, by name, without their values (admin only). */
+  const tokens = () => get('/api/0/tokens');
+
+  /**
+   * Adds a token, `spec` being `{name, scope, hosts, expires}`; answers it
+   * with its value (`token`), which the server shows only this once.
+   */
+  async function addToken(spec) {
+    return (await sendJson('POST', '/api/0/tokens', spec)).json();
+  }
+
+  /** Revokes the token named `name`: the server refuses it from then on. */
+  async function revokeToken(name) {
+    const response = await send(`/api/0/tokens/${encodeURIComponent(name)}`, { method: 'DELETE' });
+    // Read to its (empty) end: an answer left unread is cancelled, which
+    // the browser reports as a failed request.
+    await response.text();
   }
 
   /** Fetches `path` (with the key) and saves it as `filename`. */
@@ -122,5 +158,5 @@ const api = (() => {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
-  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, query, download };
+  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, query, access, tokens, addToken, revokeToken, download };
 })();

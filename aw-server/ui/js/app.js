@@ -2,7 +2,7 @@
 // addresses to views and handles the keyboard shortcuts.
 //
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
-// optional), `#/buckets`, `#/about`.
+// optional), `#/buckets`, `#/tokens` (linked for admins only), `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
 // order; each file defines one name (`api`, `dom`, `activityView`...) that
@@ -18,6 +18,7 @@
   const VIEWS = {
     activity: activityView,
     buckets: bucketsView,
+    tokens: tokensView,
     about: aboutView,
   };
 
@@ -63,30 +64,66 @@
       }
     } catch (error) {
       if (!isCurrent()) return;
-      main.replaceChildren(errorBox(error));
+      // A refusal for the key's scope is explained by what the key is.
+      const forbidden = error instanceof api.ApiError && error.status === 403;
+      const who = forbidden ? await api.access().catch(() => null) : null;
+      if (!isCurrent()) return;
+      main.replaceChildren(errorBox(error, who));
       document.body.dataset.drawn = `error:${current}`;
     } finally {
       if (isCurrent()) main.removeAttribute('aria-busy');
     }
   }
 
-  function errorBox(error) {
-    const needsKey = error instanceof api.ApiError && error.status === 401;
+  /** The error of a view; `who` is `api.access()` after a 403, if known. */
+  function errorBox(error, who) {
+    const status = error instanceof api.ApiError ? error.status : null;
+    const howToGiveKey = kind =>
+      h(
+        'p',
+        {},
+        `Open the dashboard with ${kind} in the address, as `,
+        h('code', {}, `${location.origin}/?token=KEY`),
+        '; it is kept for this browser tab only.',
+      );
+    if (status === 403) {
+      // A write token is for watchers: reading the data may be refused too.
+      const watcherToken = who && who.scope === 'write';
+      return h(
+        'section',
+        { class: 'card notice error', role: 'alert' },
+        h('h1', {}, watcherToken ? 'A write token cannot open the dashboard' : 'This needs an admin token'),
+        h('p', {}, error.message),
+        watcherToken
+          ? h(
+              'p',
+              {},
+              'Write tokens are for watchers sending data. The dashboard needs a read token to show ' +
+                'the data, or an admin token to manage the server as well.',
+            )
+          : null,
+        howToGiveKey(watcherToken ? 'a read or admin token' : 'an admin token'),
+      );
+    }
+    const needsKey = status === 401;
     return h(
       'section',
       { class: 'card notice error', role: 'alert' },
       h('h1', {}, needsKey ? 'This server needs an API key' : 'Could not load the data'),
       h('p', {}, error.message),
-      needsKey
-        ? h(
-            'p',
-            {},
-            'Open the dashboard with the key in the address, as ',
-            h('code', {}, `${location.origin}/?token=KEY`),
-            '; it is kept for this browser tab only.',
-          )
-        : null,
+      needsKey ? howToGiveKey('the key') : null,
     );
+  }
+
+  /** Shows the Tokens link to those who may manage tokens. */
+  async function navigation() {
+    let who;
+    try {
+      who = await api.access();
+    } catch {
+      return; // Said by the views' own errors, if it matters.
+    }
+    document.querySelector('[data-nav="tokens"]').hidden = !tokensView.mayManage(who);
   }
 
   /** Shortcuts: ← and → step through periods, d / w / m pick one, t is today. */
@@ -179,10 +216,11 @@
   api.prefetch(['/api/0/settings', '/api/0/buckets/']);
   window.addEventListener('hashchange', show);
   document.addEventListener('keydown', onKey);
-  // The footer and the database's status wait for the first view, whose
-  // requests matter more.
+  // The footer, the database's status and what the key may do wait for
+  // the first view, whose requests matter more.
   show().finally(() => {
     footer();
     databaseNotice();
+    navigation();
   });
 })();
