@@ -650,9 +650,14 @@ impl Datastore {
         self.write(move |conn, memory| writes::delete_setting(conn, memory, &key))
     }
 
-    /// Every stored API token (`tokens.rs`), hashes included.
+    /// Every stored API token (`tokens.rs`), hashes included: a read on
+    /// this thread (the writer's queue only without a file).
     pub fn tokens(&self) -> Result<Vec<StoredToken>> {
-        self.write(|conn, _| tokens::list(conn))
+        if self.local.is_some() {
+            self.read_pooled(|conn, _| tokens::list(conn))
+        } else {
+            self.write(|conn, _| tokens::list(conn))
+        }
     }
 
     /// Stores a new API token; false, and nothing stored, when its name is

@@ -617,6 +617,36 @@ api_key = "secret"
     }
 
     #[test]
+    fn remote_access_keys_are_read_and_checked() {
+        let parse = |text: &str| FileConfig::parse(text, Path::new("c.toml")).unwrap();
+        let mut config = ServerConfig::default();
+        config
+            .apply_file(parse(
+                "allowed_hosts = [\"Activity.Example.com\", \" \"]\n\
+                 trusted_proxies = [\"127.0.0.1\", \"10.0.0.0/8\"]\n\
+                 tls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n\
+                 [auth]\nallow_unauthenticated_remote = true\n",
+            ))
+            .unwrap();
+        assert_eq!(config.allowed_hosts, ["activity.example.com"]);
+        assert_eq!(config.trusted_proxies.len(), 2);
+        assert!(config.trusted_proxies[1].contains("10.9.8.7".parse().unwrap()));
+        assert_eq!(
+            config.tls,
+            Some((PathBuf::from("/c.pem"), PathBuf::from("/k.pem")))
+        );
+        assert!(config.allow_unauthenticated_remote);
+        for bad in [
+            "trusted_proxies = [\"10.0.0.0/40\"]\n",
+            "trusted_proxies = [\"proxy.lan\"]\n",
+            "tls_cert = \"/c.pem\"\n",
+            "tls_key = \"/k.pem\"\n",
+        ] {
+            assert!(config.apply_file(parse(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn empty_api_key_disables_auth() {
         let file = FileConfig::parse("[auth]\napi_key = \"\"\n", Path::new("c")).unwrap();
         let mut config = ServerConfig::default();

@@ -32,8 +32,7 @@ use rocket::request::{FromRequest, Outcome, Request};
 use rocket::response::{self, Responder};
 use rocket::{Data, Orbit, Response, Rocket};
 
-use crate::auth::rules::{refusal, Need};
-use crate::auth::{Access, Auth, Failure};
+use crate::auth::{Access, Auth, Failure, Need};
 use crate::config::{ConfigError, ServerConfig};
 use crate::error::json_message;
 use aw_models::Timestamp;
@@ -261,9 +260,16 @@ impl Gate {
                 api: None,
             });
         }
+        if !self.auth.required() {
+            // No credential exists: everything is open, nothing to decide.
+            return Ok(Checked {
+                segments,
+                api: Some((Access::Open, Need::Nothing)),
+            });
+        }
         let need = Auth::need(request.method(), &segments);
         let access = self.authenticate(request, &need)?;
-        if let Some(message) = refusal(&access, &need) {
+        if let Some(message) = access.refusal(&need) {
             return Err(Rejection::new(Status::Forbidden, message));
         }
         Ok(Checked {
@@ -551,13 +557,12 @@ fn canonical_uri(
         text.push('/');
     }
     if let Some(query) = query {
-        let kept: Vec<&str> = query
+        for pair in query
             .split('&')
             .filter(|pair| !is_credential_parameter(pair))
-            .collect();
-        if !kept.is_empty() {
-            text.push('?');
-            text.push_str(&kept.join("&"));
+        {
+            text.push(if text.contains('?') { '&' } else { '?' });
+            text.push_str(pair);
         }
     }
     Origin::parse_owned(text).ok()

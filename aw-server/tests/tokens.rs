@@ -695,7 +695,20 @@ fn failed_authentication_is_limited_per_client_behind_a_trusted_proxy() {
 #[test]
 fn tokens_move_with_the_file_as_hashes_only() {
     let backups = tempfile::tempdir().unwrap();
-    let server = keyed(backups.path());
+    let folder = tempfile::tempdir().unwrap();
+    let (backup_dir, sync_dir) = (backups.path().to_path_buf(), folder.path().to_path_buf());
+    let server = TestServer::start_with(move |config| {
+        config.api_key = Some(KEY.to_string());
+        config.backup.dir = backup_dir;
+        config.sync = Some(aw_server::sync::SyncSettings {
+            enabled: false,
+            folder: sync_dir,
+            interval: Duration::from_secs(300),
+            mode: aw_server::sync::SyncMode::Both,
+            buckets: None,
+            allow_plaintext_copy: false,
+        });
+    });
     let admin_client = admin(&server);
     let secret = add_token(
         &admin_client,
@@ -708,6 +721,17 @@ fn tokens_move_with_the_file_as_hashes_only() {
     assert_eq!(reply.status, 200, "{}", reply.text());
     let status = admin_client.get("/api/0/backup/status").text();
     assert!(!status.contains(&secret));
+    // The sync folder gets buckets and events, never a token or its hash.
+    let pass = admin_client.post("/api/0/sync/run?mode=push", b"");
+    assert_eq!(pass.status, 200, "{}", pass.text());
+    let mut pushed = 0;
+    for entry in walk(folder.path()) {
+        let bytes = std::fs::read(&entry).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!text.contains(&secret[4..]) && !text.contains("aw-server.token"));
+        pushed += 1;
+    }
+    assert!(pushed > 0, "the push wrote the device's file");
     server.datastore.force_commit().unwrap();
     // The file holds the hash, not the token.
     let snapshot = reply.json()["path"].as_str().unwrap().to_string();
@@ -716,4 +740,18 @@ fn tokens_move_with_the_file_as_hashes_only() {
     assert!(text.contains("aw-server.token.w"));
     assert!(!text.contains(&secret));
     assert!(!text.contains(&secret[4..]));
+}
+
+/// Every file under `folder`.
+fn walk(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

@@ -6,7 +6,7 @@
 //! either exists, every `/api/` request but `GET /api/0/info` needs one,
 //! as `Authorization: Bearer <token>` or as the password of HTTP Basic;
 //! never in the address. The gate (`security.rs`) asks [`Auth`] for the
-//! request's [`Access`] and refuses what [`rules::refusal`] says it may
+//! request's [`Access`] and refuses what [`Access::refusal`] says it may
 //! not do; the handlers that list, create or re-host buckets narrow a
 //! write token further ([`Access::may_write_host`]).
 //!
@@ -21,8 +21,8 @@ pub mod rules;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use aw_datastore::{Datastore, StoredToken};
@@ -31,7 +31,7 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 
 pub use limit::{FailedAuth, IpRange};
-use rules::Need;
+pub use rules::Need;
 
 /// The prefix of every token this server makes (recognisable in a
 /// config file or a leak scanner).
@@ -77,6 +77,37 @@ impl Access {
             }
             _ => true,
         }
+    }
+
+    /// Why an access does not reach what a request needs; `None` when it does
+    /// (for a bucket need, as far as the scope tells: the bucket's host is
+    /// checked after).
+    pub fn refusal(&self, need: &Need) -> Option<String> {
+        let scope = match self {
+            Access::Open | Access::Key => return None,
+            Access::Token(token) => token.info.scope,
+        };
+        let allowed = match need {
+            Need::Nothing | Need::Identity => true,
+            Need::Read => scope != Scope::Write,
+            Need::BucketList | Need::ReadBucket(_) => true,
+            Need::WriteBucket(_) => scope != Scope::Read,
+            Need::Admin => scope == Scope::Admin,
+        };
+        if allowed {
+            return None;
+        }
+        Some(match (scope, need) {
+            (Scope::Read, Need::WriteBucket(_)) => {
+                "This needs a write token for the bucket's host or an admin token; \
+                 this token may only read"
+                    .to_string()
+            }
+            (Scope::Write, Need::Read) => "This needs a read or admin token; a write token \
+                                           reaches only its hosts' buckets"
+                .to_string(),
+            _ => format!("This needs an admin token; this token's scope is {scope}"),
+        })
     }
 
     /// The answer of `GET /api/0/access`.
@@ -156,6 +187,11 @@ pub struct Auth {
     datastore: Datastore,
     api_key: Option<String>,
     tokens: RwLock<HashMap<[u8; 32], Arc<KnownToken>>>,
+    /// Whether `tokens` has any, read on every request without the lock.
+    any_token: AtomicBool,
+    /// Held while the table is read from the store and replaced, so two
+    /// changes at once cannot leave the older reading in place.
+    reloading: Mutex<()>,
     hosts: RwLock<HashMap<String, (String, Instant)>>,
     /// Failures per client address.
     pub failures: FailedAuth,
@@ -174,6 +210,8 @@ impl Auth {
             datastore,
             api_key: api_key.filter(|key| !key.is_empty()),
             tokens: RwLock::default(),
+            any_token: AtomicBool::new(false),
+            reloading: Mutex::new(()),
             hosts: RwLock::default(),
             failures: FailedAuth::default(),
             trusted_proxies,
@@ -185,7 +223,7 @@ impl Auth {
     /// Whether any credential exists: then every `/api/` request but
     /// `GET /api/0/info` needs one.
     pub fn required(&self) -> bool {
-        self.api_key.is_some() || !self.read_tokens().is_empty()
+        self.api_key.is_some() || self.any_token.load(Ordering::Acquire)
     }
 
     /// The access the `Authorization` headers give, at `now`.
@@ -295,6 +333,7 @@ impl Auth {
     }
 
     fn reload(&self) -> Result<(), aw_datastore::DatastoreError> {
+        let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let now = Timestamp::now().nanos();
         let table = self
             .datastore
@@ -321,7 +360,9 @@ impl Auth {
                 ))
             })
             .collect();
-        *self.tokens.write().unwrap_or_else(|e| e.into_inner()) = table;
+        let mut tokens = self.tokens.write().unwrap_or_else(|e| e.into_inner());
+        *tokens = table;
+        self.any_token.store(!tokens.is_empty(), Ordering::Release);
         Ok(())
     }
 

@@ -1,11 +1,8 @@
 //! What each `/api/` request needs (`docs/API.md` §9.4), decided from its
-//! method and canonical path alone, and whether an [`Access`] has it.
-//! Pure functions: the table of the scope matrix.
+//! method and canonical path alone: the table of the scope matrix, which
+//! `Access::refusal` reads.
 
-use aw_models::Scope;
 use rocket::http::Method;
-
-use super::Access;
 
 /// What a request needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,37 +56,6 @@ impl Need {
             _ => Need::Admin,
         }
     }
-}
-
-/// Why an access does not reach what a request needs; `None` when it does
-/// (for a bucket need, as far as the scope tells: the bucket's host is
-/// checked after).
-pub fn refusal(access: &Access, need: &Need) -> Option<String> {
-    let scope = match access {
-        Access::Open | Access::Key => return None,
-        Access::Token(token) => token.info.scope,
-    };
-    let allowed = match need {
-        Need::Nothing | Need::Identity => true,
-        Need::Read => scope != Scope::Write,
-        Need::BucketList | Need::ReadBucket(_) => true,
-        Need::WriteBucket(_) => scope != Scope::Read,
-        Need::Admin => scope == Scope::Admin,
-    };
-    if allowed {
-        return None;
-    }
-    Some(match (scope, need) {
-        (Scope::Read, Need::WriteBucket(_)) => {
-            "This needs a write token for the bucket's host or an admin token; \
-             this token may only read"
-                .to_string()
-        }
-        (Scope::Write, Need::Read) => "This needs a read or admin token; a write token \
-                                       reaches only its hosts' buckets"
-            .to_string(),
-        _ => format!("This needs an admin token; this token's scope is {scope}"),
-    })
 }
 
 #[cfg(test)]
