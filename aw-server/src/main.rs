@@ -144,7 +144,14 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Token(args)) => return finish(cli::token::run(args)),
         None => cli.server,
     };
-    serve(args, purge_delay)
+    if let Err(error) = serve(args, purge_delay) {
+        // The reason and its causes on one line, without the backtrace
+        // anyhow adds when RUST_BACKTRACE is set: a refused start is the
+        // user's to fix, not a crash.
+        eprintln!("aw-server: {error:#}");
+        std::process::exit(1);
+    }
+    Ok(())
 }
 
 /// Ends a command: its error on stderr and exit status 1.
