@@ -69,6 +69,8 @@ fn read(response: &mut ureq::http::Response<ureq::Body>) -> Result<Reply, ureq::
 #[derive(Debug)]
 pub struct Connection {
     address: String,
+    /// Header lines sent with every request (`Name: value\r\n` each).
+    headers: String,
     stream: Option<std::io::BufReader<std::net::TcpStream>>,
 }
 
@@ -79,16 +81,25 @@ impl Connection {
         let address = url.trim_start_matches("http://").trim_end_matches('/');
         Connection {
             address: address.to_string(),
+            headers: String::new(),
             stream: None,
         }
+    }
+
+    /// The same client sending `name: value` with every request (an
+    /// `Authorization` header, say).
+    pub fn with_header(mut self, name: &str, value: &str) -> Connection {
+        self.headers.push_str(&format!("{name}: {value}\r\n"));
+        self
     }
 
     /// `POST path` (`/api/...`) with a JSON body.
     pub fn post_json(&mut self, path: &str, body: &[u8]) -> std::io::Result<Reply> {
         let mut request = format!(
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+            "POST {path} HTTP/1.1\r\nHost: {}\r\n{}Content-Type: application/json\r\n\
              Content-Length: {}\r\n\r\n",
             self.address,
+            self.headers,
             body.len()
         )
         .into_bytes();
@@ -98,7 +109,10 @@ impl Connection {
 
     /// `GET path`.
     pub fn get(&mut self, path: &str) -> std::io::Result<Reply> {
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", self.address);
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\n{}\r\n",
+            self.address, self.headers
+        );
         self.round_trip(request.as_bytes())
     }
 
