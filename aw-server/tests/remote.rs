@@ -383,6 +383,38 @@ fn https_with_the_configured_certificate() {
         .client
         .try_raw(b"GET /api/0/info HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     assert!(plain.map_or(true, |reply| reply.status != 200));
+    // The commands reach it over HTTPS too (on loopback).
+    let port = served.client.port.to_string();
+    let made = run(
+        root,
+        &[
+            "token",
+            "add",
+            "over-tls",
+            "--scope",
+            "read",
+            "--testing",
+            "--port",
+            &port,
+        ],
+    );
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let url = format!("https://localhost:{port}/api/0/access");
+    let token = String::from_utf8(made.stdout).unwrap();
+    let output = Command::new("curl")
+        .args(["--silent", "--cacert"])
+        .arg(&cert)
+        .arg("-H")
+        .arg(format!("Authorization: Bearer {}", token.trim()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    let access: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(access["name"], "over-tls");
     // Half a TLS configuration stops the start.
     write_testing_config(root, &format!("tls_cert = {:?}\n", cert));
     let stderr = fails(

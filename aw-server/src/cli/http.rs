@@ -31,6 +31,15 @@ pub struct Server {
     api_key: Option<String>,
 }
 
+/// HTTPS to a server.
+#[derive(Debug, Clone, Copy)]
+pub struct Tls {
+    /// The server is this machine's, over loopback: its certificate is not
+    /// checked (it names the server's public name, not the loopback
+    /// address). Otherwise the public roots check it.
+    pub loopback: bool,
+}
+
 /// `host:port`, with brackets around IPv6 addresses.
 pub fn authority(address: IpAddr, port: u16) -> String {
     match address {
@@ -44,15 +53,27 @@ impl Server {
     /// refused), an error when something listens but does not answer as a
     /// server should.
     /// `authority` is `host:port`.
-    pub fn probe(authority: &str, api_key: Option<String>) -> Result<Option<Server>, CliError> {
-        let agent: Agent = Agent::config_builder()
+    /// With `tls`, over HTTPS.
+    pub fn probe(
+        authority: &str,
+        api_key: Option<String>,
+        tls: Option<Tls>,
+    ) -> Result<Option<Server>, CliError> {
+        let mut config = Agent::config_builder()
             .timeout_connect(Some(CONNECT_TIMEOUT))
-            .http_status_as_error(false)
-            .build()
-            .into();
+            .http_status_as_error(false);
+        let scheme = match &tls {
+            None => "http",
+            Some(tls) => {
+                let builder = ureq::tls::TlsConfig::builder().disable_verification(tls.loopback);
+                config = config.tls_config(builder.build());
+                "https"
+            }
+        };
+        let agent: Agent = config.build().into();
         let server = Server {
             agent,
-            base: format!("http://{authority}"),
+            base: format!("{scheme}://{authority}"),
             api_key,
         };
         let request = server

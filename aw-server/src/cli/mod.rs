@@ -177,7 +177,11 @@ pub fn connect_with(
         .clone()
         .or(file.auth.api_key)
         .filter(|key| !key.is_empty());
-    match Server::probe(&authority, credential)? {
+    let (authority, tls) = match &file.tls_cert {
+        None => (authority, None),
+        Some(_) => https_to(authority, &host),
+    };
+    match Server::probe(&authority, credential, tls)? {
         Some(server) => Ok(Target::Online(server)),
         None if args.host.is_some() || args.port.is_some() => Err(CliError(format!(
             "no aw-server answers on {authority}; start it, or use --dbpath to work on a database file"
@@ -191,6 +195,16 @@ pub fn connect_with(
             open(&path, key.as_ref(), create)
         }
     }
+}
+
+/// How to reach a server whose config serves HTTPS: on this machine over
+/// loopback without checking its certificate (a Let's Encrypt one names
+/// no loopback address; whatever answers there is trusted as much as over
+/// plain HTTP), by any other name with the public roots.
+fn https_to(authority: String, host: &str) -> (String, Option<http::Tls>) {
+    let local = config::parse_address(host)
+        .is_ok_and(|address| address.is_loopback() || address.is_unspecified());
+    (authority, Some(http::Tls { loopback: local }))
 }
 
 fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, CliError> {
