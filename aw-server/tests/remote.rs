@@ -36,12 +36,16 @@ fn start(root: &Path, args: &[&str]) -> Started {
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             eprintln!("server: {line}");
+            // Kept before the port is announced: a test may read the
+            // announce line as soon as `start` returns.
+            {
+                let mut all = sink.lock().unwrap();
+                all.push_str(&line);
+                all.push('\n');
+            }
             if let Some(port) = common::announced_port(&line) {
                 let _ = ready.send(port);
             }
-            let mut all = sink.lock().unwrap();
-            all.push_str(&line);
-            all.push('\n');
         }
     });
     let port = listening
