@@ -267,7 +267,7 @@ impl Gate {
                 api: Some((Access::Open, Need::Nothing)),
             });
         }
-        let need = Auth::need(request.method(), &segments);
+        let need = Need::of(request.method(), &segments);
         let access = self.authenticate(request, &need)?;
         if let Some(message) = access.refusal(&need) {
             return Err(Rejection::new(Status::Forbidden, message));
@@ -278,12 +278,12 @@ impl Gate {
         })
     }
 
-    /// The access of an `/api/` request: [`Access::Open`] while the server
-    /// has no credential (and for what needs none), else the one its
+    /// The access of an `/api/` request of a server with credentials:
+    /// [`Access::Open`] for what needs none, else the one its
     /// `Authorization` header gives; failures are counted per client and
     /// logged without the credential.
     fn authenticate(&self, request: &Request<'_>, need: &Need) -> Result<Access, Rejection> {
-        if *need == Need::Nothing || !self.auth.required() {
+        if *need == Need::Nothing {
             return Ok(Access::Open);
         }
         let forwarded: Vec<&str> = request.headers().get("X-Forwarded-For").collect();

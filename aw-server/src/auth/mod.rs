@@ -255,14 +255,7 @@ impl Auth {
 
     /// Every token, as listed (the stored "last used", to the minute).
     pub fn list(&self) -> Result<Vec<TokenInfo>, aw_datastore::DatastoreError> {
-        let mut tokens: Vec<TokenInfo> = self
-            .datastore
-            .tokens()?
-            .into_iter()
-            .map(|stored| stored.info)
-            .collect();
-        tokens.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(tokens)
+        list_tokens(&self.datastore)
     }
 
     /// Makes a token; `Ok(None)` when the name is taken.
@@ -313,18 +306,13 @@ impl Auth {
         }
     }
 
-    /// Forgets every remembered bucket host: a handler changed buckets
-    /// (deleted, re-hosted, imported).
+    /// Forgets every remembered bucket host: a handler deleted or
+    /// re-hosted a bucket.
     pub fn forget_hosts(&self) {
         self.hosts
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-    }
-
-    /// The need of a request, for the gate.
-    pub fn need(method: rocket::http::Method, segments: &[String]) -> Need {
-        Need::of(method, segments)
     }
 
     /// The client of a request from `peer` (see [`limit::client_address`]).
@@ -335,21 +323,25 @@ impl Auth {
     fn reload(&self) -> Result<(), aw_datastore::DatastoreError> {
         let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let now = Timestamp::now().nanos();
+        // A token kept across the reload keeps its in-memory mark.
+        let marks: HashMap<String, i64> = self
+            .read_tokens()
+            .values()
+            .map(|known| {
+                let mark = known.recorded.load(Ordering::Relaxed);
+                (known.info.name.clone(), mark)
+            })
+            .collect();
         let table = self
             .datastore
             .tokens()?
             .into_iter()
             .filter_map(|stored| {
                 let digest = from_hex(&stored.hash)?;
-                let recorded = stored.info.last_used.map_or(i64::MIN, |t| t.nanos());
-                // A token kept across the reload keeps its in-memory mark.
-                let recorded = self
-                    .read_tokens()
-                    .values()
-                    .find(|known| known.info.name == stored.info.name)
-                    .map_or(recorded, |known| {
-                        known.recorded.load(Ordering::Relaxed).max(recorded)
-                    })
+                let stored_mark = stored.info.last_used.map_or(i64::MIN, |t| t.nanos());
+                let recorded = marks
+                    .get(&stored.info.name)
+                    .map_or(stored_mark, |&mark| mark.max(stored_mark))
                     .min(now);
                 Some((
                     digest,
@@ -411,6 +403,18 @@ pub enum AddError {
     /// Storing failed.
     #[error("{0}")]
     Store(#[from] aw_datastore::DatastoreError),
+}
+
+/// Every token of `datastore` (a served one through [`Auth`], or a file
+/// no server holds), by name.
+pub fn list_tokens(datastore: &Datastore) -> Result<Vec<TokenInfo>, aw_datastore::DatastoreError> {
+    let mut tokens: Vec<TokenInfo> = datastore
+        .tokens()?
+        .into_iter()
+        .map(|stored| stored.info)
+        .collect();
+    tokens.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tokens)
 }
 
 /// Makes and stores a token in `datastore` (a served one through [`Auth`],

@@ -8,7 +8,7 @@ use aw_models::{NewToken, Scope, Timestamp, TokenInfo};
 use clap::{Args, Subcommand};
 
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Target};
-use crate::auth::{make_token, AddError};
+use crate::auth::{list_tokens, make_token, AddError};
 
 /// Flags of `token`.
 #[derive(Debug, Clone, Args)]
@@ -198,16 +198,7 @@ fn add(target: &Target, request: &NewToken, has_key: bool) -> Result<(), CliErro
 fn list(target: &Target) -> Result<(), CliError> {
     let tokens = match target {
         Target::Online(server) => server.tokens()?,
-        Target::Offline { datastore, .. } => {
-            let mut tokens: Vec<TokenInfo> = datastore
-                .tokens()
-                .map_err(store_error)?
-                .into_iter()
-                .map(|stored| stored.info)
-                .collect();
-            tokens.sort_by(|a, b| a.name.cmp(&b.name));
-            tokens
-        }
+        Target::Offline { datastore, .. } => list_tokens(datastore).map_err(store_error)?,
     };
     if tokens.is_empty() {
         eprintln!("No tokens. Make one with: aw-server token add NAME --scope read|write|admin");
