@@ -111,7 +111,13 @@ pub(crate) fn delete_range_chunk(
     let mut done = RangeDeletion::default();
     if !events.is_empty() {
         memory.last_events.forget(row_id);
-        note_change(conn, bucket_id)?;
+        // Trimmed and split events start at `start` or `end` afterwards.
+        let low = events.iter().map(|&(_, event_start, _)| event_start).min();
+        let high = events.iter().map(|&(_, event_start, _)| event_start).max();
+        let starts = low
+            .zip(high)
+            .map(|(low, high)| (low.min(start), high.max(end)));
+        note_change(conn, bucket_id, starts)?;
         note_deleted(conn, bucket_id, Some(start), end)?;
     }
     for &(id, event_start, event_end) in &events {
@@ -173,7 +179,9 @@ pub(crate) fn expire_chunk(
         .collect::<rusqlite::Result<Vec<(i64, i64, i64)>>>()?;
     if !events.is_empty() {
         memory.last_events.forget(row_id);
-        note_change(conn, bucket_id)?;
+        let low = events.iter().map(|&(_, start, _)| start).min();
+        let high = events.iter().map(|&(_, start, _)| start).max();
+        note_change(conn, bucket_id, low.zip(high))?;
         note_deleted(conn, bucket_id, None, cutoff)?;
     }
     for &(id, start, end) in &events {
@@ -268,6 +276,12 @@ pub(crate) fn store_changes(
 ) -> Result<RulesOutcome> {
     let row_id = bucket_row(conn, bucket_id)?;
     let mut done = RulesOutcome::default();
+    let mut starts: Option<(i64, i64)> = None;
+    let mut touched = |start: i64| {
+        starts = Some(starts.map_or((start, start), |(low, high)| {
+            (low.min(start), high.max(start))
+        }));
+    };
     for change in changes {
         match change {
             Change::Drop { id, text } => {
@@ -284,23 +298,29 @@ pub(crate) fn store_changes(
                     memory
                         .stats
                         .removed(conn, memory.bounds, row_id, start, end)?;
+                    touched(start);
                     done.dropped += 1;
                 }
             }
             Change::Redact { id, text, redacted } => {
-                let changed = conn
+                let changed: Option<i64> = conn
                     .prepare_cached(
-                        "UPDATE events SET data = ?4 WHERE id = ?1 AND bucketrow = ?2 AND data = ?3",
+                        "UPDATE events SET data = ?4 WHERE id = ?1 AND bucketrow = ?2 AND data = ?3
+                         RETURNING starttime",
                     )?
-                    .execute(params![id, row_id, text, redacted])?;
-                done.redacted += changed as u64;
+                    .query_row(params![id, row_id, text, redacted], |row| row.get(0))
+                    .optional()?;
+                if let Some(start) = changed {
+                    touched(start);
+                    done.redacted += 1;
+                }
             }
         }
     }
     done.examined = changes.len() as u64;
     if done.dropped + done.redacted > 0 {
         memory.last_events.forget(row_id);
-        note_change(conn, bucket_id)?;
+        note_change(conn, bucket_id, starts)?;
     }
     Ok(done)
 }

@@ -104,6 +104,39 @@ pub fn rows_from(
     .collect()
 }
 
+/// Up to `limit` events of the bucket starting in `[low, high]` (both
+/// included), in (start, id) order, after the event `after` (its start
+/// and id) when given: a time range of the bucket read in pages.
+pub fn rows_by_start(
+    conn: &Connection,
+    bucket_row: i64,
+    low: i64,
+    high: i64,
+    after: Option<(i64, i64)>,
+    limit: usize,
+) -> rusqlite::Result<Vec<StoredRow>> {
+    let (after_start, after_id) = after.unwrap_or((i64::MIN, i64::MIN));
+    conn.prepare_cached(
+        "SELECT id, starttime, endtime, data FROM events
+             INDEXED BY events_bucketrow_starttime_endtime_index
+         WHERE bucketrow = ?1 AND starttime >= max(?2, ?4) AND starttime <= ?3
+             AND (starttime > ?4 OR id > ?5)
+         ORDER BY starttime, id LIMIT ?6",
+    )?
+    .query_map(
+        params![
+            bucket_row,
+            low,
+            high,
+            after_start,
+            after_id,
+            i64::try_from(limit).unwrap_or(i64::MAX)
+        ],
+        StoredRow::read,
+    )?
+    .collect()
+}
+
 /// One event of the bucket by id.
 pub fn row_by_id(
     conn: &Connection,

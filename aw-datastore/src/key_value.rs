@@ -8,6 +8,7 @@
 //! | `settings.<key>` | the API's settings, as aw-server-rust stores them ([`SETTINGS_PREFIX`]) | `writes.rs`, `queries.rs` |
 //! | `aw-server.bucket-stats` | the bucket facts of the last clean close ([`STATS_KEY`]) | `stats.rs` |
 //! | `aw-server.history-changes.<bucket>` | the bucket's change counter ([`CHANGES_PREFIX`]) | `changes.rs` |
+//! | `aw-server.history-changed.<bucket>` | where the counted changes were ([`CHANGED_PREFIX`]) | `changes.rs` |
 //! | `aw-server.sync-deleted.<bucket>` | time deleted here from a pulled copy ([`DELETED_PREFIX`]) | `changes.rs` |
 //! | `aw-server.sync-<key>` | the state of replication passes ([`REPLICA_PREFIX`]) | `replica.rs`, for its callers |
 //! | `aw-server.token.<name>` | an API token, its secret hashed ([`TOKEN_PREFIX`]) | `tokens.rs` |
@@ -24,6 +25,8 @@ pub(crate) const SETTINGS_PREFIX: &str = "settings.";
 pub(crate) const STATS_KEY: &str = "aw-server.bucket-stats";
 /// A bucket's change counter, then the bucket id (`changes.rs`).
 pub(crate) const CHANGES_PREFIX: &str = "aw-server.history-changes.";
+/// Where a bucket's counted changes were, then the bucket id (`changes.rs`).
+pub(crate) const CHANGED_PREFIX: &str = "aw-server.history-changed.";
 /// What was deleted here from a pulled copy, then its id (`changes.rs`).
 pub(crate) const DELETED_PREFIX: &str = "aw-server.sync-deleted.";
 /// The state replication keeps, then the replica's own key

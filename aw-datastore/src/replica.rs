@@ -16,8 +16,10 @@
 //! nothing. The state is the replica's own text under its own keys
 //! (`key_value.rs`, [`REPLICA_PREFIX`](crate::key_value::REPLICA_PREFIX)).
 
+use std::collections::HashMap;
+
 use aw_models::{Bucket, PullCounts, UpdateBucket};
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::changes::{self, change_count};
 use crate::format::{self, StoredRow};
@@ -46,9 +48,37 @@ pub trait Replica {
     /// `through`, in id order.
     fn rows_from(&self, bucket_id: &str, start: i64, through: i64) -> Result<Vec<StoredRow>>;
 
+    /// Up to `limit` of the bucket's events starting in `[low, high]`,
+    /// in (start, id) order, after the event `after` (start, id).
+    fn rows_by_start(
+        &self,
+        bucket_id: &str,
+        low: i64,
+        high: i64,
+        after: Option<(i64, i64)>,
+        limit: usize,
+    ) -> Result<Vec<StoredRow>>;
+
     /// The bucket's change counter: it moves with every change to the
     /// bucket's history other than an added or extended event.
     fn change_count(&self, bucket_id: &str) -> Result<i64>;
+
+    /// Where the bucket's history changed since its counter stood at
+    /// `counter`: spans of event starts (both ends included), sorted and
+    /// joined; `None` when that is no longer known (compare everything).
+    fn changed_since(&self, bucket_id: &str, counter: i64) -> Result<Option<Vec<(i64, i64)>>>;
+
+    /// Deletes a bucket and its events (a copy whose origin deleted it).
+    fn delete_copy(&self, bucket_id: &str) -> Result<()>;
+
+    /// The bucket's newest start; `None` when it has no events.
+    fn newest_start(&self, bucket_id: &str) -> Result<Option<i64>>;
+
+    /// The highest event id of the bucket (0 when it has none).
+    fn highest_id(&self, bucket_id: &str) -> Result<i64>;
+
+    /// Removes the replica's state under `key`.
+    fn forget_state(&self, key: &str) -> Result<()>;
 
     /// The replica's state stored under `key`.
     fn state(&self, key: &str) -> Result<Option<String>>;
@@ -74,6 +104,10 @@ pub struct PulledChunk {
     pub replacements: Vec<Replacement>,
     /// New events.
     pub events: Vec<PreparedEvent>,
+    /// When given, the copy's events starting in this span (both ends
+    /// included) become exactly `events` as the rules make them: those
+    /// stored there and not among them are deleted, the missing added.
+    pub window: Option<(i64, i64)>,
     /// The replica's state after this chunk: key and text, stored with it.
     pub state: Option<(String, String)>,
 }
@@ -124,8 +158,69 @@ impl Replica for Datastore {
         })
     }
 
+    fn rows_by_start(
+        &self,
+        bucket_id: &str,
+        low: i64,
+        high: i64,
+        after: Option<(i64, i64)>,
+        limit: usize,
+    ) -> Result<Vec<StoredRow>> {
+        self.read_pooled(|conn, _| {
+            let row_id = bucket_row(conn, bucket_id)?;
+            Ok(format::rows_by_start(
+                conn, row_id, low, high, after, limit,
+            )?)
+        })
+    }
+
     fn change_count(&self, bucket_id: &str) -> Result<i64> {
         self.read_pooled(|conn, _| change_count(conn, bucket_id))
+    }
+
+    fn changed_since(&self, bucket_id: &str, counter: i64) -> Result<Option<Vec<(i64, i64)>>> {
+        self.read_pooled(|conn, _| changes::changed_since(conn, bucket_id, counter))
+    }
+
+    fn newest_start(&self, bucket_id: &str) -> Result<Option<i64>> {
+        self.read_pooled(|conn, _| {
+            let row_id = bucket_row(conn, bucket_id)?;
+            Ok(conn
+                .prepare_cached(
+                    "SELECT max(starttime) FROM events
+                         INDEXED BY events_bucketrow_starttime_endtime_index
+                     WHERE bucketrow = ?1",
+                )?
+                .query_row([row_id], |row| row.get(0))?)
+        })
+    }
+
+    fn highest_id(&self, bucket_id: &str) -> Result<i64> {
+        self.read_pooled(|conn, _| {
+            let row_id = bucket_row(conn, bucket_id)?;
+            // Newest ids first along the rowid: the bucket's newest event
+            // is found without reading its whole history.
+            Ok(conn
+                .prepare_cached(
+                    "SELECT id FROM events NOT INDEXED WHERE bucketrow = ?1
+                     ORDER BY id DESC LIMIT 1",
+                )?
+                .query_row([row_id], |row| row.get(0))
+                .optional()?
+                .unwrap_or(0))
+        })
+    }
+
+    fn forget_state(&self, key: &str) -> Result<()> {
+        let key = replica_key(key)?;
+        self.write(move |conn, _| Ok(key_value::delete(conn, &key)?))
+    }
+
+    fn delete_copy(&self, bucket_id: &str) -> Result<()> {
+        match self.delete_bucket(bucket_id) {
+            Ok(()) | Err(DatastoreError::NoSuchBucket(_)) => Ok(()),
+            Err(error) => Err(error),
+        }
     }
 
     fn state(&self, key: &str) -> Result<Option<String>> {
@@ -178,6 +273,7 @@ impl Replica for Datastore {
                 &chunk.target,
                 &chunk.replacements,
                 chunk.events,
+                chunk.window,
                 state,
             )
         })
@@ -204,6 +300,7 @@ fn apply_pulled(
     target: &Bucket,
     replacements: &[Replacement],
     events: Vec<PreparedEvent>,
+    window: Option<(i64, i64)>,
     state: Option<(String, String)>,
 ) -> Result<PullCounts> {
     let row_id = match bucket_row(conn, &target.id) {
@@ -215,6 +312,15 @@ fn apply_pulled(
     for replacement in replacements {
         replace(conn, memory, &target.id, row_id, replacement, &mut counts)?;
     }
+    let events = match window {
+        Some((low, high)) => {
+            let (kept, removed) =
+                replace_window(conn, memory, &target.id, row_id, low, high, events)?;
+            counts.deleted += removed;
+            kept
+        }
+        None => events,
+    };
     let deleted = changes::deleted(conn, &target.id)?;
     let before = events.len();
     let events: Vec<PreparedEvent> = events
@@ -232,6 +338,83 @@ fn apply_pulled(
         key_value::put(conn, &key, &value)?;
     }
     Ok(counts)
+}
+
+/// Makes the copy's events starting in `[low, high]` those of `events`
+/// (as the rules make them): deletes the stored ones that are not among
+/// them, and returns those not stored yet, for the import, with the count
+/// deleted.
+fn replace_window(
+    conn: &Connection,
+    memory: &mut WriterMemory<'_>,
+    bucket_id: &str,
+    row_id: i64,
+    low: i64,
+    high: i64,
+    events: Vec<PreparedEvent>,
+) -> Result<(Vec<PreparedEvent>, u64)> {
+    let stored: Vec<StoredRow> = conn
+        .prepare_cached(
+            "SELECT id, starttime, endtime, data FROM events
+                 INDEXED BY events_bucketrow_starttime_endtime_index
+             WHERE bucketrow = ?1 AND starttime >= ?2 AND starttime <= ?3",
+        )?
+        .query_map(rusqlite::params![row_id, low, high], |row| {
+            Ok(StoredRow {
+                id: row.get(0)?,
+                start: row.get(1)?,
+                end: row.get(2)?,
+                data: row.get(3)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // What each wanted event becomes here; the dropped are not wanted.
+    let mut wanted: HashMap<(i64, i64, String), usize> = HashMap::new();
+    let mut incoming = Vec::with_capacity(events.len());
+    for event in events {
+        let data = match filter_text(&*memory.privacy, bucket_id, &event.data) {
+            Filtered::Kept => event.data.clone(),
+            Filtered::Redacted(redacted) => redacted,
+            Filtered::Dropped => continue,
+        };
+        let key = (event.start, event.end, data);
+        *wanted.entry(key.clone()).or_default() += 1;
+        incoming.push((key, event));
+    }
+    let mut removed = 0;
+    let mut kept: HashMap<(i64, i64, String), usize> = HashMap::new();
+    for row in stored {
+        let key = (row.start, row.end, row.data);
+        match wanted.get_mut(&key) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                *kept.entry(key).or_default() += 1;
+            }
+            _ => {
+                conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
+                    .execute([row.id])?;
+                memory
+                    .stats
+                    .removed(conn, memory.bounds, row_id, key.0, key.1)?;
+                removed += 1;
+            }
+        }
+    }
+    if removed > 0 {
+        memory.last_events.forget(row_id);
+    }
+    // Those already stored are not imported again.
+    let missing = incoming
+        .into_iter()
+        .filter_map(|(key, event)| match kept.get_mut(&key) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                None
+            }
+            _ => Some(event),
+        })
+        .collect();
+    Ok((missing, removed))
 }
 
 /// Finds the stored copy of a pulled event by its old times (and data,

@@ -500,7 +500,7 @@ impl Datastore {
                 rusqlite::params![row_id, note],
             )?;
             memory.last_events.forget(row_id);
-            crate::changes::note_change(conn, &bucket_id)?;
+            crate::changes::note_change(conn, &bucket_id, None)?;
             if note.is_empty() {
                 // A job that fails after writing: nothing of it stays.
                 return Err(DatastoreError::InvalidInput("an empty note".to_string()));

@@ -150,8 +150,20 @@ pub(crate) fn insert_events(
     memory.last_events.forget(row_id);
     // An event with an id may replace a stored one: the sync push must
     // then compare the whole bucket (`aw-folder-sync`'s `push.rs`).
-    if events.iter().any(|event| event.id.is_some()) {
-        note_change(conn, bucket_id)?;
+    let mut starts: Option<(i64, i64)> = None;
+    for event in events.iter().filter(|event| event.id.is_some()) {
+        let old: Option<i64> = conn
+            .prepare_cached("SELECT starttime FROM events WHERE id = ?1 AND bucketrow = ?2")?
+            .query_row(params![event.id, row_id], |row| row.get(0))
+            .optional()?;
+        for start in old.into_iter().chain([event.timestamp.nanos()]) {
+            starts = Some(starts.map_or((start, start), |(low, high)| {
+                (low.min(start), high.max(start))
+            }));
+        }
+    }
+    if starts.is_some() {
+        note_change(conn, bucket_id, starts)?;
     }
     let mut stored = Vec::with_capacity(events.len());
     for mut event in events {
@@ -359,7 +371,7 @@ pub(crate) fn delete_event(
     let Some((start, end)) = deleted else {
         return Ok(false);
     };
-    note_change(conn, bucket_id)?;
+    note_change(conn, bucket_id, Some((start, start)))?;
     note_deleted(conn, bucket_id, Some(start), end)?;
     memory.last_events.forget(row_id);
     memory
