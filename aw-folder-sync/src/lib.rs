@@ -18,11 +18,16 @@
 //! that database; the connections it opens are to the folder's files,
 //! which have aw-server-rust's schema (`aw_datastore::format`).
 //!
+//! `forward.rs` is the second transport of the same port: this device's
+//! own buckets forwarded to a hub, through a [`forward::HubLink`] the
+//! caller provides (the server's speaks HTTP), and the hub's side of it.
+//!
 //! Neither pass holds the writer for more than a chunk, and a pass that is
 //! killed is finished by the next. This crate knows nothing of schedules,
 //! configuration or HTTP (the server's `sync.rs` does).
 
 mod files;
+pub mod forward;
 mod layout;
 mod pull;
 mod push;
@@ -47,6 +52,15 @@ pub enum FolderSyncError {
     /// SQLite failed on a file of the folder.
     #[error("Storage failure: {0}")]
     File(#[from] rusqlite::Error),
+    /// The hub refused or failed a request (`status`: its HTTP status,
+    /// `None` when it was not reached).
+    #[error("{message}")]
+    Hub {
+        /// The HTTP status, if the hub answered.
+        status: Option<u16>,
+        /// What went wrong, for the status and the log.
+        message: String,
+    },
     /// The folder could not be read or written.
     #[error("System call failed: {0}")]
     Io(#[from] std::io::Error),

@@ -213,6 +213,7 @@ fn pull_deleted_buckets(
                 target,
                 replacements,
                 events: Vec::new(),
+                window: None,
                 state: Some((key.clone(), value)),
             })
             .map_err(|error| Failure::Local(error.into()))?;
@@ -408,6 +409,7 @@ fn pull_bucket(
                     target: target.clone(),
                     replacements: std::mem::take(&mut replacements),
                     events,
+                    window: None,
                     state: Some((key.to_string(), value)),
                 })
                 .map_err(|error| Failure::Local(error.into()))?;

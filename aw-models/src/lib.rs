@@ -21,6 +21,7 @@ mod data;
 mod error;
 mod event;
 mod export;
+mod forward;
 mod info;
 mod projection;
 mod query;
@@ -37,6 +38,9 @@ pub use data::{hash_json, EventData, SharedEntries, StringPool};
 pub use error::ModelError;
 pub use event::Event;
 pub use export::ExportDocument;
+pub use forward::{
+    ForwardChunk, ForwardState, ForwardedEvent, StartSpan, TailEvent, MAX_FORWARD_EVENTS,
+};
 pub use info::ServerInfo;
 pub use projection::{ProjectedEvents, Projector};
 pub use query::{QueryRequest, TimeInterval};

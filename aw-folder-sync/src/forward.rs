@@ -1,0 +1,518 @@
+//! Forwarding to a hub: this device's own buckets into another server
+//! over a transport ([`HubLink`]; the server's is HTTP), and the hub's
+//! side ([`receive`]), both through the datastore's replication port, as
+//! the folder's passes are.
+//!
+//! The hub keeps, per device and bucket, a [`ForwardState`] stored with
+//! each chunk it applies (one writer job): the highest device id it has
+//! (`high_water`), the newest events as forwarded (`tail`, which
+//! heartbeats on the device keep extending) and the device's change
+//! counter whose changes it has. A pass asks the hub for these, then per
+//! bucket:
+//!
+//! 1. **Changes.** When the device's change counter moved past the
+//!    state's, the spans of start times where history changed since
+//!    (`Replica::changed_since`) are sent as windows: the hub's events
+//!    starting in a window become the device's. Another bucket of the same
+//!    id, a counter that went back (a restored file) or spans no longer
+//!    known: the whole bucket is compared, and the cursor starts again.
+//! 2. **New events** by id after the cursor, in chunks of [`CHUNK`], with
+//!    the tail's events as they are now.
+//!
+//! Every chunk is idempotent on the hub: events at or below its cursor
+//! are not added again, windows replace, the tail matches by the times the
+//! hub stored. A kill of either side between chunks loses nothing: the
+//! next pass starts from the hub's state.
+
+use std::collections::HashMap;
+
+use aw_datastore::format::StoredRow;
+use aw_datastore::{PreparedEvent, PulledChunk, Replacement, Replica};
+use aw_models::{
+    check_bucket_id, is_own_bucket, Bucket, ForwardChunk, ForwardState, ForwardedEvent, StartSpan,
+    TailEvent, Timestamp, MAX_FORWARD_EVENTS, SYNCED_FROM,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::{FolderSyncError, Result, SyncFilter, SyncProgress};
+
+/// Events per chunk a device sends.
+pub const CHUNK: usize = 2_000;
+/// The replica state key of a forwarded bucket on the hub, then the
+/// device and the bucket as a JSON pair.
+const FORWARDED: &str = "forwarded.";
+
+/// The way to the hub: what a forwarding pass needs of it.
+pub trait HubLink {
+    /// The states the hub keeps of this device's buckets.
+    fn states(&self) -> Result<Vec<ForwardState>>;
+    /// Applies one chunk; answers the bucket's state after it.
+    fn send(&self, chunk: &ForwardChunk) -> Result<ForwardState>;
+    /// Deletes the hub's copy of a bucket this device deleted.
+    fn forget(&self, bucket_id: &str) -> Result<()>;
+}
+
+/// What a forwarding pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForwardReport {
+    /// Own buckets forwarded.
+    pub buckets: u64,
+    /// New events sent.
+    pub sent: u64,
+    /// Events sent in windows of changed history.
+    pub compared: u64,
+    /// Chunks the hub applied.
+    pub chunks: u64,
+    /// Buckets deleted here whose copies the hub dropped.
+    pub forgotten: u64,
+}
+
+/// Forwards this device's own buckets that `filter` takes to the hub.
+pub fn forward(
+    store: &dyn Replica,
+    hub: &dyn HubLink,
+    filter: &SyncFilter,
+    progress: &mut dyn FnMut(&SyncProgress),
+) -> Result<ForwardReport> {
+    let states: HashMap<String, ForwardState> = hub
+        .states()?
+        .into_iter()
+        .map(|state| (state.bucket.clone(), state))
+        .collect();
+    let buckets: Vec<Bucket> = store
+        .bucket_list()?
+        .into_iter()
+        .filter(|bucket| is_own_bucket(&bucket.id) && filter.takes_bucket(&bucket.id))
+        .collect();
+    let mut report = ForwardReport::default();
+    for bucket in &buckets {
+        let state = states
+            .get(&bucket.id)
+            .cloned()
+            .unwrap_or_else(|| ForwardState::new(&bucket.id, ""));
+        match forward_bucket(store, hub, bucket, state, &mut report, progress) {
+            Ok(()) => report.buckets += 1,
+            // Deleted while being forwarded: the next pass forgets it.
+            Err(FolderSyncError::Store(aw_datastore::DatastoreError::NoSuchBucket(_))) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    for gone in states.keys() {
+        let here = buckets.iter().any(|bucket| &bucket.id == gone);
+        if !here && filter.takes_bucket(gone) && store.find_bucket(gone)?.is_none() {
+            hub.forget(gone)?;
+            report.forgotten += 1;
+        }
+    }
+    Ok(report)
+}
+
+fn forward_bucket(
+    store: &dyn Replica,
+    hub: &dyn HubLink,
+    bucket: &Bucket,
+    mut state: ForwardState,
+    report: &mut ForwardReport,
+    progress: &mut dyn FnMut(&SyncProgress),
+) -> Result<()> {
+    let mut meta = bucket.clone();
+    meta.events = None;
+    let counter = store.change_count(&bucket.id)?;
+    let fresh = state.high_water == 0 && state.tail.is_empty() && state.created.is_none();
+    let mut stage = SyncProgress {
+        stage: format!("Forwarding {}", bucket.id),
+        done: 0,
+        total: None,
+    };
+    if !fresh && counter != state.changes {
+        let recreated = state.created.is_some() && state.created != bucket.created;
+        let spans = if recreated || counter < state.changes {
+            None
+        } else {
+            store.changed_since(&bucket.id, state.changes)?
+        };
+        let whole = spans.is_none();
+        let spans = spans.unwrap_or_else(|| vec![(i64::MIN, i64::MAX)]);
+        // After a whole comparison the cursor is the highest id read
+        // before it: later events are sent as new.
+        let high_water = if whole {
+            Some(store.highest_id(&bucket.id)?)
+        } else {
+            None
+        };
+        let count = spans.len();
+        for (at, &(low, high)) in spans.iter().enumerate() {
+            let last_span = at + 1 == count;
+            let mut from = low;
+            let mut after = None;
+            loop {
+                let mut rows = store.rows_by_start(&bucket.id, from, high, after, CHUNK)?;
+                let mut last_page = rows.len() < CHUNK;
+                let mut window_end = high;
+                if !last_page {
+                    let last_start = rows.last().map_or(high, |row| row.start);
+                    if rows.first().map(|row| row.start) == Some(last_start) {
+                        // One start time fills the page: take all of it.
+                        rows.extend(store.rows_by_start(
+                            &bucket.id,
+                            last_start,
+                            last_start,
+                            rows.last().map(|row| (row.start, row.id)),
+                            usize::MAX,
+                        )?);
+                        window_end = last_start;
+                        after = None;
+                        from = last_start.saturating_add(1);
+                        last_page = last_start == high;
+                    } else {
+                        // The events of the last start go with the next page.
+                        rows.retain(|row| row.start < last_start);
+                        window_end = last_start - 1;
+                        from = last_start;
+                    }
+                }
+                let finishing = last_page && last_span;
+                let chunk = ForwardChunk {
+                    bucket: meta.clone(),
+                    after: state.high_water,
+                    events: rows.iter().map(wire).collect::<Result<_>>()?,
+                    tail: if finishing && whole {
+                        newest(store, &bucket.id)?
+                    } else {
+                        Vec::new()
+                    },
+                    window: Some(StartSpan {
+                        first: Timestamp::from_nanos(low.max(MIN_TIME)),
+                        last: Timestamp::from_nanos(window_end.min(MAX_TIME)),
+                    }),
+                    changes: finishing.then_some(counter),
+                    high_water: if finishing { high_water } else { None },
+                };
+                report.compared += chunk.events.len() as u64;
+                stage.done += rows.len() as u64;
+                state = hub.send(&chunk)?;
+                report.chunks += 1;
+                progress(&stage);
+                if last_page {
+                    break;
+                }
+            }
+        }
+    }
+    // New events after the cursor, with the tail as it is now.
+    let mut first = true;
+    let mut rounds = 0;
+    loop {
+        let rows = store.rows_after(&bucket.id, state.high_water, CHUNK)?;
+        let tail = if first {
+            current_tail(store, &bucket.id, &state)?
+        } else {
+            Vec::new()
+        };
+        let tail_moved = tail.iter().any(|event| {
+            !state
+                .tail
+                .iter()
+                .any(|old| old.id == event.id && old.start == event.start && old.end == event.end)
+        });
+        let needs_state = fresh && first && (state.changes != counter || state.created.is_none());
+        if rows.is_empty() && !tail_moved && !needs_state {
+            return Ok(());
+        }
+        let read_to = rows.last().map(|row| row.id);
+        let chunk = ForwardChunk {
+            bucket: meta.clone(),
+            after: state.high_water,
+            events: rows.iter().map(wire).collect::<Result<_>>()?,
+            tail,
+            window: None,
+            changes: (fresh && first).then_some(counter),
+            high_water: read_to,
+        };
+        let expected = read_to.unwrap_or(state.high_water);
+        report.sent += chunk.events.len() as u64;
+        stage.done += rows.len() as u64;
+        state = hub.send(&chunk)?;
+        report.chunks += 1;
+        progress(&stage);
+        first = false;
+        rounds += 1;
+        if state.high_water < expected && rounds > 3 {
+            return Err(FolderSyncError::Refused(format!(
+                "the hub does not take bucket {}'s events after id {}",
+                bucket.id, state.high_water
+            )));
+        }
+        if rows.len() < CHUNK && state.high_water >= expected {
+            return Ok(());
+        }
+    }
+}
+
+/// Bounds of the times a forwarded span may name.
+const MIN_TIME: i64 = -(1 << 62);
+const MAX_TIME: i64 = 1 << 62;
+
+fn wire(row: &StoredRow) -> Result<ForwardedEvent> {
+    Ok(ForwardedEvent {
+        id: row.id,
+        start: Timestamp::from_nanos(row.start),
+        end: Timestamp::from_nanos(row.end.max(row.start)),
+        data: serde_json::value::RawValue::from_string(row.data.clone())
+            .map_err(|error| FolderSyncError::Refused(format!("event {}: {error}", row.id)))?,
+    })
+}
+
+/// The bucket's events at its newest start.
+fn newest(store: &dyn Replica, bucket_id: &str) -> Result<Vec<ForwardedEvent>> {
+    let Some(newest) = store.newest_start(bucket_id)? else {
+        return Ok(Vec::new());
+    };
+    store
+        .rows_by_start(bucket_id, newest, i64::MAX, None, usize::MAX)?
+        .iter()
+        .map(wire)
+        .collect()
+}
+
+/// The events of the state's tail as they are here now.
+fn current_tail(
+    store: &dyn Replica,
+    bucket_id: &str,
+    state: &ForwardState,
+) -> Result<Vec<ForwardedEvent>> {
+    let Some(first) = state.tail.iter().map(|event| event.start.nanos()).min() else {
+        return Ok(Vec::new());
+    };
+    store
+        .rows_from(bucket_id, first, state.high_water)?
+        .iter()
+        .filter(|row| state.tail.iter().any(|event| event.id == row.id))
+        .map(wire)
+        .collect()
+}
+
+/// The hub's side: the state key of a device's bucket.
+fn state_key(device: &str, bucket_id: &str) -> String {
+    format!(
+        "{FORWARDED}{}",
+        serde_json::to_string(&(device, bucket_id)).unwrap_or_default()
+    )
+}
+
+/// The hub's states of `device`'s buckets.
+pub fn states(store: &dyn Replica, device: &str) -> Result<Vec<ForwardState>> {
+    let prefix = format!(
+        "{FORWARDED}[{},",
+        serde_json::to_string(device).unwrap_or_default()
+    );
+    Ok(store
+        .states_under(&prefix)?
+        .into_iter()
+        .filter_map(|(_, text)| serde_json::from_str(&text).ok())
+        .collect())
+}
+
+/// The hub's state of one of `device`'s buckets.
+pub fn state(store: &dyn Replica, device: &str, bucket_id: &str) -> Result<Option<ForwardState>> {
+    Ok(store
+        .state(&state_key(device, bucket_id))?
+        .and_then(|text| serde_json::from_str(&text).ok()))
+}
+
+/// Checks a chunk before anything of it is applied.
+pub fn check_chunk(chunk: &ForwardChunk) -> Result<()> {
+    let refuse = |message: String| Err(FolderSyncError::Refused(message));
+    check_bucket_id(&chunk.bucket.id)
+        .map_err(|error| FolderSyncError::Refused(error.to_string()))?;
+    if !is_own_bucket(&chunk.bucket.id) {
+        return refuse(format!(
+            "bucket {} is a copy of another device's ({SYNCED_FROM}): only a device's own \
+             buckets are forwarded",
+            chunk.bucket.id
+        ));
+    }
+    if chunk.events.len() + chunk.tail.len() > MAX_FORWARD_EVENTS {
+        return refuse(format!(
+            "a chunk carries at most {MAX_FORWARD_EVENTS} events"
+        ));
+    }
+    for event in chunk.events.iter().chain(&chunk.tail) {
+        if event.end < event.start {
+            return refuse(format!("event {} ends before it starts", event.id));
+        }
+        if !event.data.get().trim_start().starts_with('{') {
+            return refuse(format!("event {}'s data is not a JSON object", event.id));
+        }
+    }
+    match chunk.window {
+        Some(window) => {
+            if window.last < window.first {
+                return refuse("the window ends before it starts".to_string());
+            }
+            if let Some(event) = chunk
+                .events
+                .iter()
+                .find(|event| event.start < window.first || event.start > window.last)
+            {
+                return refuse(format!("event {} starts outside the window", event.id));
+            }
+        }
+        None => {
+            if chunk.events.windows(2).any(|pair| pair[0].id >= pair[1].id) {
+                return refuse("new events must come in rising id order".to_string());
+            }
+            if let (Some(last), Some(high_water)) = (chunk.events.last(), chunk.high_water) {
+                if high_water < last.id {
+                    return refuse("high_water is below the chunk's last event".to_string());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The hub's side: applies one chunk from `device` in one writer job and
+/// answers the bucket's state after it. A chunk that starts above the
+/// hub's cursor (`after`) adds no events: the state answered says where
+/// to resume.
+pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result<ForwardState> {
+    check_chunk(&chunk)?;
+    let key = state_key(device, &chunk.bucket.id);
+    let mut state = match state(store, device, &chunk.bucket.id)? {
+        Some(state) => state,
+        None => {
+            let free = store.find_bucket(&chunk.bucket.id)?.is_none();
+            let target = if free {
+                chunk.bucket.id.clone()
+            } else {
+                let origin = if chunk.bucket.hostname.is_empty() {
+                    device
+                } else {
+                    &chunk.bucket.hostname
+                };
+                format!("{}{SYNCED_FROM}{origin}", chunk.bucket.id)
+            };
+            ForwardState::new(&chunk.bucket.id, &target)
+        }
+    };
+    let mut target = chunk.bucket.clone();
+    target.id.clone_from(&state.target);
+    target.events = None;
+    target.metadata = Default::default();
+    store.follow_metadata(&target)?;
+    if state.created.is_none() {
+        state.created = chunk.bucket.created;
+    }
+    let prepared = |event: &ForwardedEvent| {
+        PreparedEvent::stored(
+            event.start.nanos(),
+            event.end.nanos(),
+            event.data.get().to_string(),
+        )
+    };
+    let (replacements, events, window) = match chunk.window {
+        Some(window) => {
+            let events = chunk.events.iter().map(prepared).collect();
+            if let Some(high_water) = chunk.high_water {
+                state.high_water = high_water;
+                state.tail = tail_of(chunk.tail.iter());
+                state.created = chunk.bucket.created;
+            }
+            (
+                Vec::new(),
+                events,
+                Some((window.first.nanos(), window.last.nanos())),
+            )
+        }
+        None if chunk.after > state.high_water => {
+            // A gap: the device missed the hub's state (restored here).
+            return Ok(state);
+        }
+        None => {
+            let mut replacements = Vec::new();
+            let mut tail: Vec<TailEvent> = Vec::new();
+            for old in &state.tail {
+                match chunk.tail.iter().find(|event| event.id == old.id) {
+                    Some(now) if (now.start, now.end) != (old.start, old.end) => {
+                        replacements.push(Replacement {
+                            start: old.start.nanos(),
+                            end: old.end.nanos(),
+                            old_data: None,
+                            new: Some(prepared(now)),
+                        });
+                        tail.push(TailEvent {
+                            id: now.id,
+                            start: now.start,
+                            end: now.end,
+                        });
+                    }
+                    _ => tail.push(old.clone()),
+                }
+            }
+            let fresh: Vec<&ForwardedEvent> = chunk
+                .events
+                .iter()
+                .filter(|event| event.id > state.high_water)
+                .collect();
+            let events = fresh.iter().map(|event| prepared(event)).collect();
+            let high_water = chunk
+                .high_water
+                .unwrap_or(0)
+                .max(fresh.last().map_or(0, |event| event.id));
+            state.high_water = state.high_water.max(high_water);
+            let candidates: Vec<TailEvent> = tail
+                .into_iter()
+                .chain(fresh.iter().map(|event| TailEvent {
+                    id: event.id,
+                    start: event.start,
+                    end: event.end,
+                }))
+                .collect();
+            let newest = candidates.iter().map(|event| event.start).max();
+            state.tail = candidates
+                .into_iter()
+                .filter(|event| Some(event.start) == newest)
+                .collect();
+            (replacements, events, None)
+        }
+    };
+    if let Some(changes) = chunk.changes {
+        state.changes = changes;
+    }
+    let value = serde_json::to_string(&state).unwrap_or_default();
+    store.apply_pulled(PulledChunk {
+        target,
+        replacements,
+        events,
+        window,
+        state: Some((key, value)),
+    })?;
+    Ok(state)
+}
+
+fn tail_of<'e>(events: impl Iterator<Item = &'e ForwardedEvent>) -> Vec<TailEvent> {
+    let events: Vec<TailEvent> = events
+        .map(|event| TailEvent {
+            id: event.id,
+            start: event.start,
+            end: event.end,
+        })
+        .collect();
+    let newest = events.iter().map(|event| event.start).max();
+    events
+        .into_iter()
+        .filter(|event| Some(event.start) == newest)
+        .collect()
+}
+
+/// The hub's side: forgets one of `device`'s buckets and deletes its copy.
+/// Answers whether there was one.
+pub fn forget(store: &dyn Replica, device: &str, bucket_id: &str) -> Result<Option<String>> {
+    let Some(state) = state(store, device, bucket_id)? else {
+        return Ok(None);
+    };
+    store.delete_copy(&state.target)?;
+    store.forget_state(&state_key(device, bucket_id))?;
+    Ok(Some(state.target))
+}

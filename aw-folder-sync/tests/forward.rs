@@ -1,0 +1,222 @@
+//! Forwarding to a hub (issue #40), both sides in one process: a device's
+//! datastore and a hub's, each on a temp file, joined by a link that
+//! calls the hub's side directly (the server's link is HTTP). The hub
+//! ends equal to the device event for event after new events, heartbeats,
+//! deletes, range deletes, redactions, insert-with-id replacements, a
+//! deleted and a re-made bucket; repeated chunks and passes cut short
+//! between chunks change nothing; another device's bucket of the same id
+//! gets the folder-sync name.
+
+#[path = "../../aw-datastore/tests/common/mod.rs"]
+mod common;
+
+use std::cell::Cell;
+
+use aw_datastore::{Datastore, PRIVACY_FILTERS_KEY};
+use aw_folder_sync::forward::{self, ForwardReport, HubLink};
+use aw_folder_sync::{FolderSyncError, SyncFilter};
+use aw_models::{Duration, Event, ForwardChunk, ForwardState};
+use common::{bucket, event, TempDb};
+use serde_json::json;
+
+const WINDOW: &str = "aw-watcher-window_laptop";
+
+/// The hub's side called in process; `repeat` sends every chunk twice,
+/// `fail_after` fails every chunk after that many.
+struct Direct<'h> {
+    hub: &'h Datastore,
+    device: &'static str,
+    repeat: bool,
+    fail_after: Option<usize>,
+    sent: Cell<usize>,
+}
+
+impl<'h> Direct<'h> {
+    fn new(hub: &'h Datastore, device: &'static str) -> Direct<'h> {
+        Direct {
+            hub,
+            device,
+            repeat: false,
+            fail_after: None,
+            sent: Cell::new(0),
+        }
+    }
+}
+
+impl HubLink for Direct<'_> {
+    fn states(&self) -> aw_folder_sync::Result<Vec<ForwardState>> {
+        forward::states(self.hub, self.device)
+    }
+
+    fn send(&self, chunk: &ForwardChunk) -> aw_folder_sync::Result<ForwardState> {
+        if self
+            .fail_after
+            .is_some_and(|after| self.sent.get() >= after)
+        {
+            return Err(FolderSyncError::Hub {
+                status: None,
+                message: "the hub is down".to_string(),
+            });
+        }
+        self.sent.set(self.sent.get() + 1);
+        let state = forward::receive(self.hub, self.device, chunk.clone())?;
+        if self.repeat {
+            let again = forward::receive(self.hub, self.device, chunk.clone())?;
+            assert_eq!(again, state, "a repeated chunk changes nothing");
+        }
+        Ok(state)
+    }
+
+    fn forget(&self, bucket_id: &str) -> aw_folder_sync::Result<()> {
+        forward::forget(self.hub, self.device, bucket_id)?;
+        Ok(())
+    }
+}
+
+fn pass(device: &Datastore, link: &Direct<'_>) -> ForwardReport {
+    forward::forward(device, link, &SyncFilter::default(), &mut |_| {}).unwrap()
+}
+
+fn laptop_bucket() -> aw_models::Bucket {
+    let mut bucket = bucket(WINDOW);
+    bucket.hostname = "laptop".to_string();
+    bucket
+}
+
+fn window(start: i64, duration: i64, title: &str) -> Event {
+    event(start, duration, json!({"app": "firefox", "title": title}))
+}
+
+/// Every event of the bucket as (start ns, end ns, data), oldest first.
+fn history(store: &Datastore, bucket_id: &str) -> Vec<(i64, i64, String)> {
+    common::oldest_first(store, bucket_id)
+        .iter()
+        .map(|e| {
+            (
+                e.timestamp.nanos(),
+                e.end().nanos(),
+                serde_json::to_string(&e.data).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn assert_equal(device: &Datastore, hub: &Datastore, bucket_id: &str, target: &str) {
+    assert_eq!(history(hub, target), history(device, bucket_id));
+}
+
+#[test]
+fn the_hub_ends_equal_to_the_device_through_every_kind_of_change() {
+    let (device_db, hub_db) = (TempDb::new(), TempDb::new());
+    let (device, hub) = (device_db.open(), hub_db.open());
+    device.create_bucket(laptop_bucket()).unwrap();
+    let mut link = Direct::new(&hub, "dev-a");
+    link.repeat = true;
+    // A backlog of several chunks, then heartbeats that extend the newest.
+    let backlog: Vec<Event> = (0..4_500)
+        .map(|i| match i {
+            2_500 => window(i * 10, 5, "my banking"),
+            _ => window(i * 10, 5, &format!("title {}", i % 37)),
+        })
+        .collect();
+    device.insert_events(WINDOW, backlog).unwrap();
+    let report = pass(&device, &link);
+    assert_eq!(report.sent, 4_500);
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+    let pulse = Duration::from_secs(60);
+    for i in 0..5 {
+        device
+            .heartbeat(WINDOW, window(50_000 + i, 0, "writing"), pulse)
+            .unwrap();
+        pass(&device, &link);
+    }
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+    // Nothing new: a pass sends nothing.
+    let before = link.sent.get();
+    let idle = pass(&device, &link);
+    assert_eq!((idle.sent, idle.chunks, link.sent.get()), (0, 0, before));
+
+    // Deletes, range deletes, redactions, a replacement by id.
+    let stored = common::oldest_first(&device, WINDOW);
+    device.delete_event(WINDOW, stored[10].id.unwrap()).unwrap();
+    device
+        .delete_range(WINDOW, common::at(1_002), common::at(2_003), &mut |_| {})
+        .unwrap();
+    device
+        .set_setting(
+            PRIVACY_FILTERS_KEY,
+            json!([{"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+                    "pattern": "(?i).*banking.*", "action": "redact", "replacement": "REDACTED"}]),
+        )
+        .unwrap();
+    device.apply_privacy_rules(&mut |_| {}).unwrap();
+    let mut longer = stored[4_000].clone();
+    longer.duration = Duration::from_secs(7);
+    longer.data.insert("title".to_string(), json!("edited"));
+    device.insert_events(WINDOW, vec![longer]).unwrap();
+    let report = pass(&device, &link);
+    assert!(report.compared > 0);
+    assert!(
+        report.compared < 4_000,
+        "only the changed spans are compared: {report:?}"
+    );
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+
+    // Retention on the device.
+    device.expire(common::at(30_000), &mut |_| {}).unwrap();
+    pass(&device, &link);
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+
+    // The bucket deleted and made again: compared whole.
+    device.delete_bucket(WINDOW).unwrap();
+    let report = pass(&device, &link);
+    assert_eq!(report.forgotten, 1);
+    assert!(hub.bucket(WINDOW).wait().is_err());
+    device.create_bucket(laptop_bucket()).unwrap();
+    device
+        .insert_events(WINDOW, vec![window(90_000, 5, "again")])
+        .unwrap();
+    pass(&device, &link);
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+}
+
+#[test]
+fn a_pass_cut_short_between_chunks_is_finished_by_the_next() {
+    let (device_db, hub_db) = (TempDb::new(), TempDb::new());
+    let (device, hub) = (device_db.open(), hub_db.open());
+    device.create_bucket(laptop_bucket()).unwrap();
+    let backlog: Vec<Event> = (0..9_000)
+        .map(|i| window(i * 10, 5, &format!("t{}", i % 11)))
+        .collect();
+    device.insert_events(WINDOW, backlog).unwrap();
+    let mut link = Direct::new(&hub, "dev-a");
+    link.fail_after = Some(2);
+    let failed = forward::forward(&device, &link, &SyncFilter::default(), &mut |_| {});
+    assert!(matches!(failed, Err(FolderSyncError::Hub { .. })));
+    assert!(hub.count_events(WINDOW, None, None).wait().unwrap() > 0);
+    // History changes while the hub is away.
+    device
+        .delete_range(WINDOW, common::at(100), common::at(60_000), &mut |_| {})
+        .unwrap();
+    let link = Direct::new(&hub, "dev-a");
+    pass(&device, &link);
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+}
+
+#[test]
+fn another_devices_bucket_of_the_same_id_gets_the_folder_sync_name() {
+    let (a_db, b_db, hub_db) = (TempDb::new(), TempDb::new(), TempDb::new());
+    let (a, b, hub) = (a_db.open(), b_db.open(), hub_db.open());
+    for store in [&a, &b] {
+        store.create_bucket(laptop_bucket()).unwrap();
+    }
+    a.insert_events(WINDOW, vec![window(0, 5, "a")]).unwrap();
+    b.insert_events(WINDOW, vec![window(10, 5, "b")]).unwrap();
+    pass(&a, &Direct::new(&hub, "dev-a"));
+    pass(&b, &Direct::new(&hub, "dev-b"));
+    assert_equal(&a, &hub, WINDOW, WINDOW);
+    let renamed = format!("{WINDOW}-synced-from-laptop");
+    assert_equal(&b, &hub, WINDOW, &renamed);
+    // Each device's state is its own.
+    assert_eq!(forward::states(&hub, "dev-b").unwrap()[0].target, renamed);
+}
