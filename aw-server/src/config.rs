@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use crate::assets::AssetSet;
 use crate::backup::BackupSettings;
+use crate::hub::{HubSettings, DEFAULT_HUB_INTERVAL};
 use crate::sync::{SyncMode, SyncSettings};
 
 /// Why the configuration cannot be used.
@@ -96,6 +97,26 @@ pub struct SyncConfig {
     pub allow_plaintext_copy: bool,
 }
 
+/// `[hub]` of the config file: forwarding this device's own buckets to a
+/// hub over HTTP(S) (`hub.rs`). Present: on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubConfig {
+    /// The hub's address, `https://hub.example:5600`.
+    pub url: String,
+    /// A write token of the hub for this device's hosts.
+    pub token: String,
+    /// A PEM file of a self-signed hub's certificate.
+    #[serde(default)]
+    pub ca_file: Option<String>,
+    /// Seconds between passes; default 60.
+    #[serde(default)]
+    pub interval: Option<u64>,
+    /// The buckets forwarded; absent or empty: every own bucket.
+    #[serde(default)]
+    pub buckets: Option<Vec<String>>,
+}
+
 /// Default seconds between sync passes.
 pub const DEFAULT_SYNC_INTERVAL: u64 = 300;
 
@@ -126,6 +147,9 @@ pub struct FileConfig {
     /// Folder sync on a schedule; absent: no scheduled passes.
     #[serde(default)]
     pub sync: Option<SyncConfig>,
+    /// Forwarding to a hub; absent: none.
+    #[serde(default)]
+    pub hub: Option<HubConfig>,
     /// Snapshots of the database (`backup.rs`).
     #[serde(default)]
     pub backup: BackupConfig,
@@ -246,6 +270,17 @@ pub fn default_file_text(testing: bool) -> String {
          # Push even if the database is encrypted (the copy is plain SQLite).\n\
          #allow_plaintext_copy = false\n\
          \n\
+         # Forward this device's own buckets to a hub (another aw-server\n\
+         # that all devices reach), with a write token made there for this\n\
+         # device's host. Off unless the section is here.\n\
+         #[hub]\n\
+         #url = \"https://hub.example:5600\"\n\
+         #token = \"awt_...\"\n\
+         # The hub's certificate, if it is self-signed (PEM).\n\
+         #ca_file = \"/home/me/hub.pem\"\n\
+         #interval = 60\n\
+         #buckets = []\n\
+         \n\
          # Snapshots of the database (aw-server backup, POST /api/0/backup)\n\
          # are written into this folder (default: backups in the data folder).\n\
          # With enabled = true, one is taken every interval seconds, and old\n\
@@ -337,6 +372,8 @@ pub struct ServerConfig {
     pub keep_days: Option<u32>,
     /// Scheduled folder sync (`[sync]`); `None`: none.
     pub sync: Option<SyncSettings>,
+    /// Forwarding to a hub (`[hub]`); `None`: none.
+    pub hub: Option<HubSettings>,
     /// Snapshots (`[backup]`); the folder is empty until resolved, when
     /// the API refuses to write one.
     pub backup: BackupSettings,
@@ -368,6 +405,7 @@ impl Default for ServerConfig {
             verbose: false,
             keep_days: None,
             sync: None,
+            hub: None,
             backup: BackupSettings::default(),
             salvage: None,
         }
@@ -426,6 +464,7 @@ impl ServerConfig {
             Some(RetentionConfig { keep_days }) => Some(keep_days),
         };
         self.sync = file.sync.map(resolve_sync).transpose()?;
+        self.hub = file.hub.map(resolve_hub).transpose()?;
         self.backup = resolve_backup(file.backup)?;
         Ok(())
     }
@@ -468,6 +507,42 @@ pub fn backup_dir(file: &BackupConfig) -> Result<PathBuf, ConfigError> {
         )));
     }
     Ok(dir)
+}
+
+/// `[hub]` resolved: an http(s) address, a token, an interval of at least
+/// a second.
+fn resolve_hub(file: HubConfig) -> Result<HubSettings, ConfigError> {
+    let url = file.url.trim().trim_end_matches('/').to_string();
+    let scheme_ok = ["http://", "https://"]
+        .iter()
+        .any(|scheme| url.len() > scheme.len() && url.to_ascii_lowercase().starts_with(scheme));
+    if !scheme_ok {
+        return Err(ConfigError::Invalid(format!(
+            "[hub] url must be an http:// or https:// address, not '{}'",
+            file.url
+        )));
+    }
+    let token = file.token.trim().to_string();
+    if token.is_empty() {
+        return Err(ConfigError::Invalid(
+            "[hub] token is empty: make a write token on the hub (aw-server token add NAME \
+             --scope write --host THIS-HOST) and put it here"
+                .to_string(),
+        ));
+    }
+    let seconds = file.interval.unwrap_or(DEFAULT_HUB_INTERVAL);
+    if seconds == 0 {
+        return Err(ConfigError::Invalid(
+            "[hub] interval must be at least 1 (seconds)".to_string(),
+        ));
+    }
+    Ok(HubSettings {
+        url,
+        token,
+        ca_file: file.ca_file.map(PathBuf::from),
+        interval: std::time::Duration::from_secs(seconds),
+        buckets: file.buckets.filter(|buckets| !buckets.is_empty()),
+    })
 }
 
 /// `[sync]` resolved: the folder absolute, the interval at least a

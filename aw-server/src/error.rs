@@ -39,6 +39,9 @@ pub enum ApiError {
     /// Something broke on our side; the message is logged too.
     #[error("{0}")]
     Internal(String),
+    /// 502: another server this one relies on (a hub) failed or refused.
+    #[error("{0}")]
+    BadGateway(String),
     /// A storage failure or a refusal of the datastore.
     #[error(transparent)]
     Datastore(#[from] DatastoreError),
@@ -58,6 +61,7 @@ impl ApiError {
             ApiError::Conflict(_) => Status::Conflict,
             ApiError::PayloadTooLarge(_) => Status::PayloadTooLarge,
             ApiError::Internal(_) => Status::InternalServerError,
+            ApiError::BadGateway(_) => Status::BadGateway,
             ApiError::Datastore(error) => match error {
                 DatastoreError::NoSuchBucket(_) | DatastoreError::NoSuchEvent { .. } => {
                     Status::NotFound
@@ -129,6 +133,7 @@ impl From<crate::sync::SyncError> for ApiError {
             SyncError::Pass(FolderSyncError::Io(error)) => {
                 ApiError::Datastore(DatastoreError::Io(error))
             }
+            SyncError::Pass(FolderSyncError::Hub { message, .. }) => ApiError::BadGateway(message),
         }
     }
 }

@@ -46,6 +46,7 @@ pub mod damage;
 pub mod dirs;
 pub mod endpoints;
 pub mod error;
+pub mod hub;
 pub mod logging;
 pub mod retention;
 mod security;
@@ -166,10 +167,19 @@ pub fn build_rocket(
     let retention = config
         .keep_days
         .map(|keep_days| (datastore.clone(), keep_days));
+    let hub_state = Arc::new(hub::HubState::new(
+        config.hub.clone(),
+        config.device_id.clone(),
+    ));
+    let hub_schedule = config
+        .hub
+        .is_some()
+        .then(|| (datastore.clone(), Arc::clone(&hub_state)));
     let sync_state = Arc::new(sync::SyncState::new(
         config.sync.clone(),
         config.device_id.clone(),
         config.hostname.clone(),
+        hub_state,
     ));
     let schedule = config
         .sync
@@ -207,6 +217,12 @@ pub fn build_rocket(
     let rocket = match schedule {
         Some((datastore, state)) => rocket.attach(AdHoc::on_liftoff("sync", move |_| {
             Box::pin(async move { sync::start(datastore, state) })
+        })),
+        None => rocket,
+    };
+    let rocket = match hub_schedule {
+        Some((datastore, state)) => rocket.attach(AdHoc::on_liftoff("hub", move |_| {
+            Box::pin(async move { hub::start(datastore, state) })
         })),
         None => rocket,
     };

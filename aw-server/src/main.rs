@@ -195,6 +195,13 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         ),
         None => {}
     }
+    if let Some(hub) = &config.hub {
+        log::info!(
+            "Hub: this device's own buckets are forwarded to {} every {} s",
+            hub.url,
+            hub.interval.as_secs()
+        );
+    }
     if let Some(keep_days) = config.keep_days {
         log::info!("Retention: events that ended more than {keep_days} days ago are deleted daily");
     }

@@ -248,6 +248,9 @@ pub struct SyncStatus {
     pub last_error_at: Option<Timestamp>,
     /// When the schedule runs the next pass.
     pub next_pass: Option<Timestamp>,
+    /// Forwarding to a hub (`[hub]`, `hub.rs`), if configured.
+    #[serde(default)]
+    pub hub: Option<crate::hub::HubStatus>,
 }
 
 /// The server's sync: its settings, its identity in the folder, the
@@ -260,13 +263,20 @@ pub struct SyncState {
     pub device_id: String,
     /// This device's host name.
     pub hostname: String,
+    /// Forwarding to a hub, whose status the sync status includes.
+    pub hub: Arc<crate::hub::HubState>,
     status: Mutex<SyncStatus>,
     running: Mutex<()>,
 }
 
 impl SyncState {
     /// The state of a server with these settings and identity.
-    pub fn new(settings: Option<SyncSettings>, device_id: String, hostname: String) -> SyncState {
+    pub fn new(
+        settings: Option<SyncSettings>,
+        device_id: String,
+        hostname: String,
+        hub: Arc<crate::hub::HubState>,
+    ) -> SyncState {
         let status = SyncStatus {
             enabled: settings.as_ref().is_some_and(|s| s.enabled),
             configured: settings.is_some(),
@@ -280,6 +290,7 @@ impl SyncState {
             settings,
             device_id,
             hostname,
+            hub,
             status: Mutex::new(status),
             running: Mutex::new(()),
         }
@@ -287,7 +298,9 @@ impl SyncState {
 
     /// A copy of the status.
     pub fn status(&self) -> SyncStatus {
-        lock(&self.status).clone()
+        let mut status = lock(&self.status).clone();
+        status.hub = self.hub.status();
+        status
     }
 
     /// Runs a pass with the configured folder, after any pass already

@@ -124,6 +124,8 @@ enum Class {
     BucketOfA,
     /// Admin, and a write token of host A.
     WriteToA,
+    /// Admin and every write token (forwarding: the handler checks hosts).
+    Forwarding,
     /// Admin only.
     AdminOnly,
 }
@@ -141,11 +143,11 @@ fn expect(who: Who, class: Class) -> Expect {
             _ => Forbidden,
         },
         Who::WriteA => match class {
-            Class::Anyone | Class::BucketOfA | Class::WriteToA => Allowed,
+            Class::Anyone | Class::BucketOfA | Class::WriteToA | Class::Forwarding => Allowed,
             _ => Forbidden,
         },
         Who::WriteB => match class {
-            Class::Anyone => Allowed,
+            Class::Anyone | Class::Forwarding => Allowed,
             _ => Forbidden,
         },
     }
@@ -273,6 +275,22 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/tokens/{name}", "/api/0/tokens/none_{who}", None, AdminOnly),
+        r("GET", "/api/0/forward/{device}", "/api/0/forward/dev-{who}", None, Forwarding),
+        r(
+            "POST",
+            "/api/0/forward/{device}",
+            "/api/0/forward/dev-{who}",
+            Some(json!({"bucket": {"id": "fwd_{who}", "type": "t", "client": "c",
+                                   "hostname": "host-a"}})),
+            WriteToA,
+        ),
+        r(
+            "DELETE",
+            "/api/0/forward/{device}/{bucket_id}",
+            "/api/0/forward/dev-{who}/none",
+            None,
+            Forwarding,
+        ),
     ]
 }
 

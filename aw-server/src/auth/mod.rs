@@ -91,13 +91,18 @@ impl Access {
             Need::Nothing | Need::Identity => true,
             Need::Read => scope != Scope::Write,
             Need::BucketList | Need::ReadBucket(_) => true,
-            Need::WriteBucket(_) => scope != Scope::Read,
+            Need::WriteBucket(_) | Need::Forward => scope != Scope::Read,
             Need::Admin => scope == Scope::Admin,
         };
         if allowed {
             return None;
         }
         Some(match (scope, need) {
+            (Scope::Read, Need::Forward) => {
+                "Forwarding needs a write token for the device's hosts or an admin token; \
+                 this token may only read"
+                    .to_string()
+            }
             (Scope::Read, Need::WriteBucket(_)) => {
                 "This needs a write token for the bucket's host or an admin token; \
                  this token may only read"

@@ -20,6 +20,9 @@ pub enum Need {
     ReadBucket(String),
     /// Admin, or a write token whose hosts include the bucket's.
     WriteBucket(String),
+    /// Admin, or a write token: forwarding from a device, whose handlers
+    /// check the buckets' hosts.
+    Forward,
     /// Admin only.
     Admin,
 }
@@ -52,6 +55,8 @@ impl Need {
                 Need::WriteBucket((*id).to_string())
             }
             [_, "0", "query"] if method == Method::Post => Need::Read,
+            [_, "0", "forward", _] if reading || method == Method::Post => Need::Forward,
+            [_, "0", "forward", _, _] if method == Method::Delete => Need::Forward,
             _ if reading => Need::Read,
             _ => Need::Admin,
         }

@@ -12,6 +12,7 @@ pub mod buckets;
 pub mod database;
 pub mod events;
 pub mod export;
+pub mod forward;
 pub mod heartbeat;
 pub mod import;
 pub mod info;
@@ -60,6 +61,9 @@ pub fn routes() -> Vec<Route> {
         database::status,
         sync::status,
         sync::run,
+        forward::states,
+        forward::receive,
+        forward::forget,
         tokens::access,
         tokens::list,
         tokens::add,

@@ -12,7 +12,7 @@ use aw_folder_sync::SyncFilter;
 use super::background;
 use super::request::timestamp_param;
 use crate::error::ApiError;
-use crate::sync::{PassReport, SyncMode, SyncStatus};
+use crate::sync::{PassReport, SyncError, SyncMode, SyncStatus};
 use crate::ServerState;
 
 /// The schedule's settings, whether a pass runs, and the last pass's
@@ -28,18 +28,34 @@ pub fn status(state: &State<ServerState>) -> Json<SyncStatus> {
 /// ids; default the configured ones) and `start` (a time or date: events
 /// ending before it are left out) limit it as the `sync` command's
 /// `--buckets` and `--start-date` do.
+///
+/// `mode=hub` runs a forwarding pass to the `[hub]` instead and answers
+/// what it sent (409 without `[hub]`, 502 when the hub failed or refused).
 #[post("/api/0/sync/run?<mode>&<buckets>&<start>")]
 pub async fn run(
     mode: Option<&str>,
     buckets: Option<&str>,
     start: Option<&str>,
     state: &State<ServerState>,
-) -> Result<Json<PassReport>, ApiError> {
+) -> Result<Json<serde_json::Value>, ApiError> {
+    if mode.is_some_and(|mode| mode.trim().eq_ignore_ascii_case("hub")) {
+        let datastore = state.datastore.clone();
+        let hub = std::sync::Arc::clone(&state.sync.hub);
+        let pass = background(move || match hub.run(&datastore) {
+            Ok(pass) => Ok(pass),
+            Err(aw_folder_sync::FolderSyncError::Refused(message)) => {
+                Err(ApiError::Conflict(message))
+            }
+            Err(error) => Err(SyncError::Pass(error).into()),
+        })
+        .await?;
+        return to_json(&pass);
+    }
     let mode = match mode {
         None => SyncMode::Both,
         Some(text) => SyncMode::parse(text).ok_or_else(|| {
             ApiError::BadRequest(format!(
-                "Invalid 'mode' parameter '{text}': expected push, pull or both"
+                "Invalid 'mode' parameter '{text}': expected push, pull, both or hub"
             ))
         })?,
     };
@@ -74,6 +90,12 @@ pub async fn run(
     let sync = std::sync::Arc::clone(&state.sync);
     // Reading and writing the folder's files is long work: a low-priority
     // thread, so heartbeats get the CPU first.
-    let report = background(move || Ok(sync.run(&datastore, mode, filter)?)).await?;
-    Ok(Json(report))
+    let report: PassReport = background(move || Ok(sync.run(&datastore, mode, filter)?)).await?;
+    to_json(&report)
+}
+
+fn to_json<T: serde::Serialize>(report: &T) -> Result<Json<serde_json::Value>, ApiError> {
+    serde_json::to_value(report)
+        .map(Json)
+        .map_err(|error| ApiError::Internal(format!("Encoding the report: {error}")))
 }

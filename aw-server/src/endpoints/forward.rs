@@ -1,0 +1,146 @@
+//! The hub's side of forwarding (`docs/API.md` §11): a device's server
+//! sends its own buckets here in chunks. `GET /api/0/forward/<device>`
+//! answers where each of the device's buckets stands,
+//! `POST /api/0/forward/<device>` applies one chunk atomically and
+//! idempotently, `DELETE /api/0/forward/<device>/<bucket>` drops the copy
+//! of a bucket the device deleted. An admin credential, or a write token
+//! whose hosts include the bucket's (the gate lets write tokens in; the
+//! host is checked here). The work is `aw_folder_sync::forward`'s.
+
+use aw_folder_sync::forward;
+use aw_folder_sync::FolderSyncError;
+use aw_models::{ForwardChunk, ForwardState};
+use rocket::data::Data;
+use rocket::http::Status;
+use rocket::serde::json::Json;
+use rocket::{delete, get, post, State};
+
+use super::request::{blocking, read_json, Empty};
+use crate::auth::Access;
+use crate::error::ApiError;
+use crate::ServerState;
+
+/// Largest chunk body: 5,000 events of large data.
+const CHUNK_LIMIT: rocket::data::ByteUnit = rocket::data::ByteUnit::Mebibyte(64);
+
+fn check_device(device: &str) -> Result<(), ApiError> {
+    let fine = !device.is_empty()
+        && device.len() <= 128
+        && device
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if fine {
+        Ok(())
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "Invalid device id '{device}': 1 to 128 letters, digits, '-', '_' or '.'"
+        )))
+    }
+}
+
+fn refused(error: FolderSyncError) -> ApiError {
+    match error {
+        FolderSyncError::Store(error) => ApiError::Datastore(error),
+        FolderSyncError::Refused(message) => ApiError::BadRequest(message),
+        other => ApiError::Internal(other.to_string()),
+    }
+}
+
+/// Refuses a caller that may not write the hub's bucket `target` (one
+/// that is gone is nobody's).
+async fn may_write(access: &Access, state: &ServerState, target: &str) -> Result<(), ApiError> {
+    match state.datastore.bucket(target).await {
+        Ok(bucket) if !access.may_write_host(&bucket.hostname) => {
+            Err(ApiError::Forbidden(format!(
+                "This token may not write buckets of host '{}'",
+                bucket.hostname
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The states of the device's buckets that the caller may write.
+#[get("/api/0/forward/<device>")]
+pub async fn states(
+    device: &str,
+    access: &Access,
+    state: &State<ServerState>,
+) -> Result<Json<Vec<ForwardState>>, ApiError> {
+    check_device(device)?;
+    let datastore = state.datastore.clone();
+    let owned = device.to_string();
+    let states = blocking(move || forward::states(&datastore, &owned).map_err(refused)).await?;
+    let buckets = state.datastore.buckets().await?;
+    Ok(Json(
+        states
+            .into_iter()
+            .filter(|forwarded| {
+                buckets
+                    .get(&forwarded.target)
+                    .is_none_or(|bucket| access.may_write_host(&bucket.hostname))
+            })
+            .collect(),
+    ))
+}
+
+/// Applies one chunk of one of the device's buckets; answers the bucket's
+/// state after it.
+#[post("/api/0/forward/<device>", data = "<body>")]
+pub async fn receive(
+    device: &str,
+    body: Data<'_>,
+    access: &Access,
+    state: &State<ServerState>,
+) -> Result<Json<ForwardState>, ApiError> {
+    check_device(device)?;
+    let chunk: ForwardChunk = read_json(body, CHUNK_LIMIT).await?;
+    if !access.may_write_host(&chunk.bucket.hostname) {
+        return Err(ApiError::Forbidden(format!(
+            "This token may not write buckets of host '{}'",
+            chunk.bucket.hostname
+        )));
+    }
+    // The copy it goes into, if there is one, must be the caller's too: a
+    // device id names no one, the token does.
+    let datastore = state.datastore.clone();
+    let (owned, bucket) = (device.to_string(), chunk.bucket.id.clone());
+    let known =
+        blocking(move || forward::state(&datastore, &owned, &bucket).map_err(refused)).await?;
+    if let Some(known) = known {
+        may_write(access, state, &known.target).await?;
+    }
+    let datastore = state.datastore.clone();
+    let owned = device.to_string();
+    let answer =
+        blocking(move || forward::receive(&datastore, &owned, chunk).map_err(refused)).await?;
+    state.auth.forget_hosts();
+    Ok(Json(answer))
+}
+
+/// Drops the hub's copy of a bucket the device deleted; 404 when the hub
+/// has none.
+#[delete("/api/0/forward/<device>/<bucket_id>")]
+pub async fn forget(
+    device: &str,
+    bucket_id: &str,
+    access: &Access,
+    state: &State<ServerState>,
+) -> Result<Empty, ApiError> {
+    check_device(device)?;
+    let datastore = state.datastore.clone();
+    let (owned, bucket) = (device.to_string(), bucket_id.to_string());
+    let found =
+        blocking(move || forward::state(&datastore, &owned, &bucket).map_err(refused)).await?;
+    let Some(found) = found else {
+        return Err(ApiError::NotFound(format!(
+            "Device '{device}' has forwarded no bucket '{bucket_id}'"
+        )));
+    };
+    may_write(access, state, &found.target).await?;
+    let datastore = state.datastore.clone();
+    let (owned, bucket) = (device.to_string(), bucket_id.to_string());
+    blocking(move || forward::forget(&datastore, &owned, &bucket).map_err(refused)).await?;
+    state.auth.forget_hosts();
+    Ok(Empty(Status::Ok))
+}

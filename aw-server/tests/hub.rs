@@ -1,0 +1,445 @@
+//! One server for all devices (issue #40), on the binary: two devices
+//! forward their own buckets to a hub (three servers on loopback, each
+//! with its own folders), with write tokens made by the `token` command,
+//! while the two devices also sync through a folder. The hub ends equal to
+//! each device event for event, through new events, heartbeats, deletes,
+//! range deletes and redactions; SIGKILL of a device and of the hub in
+//! the middle of a backlog, the hub down for a while and a revoked token
+//! lose nothing and duplicate nothing, and the device says why it stopped.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{
+    binary, encode, signal, spawn_listening, write_testing_config, Client, Signal, Stopped,
+};
+use serde_json::{json, Value};
+
+const LAPTOP: &str = "aw-watcher-window_laptop";
+const LAPTOP_AFK: &str = "aw-watcher-afk_laptop";
+const DESKTOP: &str = "aw-watcher-window_desktop";
+
+/// One server process on its own folders under `root`.
+struct Node {
+    root: std::path::PathBuf,
+    process: Option<Stopped>,
+    client: Client,
+}
+
+impl Node {
+    /// Starts the binary in testing mode under `root` on `port` (0: any).
+    fn start(root: &Path, port: u16) -> Node {
+        let (child, port) = spawn_listening(
+            binary(root)
+                .args(["--testing", "--port", &port.to_string()])
+                .stdout(std::process::Stdio::null()),
+        );
+        Node {
+            root: root.to_path_buf(),
+            process: Some(Stopped(child)),
+            client: Client {
+                port,
+                headers: Vec::new(),
+            },
+        }
+    }
+
+    fn restart(&mut self) {
+        self.stop();
+        let again = Node::start(&self.root, self.client.port);
+        self.process = again.process;
+    }
+
+    fn stop(&mut self) {
+        drop(self.process.take());
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            signal(&process.0, Signal::KILL).unwrap();
+            process.0.wait().unwrap();
+            std::mem::forget(process);
+        }
+    }
+}
+
+/// The database file a testing server under `root` serves.
+fn db_of(root: &Path) -> std::path::PathBuf {
+    root.join("data/activitywatch/aw-server-rust/sqlite-testing.db")
+}
+
+/// Makes a token with the `token` command on the stopped hub's file.
+fn token(hub_root: &Path, args: &[&str]) -> String {
+    let db = db_of(hub_root);
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let output = binary(hub_root)
+        .args(["token", "add"])
+        .args(args)
+        .arg("--dbpath")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+fn device_config(hub_port: u16, token: &str, folder: &Path) -> String {
+    format!(
+        "[hub]\nurl = \"http://127.0.0.1:{hub_port}\"\ntoken = \"{token}\"\ninterval = 1\n\n\
+         [sync]\nenabled = true\nfolder = {:?}\ninterval = 1\n",
+        folder.to_str().unwrap()
+    )
+}
+
+fn make_bucket(client: &Client, id: &str, host: &str) {
+    let reply = client.post_json(
+        &format!("/api/0/buckets/{id}"),
+        &json!({"type": "currentwindow", "client": "aw-watcher-window", "hostname": host}),
+    );
+    assert!(
+        reply.status == 200 || reply.status == 304,
+        "{}",
+        reply.text()
+    );
+}
+
+fn at(seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(1_790_000_000 + seconds, 0)
+        .unwrap()
+        .to_rfc3339()
+}
+
+fn window(seconds: i64, duration: f64, title: &str) -> Value {
+    json!({"timestamp": at(seconds), "duration": duration,
+           "data": {"app": "editor", "title": title}})
+}
+
+/// The bucket's events without ids, oldest first; `None` when it is not
+/// there.
+fn events(client: &Client, bucket_id: &str) -> Option<Vec<Value>> {
+    let reply = client.get(&format!(
+        "/api/0/buckets/{}/events?limit=-1",
+        encode(bucket_id)
+    ));
+    if reply.status == 404 {
+        return None;
+    }
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let mut list: Vec<Value> = reply.json().as_array().unwrap().clone();
+    for event in &mut list {
+        event.as_object_mut().unwrap().remove("id");
+    }
+    list.reverse();
+    Some(list)
+}
+
+fn count(client: &Client, bucket_id: &str) -> u64 {
+    let reply = client.get(&format!(
+        "/api/0/buckets/{}/events/count",
+        encode(bucket_id)
+    ));
+    if reply.status != 200 {
+        return 0;
+    }
+    reply.text().trim().parse().unwrap_or(0)
+}
+
+/// Polls `check` until it holds or a generous deadline passes.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn equal_on_hub(hub: &Client, device: &Client, bucket_id: &str) -> bool {
+    let here = events(device, bucket_id);
+    here.is_some() && events(hub, bucket_id) == here
+}
+
+fn hub_status(device: &Client) -> Value {
+    device.get("/api/0/sync/status").json()["hub"].clone()
+}
+
+#[test]
+fn two_devices_and_a_hub_end_equal_while_the_devices_also_sync_through_a_folder() {
+    let temp = tempfile::tempdir().unwrap();
+    let (hub_root, a_root, b_root) = (
+        temp.path().join("hub"),
+        temp.path().join("laptop"),
+        temp.path().join("desktop"),
+    );
+    let shared = temp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let laptop_token = token(
+        &hub_root,
+        &["laptop", "--scope", "write", "--host", "laptop"],
+    );
+    let desktop_token = token(
+        &hub_root,
+        &["desktop", "--scope", "write", "--host", "desktop"],
+    );
+    let admin = token(&hub_root, &["admin", "--scope", "admin"]);
+    let hub = Node::start(&hub_root, 0);
+    let hub_client = hub
+        .client
+        .clone()
+        .with_header("Authorization", &format!("Bearer {admin}"));
+    write_testing_config(
+        &a_root,
+        &device_config(hub.client.port, &laptop_token, &shared),
+    );
+    write_testing_config(
+        &b_root,
+        &device_config(hub.client.port, &desktop_token, &shared),
+    );
+    let a = Node::start(&a_root, 0);
+    let b = Node::start(&b_root, 0);
+
+    make_bucket(&a.client, LAPTOP, "laptop");
+    make_bucket(&a.client, LAPTOP_AFK, "laptop");
+    make_bucket(&b.client, DESKTOP, "desktop");
+    let history: Vec<Value> = (0..300)
+        .map(|i| window(i * 60, 30.0, &format!("doc {}", i % 7)))
+        .collect();
+    assert_eq!(
+        a.client
+            .post_json(&format!("/api/0/buckets/{LAPTOP}/events"), &json!(history))
+            .status,
+        200
+    );
+    for i in 0..20 {
+        let afk = json!({"timestamp": at(i * 100), "duration": 0.0, "data": {"status": "not-afk"}});
+        a.client.post_json(
+            &format!("/api/0/buckets/{LAPTOP_AFK}/heartbeat?pulsetime=120"),
+            &afk,
+        );
+        let desk = window(i * 10, 0.0, "terminal");
+        b.client.post_json(
+            &format!("/api/0/buckets/{DESKTOP}/heartbeat?pulsetime=30"),
+            &desk,
+        );
+    }
+    for bucket in [LAPTOP, LAPTOP_AFK] {
+        eventually(bucket, || equal_on_hub(&hub_client, &a.client, bucket));
+    }
+    eventually(DESKTOP, || equal_on_hub(&hub_client, &b.client, DESKTOP));
+
+    // Heartbeats keep extending the newest event: the hub follows.
+    for i in 20..30 {
+        let desk = window(i * 10, 0.0, "terminal");
+        b.client.post_json(
+            &format!("/api/0/buckets/{DESKTOP}/heartbeat?pulsetime=30"),
+            &desk,
+        );
+    }
+    eventually("the extended event", || {
+        equal_on_hub(&hub_client, &b.client, DESKTOP)
+    });
+    assert_eq!(count(&hub_client, DESKTOP), 1);
+
+    // Deletes, a range delete and a redaction on the laptop reach the hub.
+    let stored = a
+        .client
+        .get(&format!("/api/0/buckets/{LAPTOP}/events?limit=-1"))
+        .json();
+    let some_id = stored[5]["id"].as_i64().unwrap();
+    assert_eq!(
+        a.client
+            .delete(&format!("/api/0/buckets/{LAPTOP}/events/{some_id}"))
+            .status,
+        200
+    );
+    let range = format!(
+        "/api/0/buckets/{LAPTOP}/events?start={}&end={}",
+        encode(&at(600)),
+        encode(&at(1_800))
+    );
+    assert_eq!(a.client.delete(&range).status, 200);
+    let rules = json!([{"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+                        "pattern": "doc 3", "action": "redact", "replacement": "[private]"}]);
+    let saved = a
+        .client
+        .post_json("/api/0/settings/privacy_filters", &rules);
+    assert!(saved.status < 300, "{}", saved.text());
+    assert_eq!(a.client.post("/api/0/privacy/apply", b"").status, 200);
+    eventually("the laptop's changes on the hub", || {
+        equal_on_hub(&hub_client, &a.client, LAPTOP)
+    });
+    let on_hub = events(&hub_client, LAPTOP).unwrap();
+    assert!(on_hub.iter().any(|e| e["data"]["title"] == "[private]"));
+    assert!(!on_hub.iter().any(|e| e["data"]["title"] == "doc 3"));
+
+    // Meanwhile folder sync: each device has the other's copy, equal too.
+    let copy = format!("{DESKTOP}-synced-from-desktop");
+    eventually("the desktop's copy on the laptop", || {
+        events(&a.client, &copy) == events(&b.client, DESKTOP)
+    });
+    let laptop_copy = format!("{LAPTOP}-synced-from-laptop");
+    eventually("the laptop's copy on the desktop", || {
+        events(&b.client, &laptop_copy) == events(&a.client, LAPTOP)
+    });
+    // Copies are not forwarded: the hub has each bucket once.
+    let hub_buckets = hub_client.get("/api/0/buckets/").json();
+    let mut ids: Vec<&String> = hub_buckets.as_object().unwrap().keys().collect();
+    ids.sort();
+    assert_eq!(ids, [LAPTOP_AFK, DESKTOP, LAPTOP]);
+
+    // The status tells the passes.
+    let status = hub_status(&a.client);
+    assert!(status["passes"].as_u64().unwrap() > 0, "{status}");
+    assert!(status["last_error"].is_null(), "{status}");
+
+    // A bucket deleted on the laptop leaves the hub.
+    assert_eq!(
+        a.client
+            .delete(&format!("/api/0/buckets/{LAPTOP_AFK}"))
+            .status,
+        200
+    );
+    eventually("the deleted bucket gone from the hub", || {
+        events(&hub_client, LAPTOP_AFK).is_none()
+    });
+}
+
+/// A backlog big enough that a pass takes a while.
+fn backlog(events: usize) -> Value {
+    let list: Vec<Value> = (0..events as i64)
+        .map(|i| window(i * 20, 10.0, &format!("item {}", i % 101)))
+        .collect();
+    json!({"buckets": {LAPTOP: {"id": LAPTOP, "type": "currentwindow",
+        "client": "aw-watcher-window", "hostname": "laptop", "events": list}}})
+}
+
+#[test]
+fn kills_an_absent_hub_and_a_revoked_token_lose_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let (hub_root, a_root) = (temp.path().join("hub"), temp.path().join("laptop"));
+    let shared = temp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let laptop_token = token(
+        &hub_root,
+        &["laptop", "--scope", "write", "--host", "laptop"],
+    );
+    let admin = token(&hub_root, &["admin", "--scope", "admin"]);
+    let mut hub = Node::start(&hub_root, 0);
+    let hub_port = hub.client.port;
+    let hub_client = || hub_client_of(hub_port, &admin);
+    // The device starts with its backlog already stored, so forwarding
+    // begins at its start.
+    write_testing_config(
+        &a_root,
+        &device_config(hub.client.port, &laptop_token, &shared),
+    );
+    let mut a = Node::start(&a_root, 0);
+    let total = 60_000;
+    assert_eq!(
+        a.client.post_json("/api/0/import", &backlog(total)).status,
+        200
+    );
+
+    // SIGKILL of the device in the middle of the backlog.
+    let mut killed_midway = false;
+    eventually("some of the backlog on the hub", || {
+        let got = count(&hub_client(), LAPTOP);
+        if got > 0 && got < total as u64 {
+            a.kill();
+            killed_midway = true;
+        }
+        got > 0
+    });
+    if !killed_midway {
+        eprintln!("NOTE: the backlog reached the hub before the device could be killed midway");
+        a.kill();
+    }
+    a.restart();
+    eventually("the backlog on the hub after the device's kill", || {
+        count(&hub_client(), LAPTOP) == total as u64
+    });
+    assert!(equal_on_hub(&hub_client(), &a.client, LAPTOP));
+
+    // SIGKILL of the hub in the middle of a second backlog.
+    let more: Vec<Value> = (0..20_000)
+        .map(|i| window(2_000_000 + i * 20, 10.0, "later"))
+        .collect();
+    assert_eq!(
+        a.client
+            .post_json(&format!("/api/0/buckets/{LAPTOP}/events"), &json!(more))
+            .status,
+        200
+    );
+    let second = (total + 20_000) as u64;
+    let mut hub_killed_midway = false;
+    eventually("some of the second backlog on the hub", || {
+        let got = count(&hub_client(), LAPTOP);
+        if got > total as u64 && got < second {
+            hub.kill();
+            hub_killed_midway = true;
+        }
+        got > total as u64
+    });
+    if !hub_killed_midway {
+        eprintln!("NOTE: the second backlog reached the hub before it could be killed midway");
+        hub.kill();
+    }
+    // Down for a while: the device reports it and retries.
+    eventually("the device reporting the absent hub", || {
+        let status = hub_status(&a.client);
+        status["failures"].as_u64().unwrap_or(0) > 0 && status["last_error"].is_string()
+    });
+    let status = hub_status(&a.client);
+    assert!(
+        status["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"),
+        "{status}"
+    );
+    assert!(status["stopped"].is_null(), "{status}");
+    hub.restart();
+    eventually("the hub equal again after its kill", || {
+        equal_on_hub(&hub_client(), &a.client, LAPTOP)
+    });
+    assert_eq!(count(&hub_client(), LAPTOP), second);
+
+    // A revoked token stops forwarding with a clear status; the device
+    // goes on serving its watchers.
+    assert_eq!(hub_client().delete("/api/0/tokens/laptop").status, 200);
+    let heartbeat = window(3_000_000, 0.0, "after revoke");
+    a.client.post_json(
+        &format!("/api/0/buckets/{LAPTOP}/heartbeat?pulsetime=10"),
+        &heartbeat,
+    );
+    eventually("the device saying its token was refused", || {
+        hub_status(&a.client)["stopped"].is_string()
+    });
+    let status = hub_status(&a.client);
+    let stopped = status["stopped"].as_str().unwrap();
+    assert!(stopped.contains("refused this device's token"), "{stopped}");
+    assert!(stopped.contains("HTTP 401"), "{stopped}");
+    assert_eq!(count(&a.client, LAPTOP), second + 1);
+    assert_eq!(count(&hub_client(), LAPTOP), second);
+    let run = a.client.post("/api/0/sync/run?mode=hub", b"");
+    assert_eq!(run.status, 502, "{}", run.text());
+    assert!(run.json()["message"].as_str().unwrap().contains("refused"));
+    let heartbeat = window(3_000_001, 0.0, "after revoke");
+    let reply = a.client.post_json(
+        &format!("/api/0/buckets/{LAPTOP}/heartbeat?pulsetime=10"),
+        &heartbeat,
+    );
+    assert_eq!(reply.status, 200);
+}
+
+fn hub_client_of(port: u16, admin: &str) -> Client {
+    Client {
+        port,
+        headers: vec![("Authorization".to_string(), format!("Bearer {admin}"))],
+    }
+}
