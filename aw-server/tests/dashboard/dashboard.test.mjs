@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { CHROMIUM, HOST, TZ, launchChromium, seed, startServer } from './server.mjs';
+import { CHROMIUM, DEVICES, HOST, TZ, launchChromium, seed, seedDevices, startServer } from './server.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const SHOTS = join(ROOT, 'target', 'dashboard-screenshots');
@@ -462,6 +462,99 @@ describe('with an API key', () => {
       assertClean(phone.problems);
       await phone.context.close();
     });
+  });
+});
+
+describe('a hub holding several devices', () => {
+  let server;
+  before(async () => {
+    server = await startServer();
+    await seedDevices(server);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  /** Seconds of a duration as the dashboard writes it ("1h 2m 3s"). */
+  const seconds = text =>
+    [...text.matchAll(/(\d+)([hms])/g)].reduce(
+      (sum, [, count, unit]) => sum + Number(count) * { h: 3600, m: 60, s: 1 }[unit],
+      0,
+    );
+
+  test('"All devices" adds up each host\'s time and names the host of each top row', async () => {
+    const [laptop, desktop] = DEVICES;
+    const { page, context, problems } = await openPage();
+    const hostTotals = {};
+    for (const host of DEVICES) {
+      await drawn(page, () => page.goto(`${server.url}/#/activity/${host}/day/${DAY}`));
+      hostTotals[host] = await total(page);
+    }
+    assert.deepEqual(hostTotals, { [laptop]: '1h 40m', [desktop]: '1h' });
+
+    // The most recently active host first, all devices before it; the
+    // browser bucket without a host name of its own is no host.
+    const picker = page.getByLabel('Host');
+    assert.deepEqual(await picker.locator('option').allInnerTexts(), ['All devices', laptop, desktop]);
+    await drawn(page, () => picker.selectOption({ label: 'All devices' }));
+    assert.ok(page.url().endsWith(`#/activity/*/day/${DAY}`), page.url());
+    assert.equal(await picker.inputValue(), '*');
+
+    const sum = await total(page);
+    assert.equal(sum, '2h 40m');
+    assert.equal(seconds(sum), seconds(hostTotals[laptop]) + seconds(hostTotals[desktop]));
+    const facts = await page.locator('.card.summary .fact').allInnerTexts();
+    assert.ok(facts.includes(`${laptop} 1h 40m`) && facts.includes(`${desktop} 1h`), facts.join(' | '));
+    assert.deepEqual(await cardRows(page, 'Top applications'), [
+      [`Code — ${laptop}`, '1h'],
+      [`Firefox — ${laptop}`, '30m'],
+      [`Code — ${desktop}`, '25m'],
+      [`Terminal — ${desktop}`, '20m'],
+      [`Firefox — ${desktop}`, '15m'],
+      [`Terminal — ${laptop}`, '10m'],
+    ]);
+    const titles = await cardRows(page, 'Top window titles');
+    assert.deepEqual(titles[2], [`lib.rs - Code — ${desktop}`, '25m']);
+    assert.deepEqual((await cardRows(page, 'Top categories')).slice(0, 3), [
+      [`Work > Programming — ${laptop}`, '1h'],
+      [`Media > Video — ${laptop}`, '30m'],
+      [`Work > Programming — ${desktop}`, '25m'],
+    ]);
+    // The browser bucket without a host goes with the first host only: its
+    // YouTube time is not counted again for the desktop's Firefox.
+    assert.deepEqual(await cardRows(page, 'Top browser domains'), [
+      [`youtube.com — ${laptop}`, '20m'],
+      [`docs.rs — ${laptop}`, '10m'],
+    ]);
+    // The hour chart adds the hosts up: both were busy at 09:00-10:00.
+    const hours = await page.locator('.columns .column').evaluateAll(columns =>
+      columns.map(column => column.getAttribute('aria-label')),
+    );
+    assert.deepEqual(hours.slice(5, 8), ['09:00: 1h 25m', '10:00: 45m', '11:00: 20m']);
+    assert.deepEqual(await page.locator('.timeline-host h3').allInnerTexts(), [laptop, desktop]);
+    await shoot(page, 'all-devices-day-1280-light');
+
+    // The address keeps the choice, written out or encoded.
+    await drawn(page, () => page.keyboard.press('w'));
+    assert.ok(page.url().endsWith(`#/activity/*/week/${DAY}`), page.url());
+    assert.equal(await total(page), '2h 40m');
+    await drawn(page, () => page.goto(`${server.url}/#/activity/%2A/day/${DAY}`));
+    assert.equal(await total(page), '2h 40m');
+    assert.equal(await picker.inputValue(), '*');
+    await drawn(page, () => picker.selectOption(desktop));
+    assert.ok(page.url().endsWith(`#/activity/${desktop}/day/${DAY}`), page.url());
+    assert.equal(await total(page), '1h');
+    assertClean(problems);
+    await context.close();
+
+    const phone = await openPage({ width: 390, dark: true });
+    await drawn(phone.page, () => phone.page.goto(`${server.url}/#/activity/*/day/${DAY}`));
+    assert.equal(await total(phone.page), '2h 40m');
+    const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window at 390px`);
+    await shoot(phone.page, 'all-devices-day-390-dark');
+    assertClean(phone.problems);
+    await phone.context.close();
   });
 });
 

@@ -11,7 +11,7 @@ import { defined, loadScripts } from './scripts.mjs';
 loadScripts('dom.js', 'time.js', 'categories.js', 'charts.js', 'queries.js');
 const { categoryRules, defaultCategories, effectiveCategories } = defined('categories');
 const { secondsPerRange } = defined('charts');
-const { hostBuckets, summaryQuery } = defined('queries');
+const { devicesBuckets, hostBuckets, summaryQuery } = defined('queries');
 const time = defined('time');
 
 process.env.TZ = 'Asia/Kolkata';
@@ -78,6 +78,28 @@ test('rules reach the query with single backslashes, as aw-webui writes them', (
   assert.ok(program.includes('categorize(events, [[["Code"],{"type":"regex","regex":"\\bvim\\b"}]])'), program);
   assert.ok(program.includes('query_bucket("aw-watcher-afk_h")'));
   assert.ok(program.includes('query_bucket("aw-watcher-web-chrome_h")'));
+});
+
+test('for all devices, a browser bucket without a host goes with the first host only', () => {
+  const buckets = {
+    lw: { id: 'aw-watcher-window_laptop', type: 'currentwindow', hostname: 'laptop' },
+    dw: { id: 'aw-watcher-window_desktop', type: 'currentwindow', hostname: 'desktop' },
+    da: { id: 'aw-watcher-afk_desktop', type: 'afkstatus', hostname: 'desktop' },
+    ff: { id: 'aw-watcher-web-firefox', type: 'web.tab.current', hostname: 'unknown' },
+    ch: { id: 'aw-watcher-web-chrome', type: 'web.tab.current', hostname: '' },
+    dc: { id: 'aw-watcher-web-chrome_desktop', type: 'web.tab.current', hostname: 'desktop' },
+  };
+  const hostless = [
+    { id: 'aw-watcher-web-firefox', browser: 'firefox' },
+    { id: 'aw-watcher-web-chrome', browser: 'chrome' },
+  ];
+  const own = { id: 'aw-watcher-web-chrome_desktop', browser: 'chrome' };
+  // The view of one host reads them all.
+  assert.deepEqual(hostBuckets(buckets, 'desktop').browsers, [...hostless, own]);
+  assert.deepEqual(devicesBuckets(buckets, ['laptop', 'desktop']), [
+    { window: 'aw-watcher-window_laptop', afk: undefined, browsers: hostless },
+    { window: 'aw-watcher-window_desktop', afk: 'aw-watcher-afk_desktop', browsers: [own] },
+  ]);
 });
 
 test('days start at startOfDay, weeks on startOfWeek', () => {

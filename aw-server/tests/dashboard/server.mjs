@@ -173,3 +173,64 @@ export async function seed(server) {
   await server.request('POST', '/api/0/settings/classes', [category(['Legacy'], 'Code')]);
   await server.request('POST', '/api/0/settings/startOfDay', '04:00');
 }
+
+/** The hosts of `seedDevices`, most recently active first. */
+export const DEVICES = ['laptop', 'desktop'];
+
+/**
+ * Seeds a hub holding two devices' buckets, as folder sync or several
+ * watchers reporting to one server leave them: each host's window and AFK
+ * buckets, and one Firefox bucket whose watcher reported no host name
+ * ("unknown"). On the test day (2026-03-10) the laptop is active 1h 40m
+ * (Code 1h, Firefox 30m, Terminal 10m; the last at 14:00, after the
+ * desktop's last event), the desktop 1h (Code 25m, Firefox 15m, Terminal
+ * 20m of its 30m, the rest away). Both had Firefox in front at 10:30-10:45,
+ * when the browser bucket says YouTube: counted for both hosts, that
+ * would be 15m of YouTube too many.
+ */
+export async function seedDevices(server) {
+  const bucket = (id, type, hostname) =>
+    server.request('POST', `/api/0/buckets/${id}`, { client: 'test', type, hostname });
+  const events = (id, list) => server.request('POST', `/api/0/buckets/${id}/events`, list);
+  const day = '2026-03-10';
+  const window = (app, title) => ({ app, title });
+  const youtube = window('Firefox', 'YouTube - Mozilla Firefox');
+  const [laptop, desktop] = DEVICES;
+  for (const host of DEVICES) {
+    await bucket(`aw-watcher-window_${host}`, 'currentwindow', host);
+    await bucket(`aw-watcher-afk_${host}`, 'afkstatus', host);
+  }
+  await bucket('aw-watcher-web-firefox', 'web.tab.current', 'unknown');
+  await events(`aw-watcher-window_${laptop}`, [
+    event(day, '09:00:00', 3600, window('Code', 'main.rs - Code')),
+    event(day, '10:30:00', 1800, youtube),
+    event(day, '14:00:00', 600, window('Terminal', 'bash')),
+  ]);
+  await events(`aw-watcher-afk_${laptop}`, [event(day, '08:00:00', 7 * 3600, { status: 'not-afk' })]);
+  await events(`aw-watcher-window_${desktop}`, [
+    event(day, '09:30:00', 1500, window('Code', 'lib.rs - Code')),
+    event(day, '10:30:00', 900, youtube),
+    event(day, '11:00:00', 1800, window('Terminal', 'zsh')),
+  ]);
+  await events(`aw-watcher-afk_${desktop}`, [
+    event(day, '09:00:00', 8400, { status: 'not-afk' }),
+    event(day, '11:20:00', 3600, { status: 'afk' }),
+  ]);
+  await events('aw-watcher-web-firefox', [
+    event(day, '10:30:00', 1200, { url: 'https://www.youtube.com/watch?v=1', title: 'YouTube', audible: true }),
+    event(day, '10:50:00', 600, { url: 'https://docs.rs/rocket', title: 'rocket - Rust', audible: false }),
+  ]);
+  const category = (name, regex) => ({ name, rule: { type: 'regex', regex } });
+  await server.request('POST', '/api/0/settings/category_sets', [
+    {
+      id: 'base',
+      categories: [
+        category(['Work', 'Programming'], 'Code'),
+        category(['Media', 'Video'], 'YouTube'),
+        category(['Shell'], 'Terminal'),
+      ],
+    },
+  ]);
+  await server.request('POST', '/api/0/settings/active_set_ids', ['base']);
+  await server.request('POST', '/api/0/settings/startOfDay', '04:00');
+}

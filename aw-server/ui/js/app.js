@@ -2,7 +2,8 @@
 // addresses to views and handles the keyboard shortcuts.
 //
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
-// optional), `#/buckets`, `#/tokens` (linked for admins only), `#/about`.
+// optional; host `*` is all devices), `#/buckets`, `#/tokens` (linked for
+// admins only), `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
 // order; each file defines one name (`api`, `dom`, `activityView`...) that

@@ -36,8 +36,11 @@ const queries = (() => {
    */
   const literal = value => JSON.stringify(value).replace(/\\\\/g, '\\');
 
-  /** Which buckets of `host` the queries read. */
-  function hostBuckets(allBuckets, host) {
+  /**
+   * Which buckets of `host` the queries read. Browser buckets without a host
+   * name of their own are read for every host, unless `hostless` is false.
+   */
+  function hostBuckets(allBuckets, host, { hostless = true } = {}) {
     const list = Object.values(allBuckets);
     const ofHost = type => list.filter(b => b.type === type && b.hostname === host);
     const window = ofHost('currentwindow')[0];
@@ -46,10 +49,24 @@ const queries = (() => {
     for (const bucket of list.filter(b => b.type === 'web.tab.current')) {
       const browser = Object.keys(BROWSERS).find(name => bucket.id.includes(name));
       // Browser watchers often report no host name of their own.
-      const sameHost = bucket.hostname === host || !bucket.hostname || bucket.hostname === 'unknown';
+      const sameHost = bucket.hostname === host || (hostless && isHostless(bucket));
       if (browser && sameHost) browsers.push({ id: bucket.id, browser });
     }
     return { window: window && window.id, afk: afk && afk.id, browsers };
+  }
+
+  /** A bucket without a host name of its own, as browser watchers often send. */
+  const isHostless = bucket => !bucket.hostname || bucket.hostname === 'unknown';
+
+  /**
+   * The buckets of each of `hosts`, for the view of all devices: those of
+   * `hostBuckets`, except that the browser buckets without a host name of
+   * their own go to the first host only (the most recently active, as the
+   * activity view orders them). Given to every host, as the view of one host
+   * gives them, their time would be counted once per host in the sums.
+   */
+  function devicesBuckets(allBuckets, hosts) {
+    return hosts.map((host, index) => hostBuckets(allBuckets, host, { hostless: index === 0 }));
   }
 
   /** The statements that leave a host's active, categorized window events in `events`. */
@@ -110,5 +127,5 @@ const queries = (() => {
     return [...activeEvents(buckets, rules), 'RETURN = sum_durations(events);'].join('\n');
   }
 
-  return { hostBuckets, summaryQuery, durationQuery };
+  return { hostBuckets, devicesBuckets, summaryQuery, durationQuery };
 })();

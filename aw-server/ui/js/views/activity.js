@@ -1,7 +1,9 @@
 // The activity of one host over a day, week or month: active time, top
 // applications, window titles, categories and browser domains, an
 // hour-by-hour (day) or day-by-day (week, month) chart and the day's
-// timeline.
+// timeline. On a server holding several hosts' buckets, "All devices"
+// adds the hosts up: each host's figures are queried as for that host
+// alone and summed; the top lists keep a row per host.
 
 const activityView = (() => {
   'use strict';
@@ -9,11 +11,14 @@ const activityView = (() => {
   const { categoryColor, categoryRules, effectiveCategories } = categories;
   const { columns, duration, secondsPerRange, timeline, topList } = charts;
   const { h } = dom;
-  const { durationQuery, hostBuckets, summaryQuery } = queries;
+  const { devicesBuckets, durationQuery, hostBuckets, summaryQuery } = queries;
 
   const KINDS = ['day', 'week', 'month'];
 
-  /** `#/activity/<host>/<kind>/<date>` */
+  /** The host part of the address for all devices: no host name has a `*`. */
+  const ALL = '*';
+
+  /** `#/activity/<host>/<kind>/<date>`, `host` being `ALL` for all devices. */
   function activityHref(host, kind, date) {
     return `#/activity/${encodeURIComponent(host)}/${kind}/${time.dateKey(date)}`;
   }
@@ -21,10 +26,11 @@ const activityView = (() => {
   /** The hosts with window data, most recently active first. */
   function hostsOf(buckets) {
     return Object.values(buckets)
-      .filter(b => b.type === 'currentwindow' && b.hostname)
+      .filter(b => b.type === 'currentwindow' && b.hostname && b.hostname !== ALL)
       // Plain comparison: the ISO times sort as text, and localeCompare would
-      // load the locale data (see time.js) before the query is sent.
-      .map(b => [String(b.last_updated || ''), b.hostname])
+      // load the locale data (see time.js) before the query is sent. This
+      // server leaves `last_updated` out; the end of the last event says it.
+      .map(b => [String(b.last_updated || (b.metadata && b.metadata.end) || ''), b.hostname])
       .sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
       .map(([, hostname]) => hostname)
       .filter((host, index, all) => all.indexOf(host) === index);
@@ -59,7 +65,8 @@ const activityView = (() => {
     }
     let [host, kind, key] = params;
     const date = time.parseDateKey(key) || time.logicalToday(offset);
-    if (!hosts.includes(host)) host = hosts[0];
+    const all = host === ALL && hosts.length > 1;
+    if (!all && !hosts.includes(host)) host = hosts[0];
     if (!KINDS.includes(kind)) kind = 'day';
     const periodDate = time.periodFirstDate(kind, date, weekStart);
     const range = time.periodRange(kind, periodDate, weekStart, offset);
@@ -72,17 +79,29 @@ const activityView = (() => {
       if (!colors.has(key)) colors.set(key, categoryColor(categories, name));
       return colors.get(key);
     };
-    const sources = hostBuckets(buckets, host);
+    const shown = all ? hosts : [host];
+    const sources = all ? devicesBuckets(buckets, hosts) : [hostBuckets(buckets, host)];
     const isDay = kind === 'day';
     const dayRanges = isDay ? [] : time.dayRanges(kind, periodDate, weekStart, offset);
-    const answers = Promise.all([
-      api.query([range], summaryQuery(sources, rules, { timeline: isDay })),
-      isDay ? Promise.resolve([]) : api.query(dayRanges, durationQuery(sources, rules)),
-    ]);
+    // The queries of each host, all at once.
+    const answers = Promise.all(
+      sources.map(each =>
+        Promise.all([
+          api.query([range], summaryQuery(each, rules, { timeline: isDay })),
+          isDay ? Promise.resolve([]) : api.query(dayRanges, durationQuery(each, rules)),
+        ]),
+      ),
+    );
     // Built while the queries run.
-    const header = toolbar(hosts, host, kind, periodDate, weekStart, offset);
-    const [[summary], perDay] = await answers;
+    const header = toolbar(hosts, all ? ALL : host, kind, periodDate, weekStart, offset);
+    const answered = await answers;
     if (!isCurrent()) return false;
+    const devices = shown.map((name, index) => {
+      const [[summary], perDay] = answered[index];
+      return { host: name, sources: sources[index], summary, perDay };
+    });
+    const summary = combined(devices);
+    const perDay = dayRanges.map((_, index) => devices.reduce((sum, device) => sum + device.perDay[index], 0));
     // With app.js's "aw-drawn": how long building the view took.
     performance.mark('aw-data');
 
@@ -90,6 +109,8 @@ const activityView = (() => {
     if (isDay) {
       const hours = time.hourRanges(periodDate, offset);
       const seconds = secondsPerRange(summary.events, hours);
+      // Above an hour only when hosts were active at the same time.
+      const longest = Math.max(3600, ...seconds);
       chart = card(
         'Hour by hour',
         columns(
@@ -98,7 +119,7 @@ const activityView = (() => {
             title: time.formatTime(from),
             seconds: seconds[index],
           })),
-          3600,
+          longest,
           'Active time per hour',
         ),
         'wide',
@@ -125,19 +146,19 @@ const activityView = (() => {
       h(
         'div',
         { class: 'cards' },
-        card('Active time', summaryFacts(summary, perDay, host, sources, isDay), 'wide summary'),
+        card('Active time', summaryFacts(summary, perDay, devices, isDay), 'wide summary'),
         chart,
-        isDay ? card('Timeline', timeline(summary.events, range, colorOf), 'wide') : null,
+        isDay ? card('Timeline', timelines(devices, summary, range, colorOf), 'wide') : null,
         card(
           'Top applications',
-          topList(summary.apps.map(e => ({ label: e.data.app, seconds: e.duration }))),
+          topList(summary.apps.map(e => ({ label: withHost(e.data.app, e), seconds: e.duration }))),
         ),
         card(
           'Top window titles',
           topList(
             summary.titles.map(e => ({
-              label: e.data.title || '(no title)',
-              title: `${e.data.app}: ${e.data.title}`,
+              label: withHost(e.data.title || '(no title)', e),
+              title: withHost(`${e.data.app}: ${e.data.title}`, e),
               seconds: e.duration,
             })),
           ),
@@ -147,19 +168,21 @@ const activityView = (() => {
           topList(
             summary.categories.map(e => {
               const name = e.data.$category || ['Uncategorized'];
-              return { label: name.join(' > '), seconds: e.duration, color: colorOf(name) };
+              return { label: withHost(name.join(' > '), e), seconds: e.duration, color: colorOf(name) };
             }),
           ),
         ),
         card(
           'Top browser domains',
           topList(
-            summary.domains.map(e => ({ label: e.data.$domain || '(no domain)', seconds: e.duration })),
+            summary.domains.map(e => ({
+              label: withHost(e.data.$domain || '(no domain)', e),
+              seconds: e.duration,
+            })),
             {
-              empty:
-                sources.browsers.length === 0
-                  ? 'No browser watcher data for this host.'
-                  : 'No browsing in this period.',
+              empty: devices.every(device => device.sources.browsers.length === 0)
+                ? `No browser watcher data for ${all ? 'these hosts' : 'this host'}.`
+                : 'No browsing in this period.',
             },
           ),
         ),
@@ -168,8 +191,47 @@ const activityView = (() => {
     return true;
   }
 
-  /** The total and a few facts beside it. */
-  function summaryFacts(summary, perDay, host, sources, isDay) {
+  /**
+   * The summary of `devices` (`{host, summary}`) as one: durations added,
+   * the rows of the top lists ranked together, each naming its `host`, and
+   * the events of every host in time order. One device's summary is its own.
+   */
+  function combined(devices) {
+    if (devices.length === 1) return devices[0].summary;
+    const rows = list =>
+      devices
+        .flatMap(({ host, summary }) => summary[list].map(event => ({ ...event, host })))
+        .sort((a, b) => b.duration - a.duration);
+    const events = devices
+      .flatMap(({ summary }) => summary.events)
+      .map(event => [Date.parse(event.timestamp), event])
+      .sort(([a], [b]) => a - b)
+      .map(([, event]) => event);
+    return {
+      duration: devices.reduce((sum, { summary }) => sum + summary.duration, 0),
+      apps: rows('apps'),
+      titles: rows('titles'),
+      categories: rows('categories'),
+      domains: rows('domains'),
+      events,
+    };
+  }
+
+  /** A row's label, naming its host in the view of all devices ("Code — laptop"). */
+  function withHost(label, row) {
+    return row.host ? `${label} — ${row.host}` : label;
+  }
+
+  /** The day's timeline; for all devices, one per host, as their times may overlap. */
+  function timelines(devices, summary, range, colorOf) {
+    if (devices.length === 1) return timeline(summary.events, range, colorOf);
+    return devices.map(({ host, summary: own }) =>
+      h('div', { class: 'timeline-host' }, h('h3', {}, host), timeline(own.events, range, colorOf)),
+    );
+  }
+
+  /** The total and a few facts beside it: each host's time, for all devices. */
+  function summaryFacts(summary, perDay, devices, isDay) {
     const facts = [h('p', { class: 'total' }, duration(summary.duration))];
     const fact = (label, value) => h('p', { class: 'fact' }, h('span', { class: 'muted' }, label), ' ', value);
     if (isDay && summary.events.length > 0) {
@@ -184,8 +246,16 @@ const activityView = (() => {
       facts.push(fact('Active days', `${activeDays} of ${perDay.length}`));
       if (activeDays > 0) facts.push(fact('Per active day', duration(summary.duration / activeDays)));
     }
-    facts.push(fact('Host', host));
-    if (!sources.afk) facts.push(h('p', { class: 'fact muted' }, 'No AFK data: all window time is counted.'));
+    if (devices.length === 1) {
+      facts.push(fact('Host', devices[0].host));
+    } else {
+      for (const device of devices) facts.push(fact(device.host, duration(device.summary.duration)));
+    }
+    const withoutAfk = devices.filter(device => !device.sources.afk).map(device => device.host);
+    if (withoutAfk.length > 0) {
+      const which = devices.length === 1 ? '' : ` for ${withoutAfk.join(', ')}`;
+      facts.push(h('p', { class: 'fact muted' }, `No AFK data${which}: all window time is counted.`));
+    }
     return h('div', { class: 'facts-row' }, facts);
   }
 
@@ -259,7 +329,9 @@ const activityView = (() => {
                   location.hash = activityHref(event.target.value, kind, date);
                 },
               },
-              hosts.map(each => h('option', { value: each, selected: each === host }, each)),
+              [ALL, ...hosts].map(each =>
+                h('option', { value: each, selected: each === host }, each === ALL ? 'All devices' : each),
+              ),
             ),
           )
         : h('span', { class: 'host muted' }, host),
