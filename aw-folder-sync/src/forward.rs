@@ -146,6 +146,8 @@ fn forward_bucket(
             let mut from = low;
             let mut after = None;
             loop {
+                // Each page replaces its own part of the span only.
+                let page_start = from;
                 let mut rows = store.rows_by_start(&bucket.id, from, high, after, CHUNK)?;
                 let mut last_page = rows.len() < CHUNK;
                 let mut window_end = high;
@@ -182,7 +184,7 @@ fn forward_bucket(
                         Vec::new()
                     },
                     window: Some(StartSpan {
-                        first: Timestamp::from_nanos(low.max(MIN_TIME)),
+                        first: Timestamp::from_nanos(page_start.max(MIN_TIME)),
                         last: Timestamp::from_nanos(window_end.min(MAX_TIME)),
                     }),
                     changes: finishing.then_some(counter),

@@ -87,9 +87,10 @@ fn window(start: i64, duration: i64, title: &str) -> Event {
     event(start, duration, json!({"app": "firefox", "title": title}))
 }
 
-/// Every event of the bucket as (start ns, end ns, data), oldest first.
+/// Every event of the bucket as (start ns, end ns, data), sorted (events
+/// of equal starts by end and data: ids differ between the two).
 fn history(store: &Datastore, bucket_id: &str) -> Vec<(i64, i64, String)> {
-    common::oldest_first(store, bucket_id)
+    let mut events: Vec<(i64, i64, String)> = common::oldest_first(store, bucket_id)
         .iter()
         .map(|e| {
             (
@@ -98,11 +99,27 @@ fn history(store: &Datastore, bucket_id: &str) -> Vec<(i64, i64, String)> {
                 serde_json::to_string(&e.data).unwrap(),
             )
         })
-        .collect()
+        .collect();
+    events.sort();
+    events
 }
 
 fn assert_equal(device: &Datastore, hub: &Datastore, bucket_id: &str, target: &str) {
-    assert_eq!(history(hub, target), history(device, bucket_id));
+    let (there, here) = (history(hub, target), history(device, bucket_id));
+    if there != here {
+        let at = there
+            .iter()
+            .zip(&here)
+            .position(|(a, b)| a != b)
+            .unwrap_or(there.len().min(here.len()));
+        panic!(
+            "the hub has {} events, the device {}; first difference at {at}: hub {:?}, device {:?}",
+            there.len(),
+            here.len(),
+            there.get(at),
+            here.get(at)
+        );
+    }
 }
 
 #[test]
@@ -162,6 +179,15 @@ fn the_hub_ends_equal_to_the_device_through_every_kind_of_change() {
     );
     assert_equal(&device, &hub, WINDOW, WINDOW);
 
+    // An event moved from the start of the history to its end: one span
+    // over nearly all of it, compared in several pages.
+    let mut moved = common::oldest_first(&device, WINDOW)[0].clone();
+    moved.timestamp = common::at(44_990);
+    device.insert_events(WINDOW, vec![moved]).unwrap();
+    let report = pass(&device, &link);
+    assert!(report.compared > 4_000, "{report:?}");
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+
     // Retention on the device.
     device.expire(common::at(30_000), &mut |_| {}).unwrap();
     pass(&device, &link);
@@ -219,4 +245,54 @@ fn another_devices_bucket_of_the_same_id_gets_the_folder_sync_name() {
     assert_equal(&b, &hub, WINDOW, &renamed);
     // Each device's state is its own.
     assert_eq!(forward::states(&hub, "dev-b").unwrap()[0].target, renamed);
+}
+
+#[test]
+fn forwarded_events_pass_the_hubs_privacy_rules_and_windows_keep_them() {
+    let (device_db, hub_db) = (TempDb::new(), TempDb::new());
+    let (device, hub) = (device_db.open(), hub_db.open());
+    hub.set_setting(
+        PRIVACY_FILTERS_KEY,
+        json!([
+            {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+             "pattern": "(?i).*bank.*", "action": "redact", "replacement": "[private]"},
+            {"enabled": true, "bucket_prefix": "aw-watcher-window", "field": "title",
+             "pattern": "secret", "action": "drop"}
+        ]),
+    )
+    .unwrap();
+    device.create_bucket(laptop_bucket()).unwrap();
+    device
+        .insert_events(
+            WINDOW,
+            vec![
+                window(0, 5, "my bank"),
+                window(10, 5, "secret plans"),
+                window(20, 5, "notes"),
+            ],
+        )
+        .unwrap();
+    let link = Direct::new(&hub, "dev-a");
+    pass(&device, &link);
+    let titles = |store: &Datastore| -> Vec<String> {
+        common::oldest_first(store, WINDOW)
+            .iter()
+            .map(|e| e.data["title"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(titles(&hub), ["[private]", "notes"]);
+    // A change on the device over the whole span: the window compares
+    // what the rules make of the device's events with what the hub keeps.
+    let first = common::oldest_first(&device, WINDOW)[0].clone();
+    device.delete_event(WINDOW, first.id.unwrap()).unwrap();
+    let mut moved = common::oldest_first(&device, WINDOW)[1].clone();
+    moved.duration = Duration::from_secs(6);
+    device.insert_events(WINDOW, vec![moved]).unwrap();
+    pass(&device, &link);
+    assert_eq!(titles(&hub), ["notes"]);
+    assert_eq!(titles(&device), ["secret plans", "notes"]);
+    assert_eq!(
+        common::oldest_first(&hub, WINDOW)[0].duration,
+        Duration::from_secs(6)
+    );
 }

@@ -109,9 +109,16 @@ impl HttpHub {
         let failed =
             |status: Option<u16>, message: String| FolderSyncError::Hub { status, message };
         let response = result.map_err(|error| {
+            let text = error.to_string();
+            let hint = if text.contains("CaUsedAsEndEntity") {
+                " (the hub's certificate is marked as a certificate authority; a self-signed \
+                 one must be made with basicConstraints=critical,CA:FALSE, docs/API.md §3.12)"
+            } else {
+                ""
+            };
             failed(
                 None,
-                format!("the hub at {} did not answer: {error}", self.base),
+                format!("the hub at {} did not answer: {text}{hint}", self.base),
             )
         })?;
         let status = response.status().as_u16();
@@ -323,9 +330,11 @@ impl HubState {
                 status.last_error = Some(error.to_string());
                 status.last_error_at = Some(Timestamp::now());
                 if refused_token(&error) {
+                    let reason = error.to_string();
                     status.stopped = Some(format!(
-                        "{error}; forwarding stopped: give this device a new write token in \
-                         [hub] token and restart it"
+                        "{}; forwarding stopped: give this device a new write token in \
+                         [hub] token and restart it",
+                        reason.trim_end_matches('.')
                     ));
                     status.next_pass = None;
                 }
