@@ -150,8 +150,9 @@ fn main() -> std::io::Result<()> {
         let agent = http::agent();
         let mut events = 0;
         for document in documents {
-            let reply = http::post_json(&agent, &format!("{}/api/0/import", device.url()), document)
-                .expect("import");
+            let reply =
+                http::post_json(&agent, &format!("{}/api/0/import", device.url()), document)
+                    .expect("import");
             http::check(reply, "import into the device");
         }
         for bucket in [spec.window_bucket(), spec.afk_bucket(), spec.web_bucket()] {
@@ -217,7 +218,9 @@ fn main() -> std::io::Result<()> {
     for backlog in &backlogs {
         println!(
             "backlog of {} days: {} events in {:.2} s",
-            backlog["days"], backlog["events"], backlog["seconds"].as_f64().unwrap_or(0.0)
+            backlog["days"],
+            backlog["events"],
+            backlog["seconds"].as_f64().unwrap_or(0.0)
         );
     }
     if let Some(path) = &args.json {
@@ -272,7 +275,9 @@ fn watcher(url: &str, index: usize, token: &str, record: &Record, running: &Atom
         for (client, _) in KINDS {
             let data = match client {
                 "aw-watcher-afk" => json!({"status": "not-afk"}),
-                "aw-watcher-window" => json!({"app": "editor", "title": format!("notes {}", second / 30)}),
+                "aw-watcher-window" => {
+                    json!({"app": "editor", "title": format!("notes {}", second / 30)})
+                }
                 _ => json!({"url": "https://example.com/", "title": "Example", "audible": false,
                             "incognito": false, "tabCount": 3}),
             };
