@@ -11,7 +11,7 @@
 //! (`POST /api/0/sync/run?mode=hub`) tries again.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_datastore::{Datastore, DatastoreError};
@@ -20,6 +20,8 @@ use aw_folder_sync::{FolderSyncError, SyncFilter};
 use aw_models::{ForwardChunk, ForwardState, Timestamp};
 use serde::{Deserialize, Serialize};
 use ureq::Agent;
+
+use crate::sync::{in_a_while, lock, sleep_while_open};
 
 /// `[hub]` as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -355,14 +357,6 @@ fn refused_token(error: &FolderSyncError) -> bool {
     )
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// How often the sleeping schedule checks whether the datastore closed.
-const CHECK: StdDuration = StdDuration::from_secs(1);
 /// Niceness of the schedule's thread: heartbeats get the CPU first.
 const NICENESS: i32 = 10;
 
@@ -397,18 +391,13 @@ pub fn start(datastore: Datastore, state: Arc<HubState>) {
                     }
                 }
                 let wait = wait_after(failures, settings.interval);
-                let next = Instant::now() + wait;
-                if lock(&state.status).stopped.is_none() {
-                    let millis = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-                    lock(&state.status).next_pass = Some(
-                        Timestamp::now().saturating_add(aw_models::Duration::from_millis(millis)),
-                    );
+                let mut status = lock(&state.status);
+                if status.stopped.is_none() {
+                    status.next_pass = Some(in_a_while(wait));
                 }
-                while Instant::now() < next {
-                    std::thread::sleep(CHECK.min(next - Instant::now()));
-                    if datastore.health().is_err() {
-                        return;
-                    }
+                drop(status);
+                if !sleep_while_open(&datastore, wait) {
+                    return;
                 }
             }
         });

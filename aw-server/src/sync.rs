@@ -376,7 +376,26 @@ pub fn source_line(source: &SourceReport) -> String {
     )
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+/// The time `wait` from now, for a status's next pass.
+pub(crate) fn in_a_while(wait: StdDuration) -> Timestamp {
+    let millis = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
+    Timestamp::now().saturating_add(aw_models::Duration::from_millis(millis))
+}
+
+/// Sleeps for `wait` on a schedule's thread, looking every second whether
+/// the datastore closed; false when it did (the schedule then ends).
+pub(crate) fn sleep_while_open(datastore: &Datastore, wait: StdDuration) -> bool {
+    let until = Instant::now() + wait;
+    while Instant::now() < until {
+        std::thread::sleep(CHECK.min(until - Instant::now()));
+        if datastore.health().is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind.
     mutex
         .lock()
@@ -405,16 +424,9 @@ pub fn start(datastore: Datastore, state: Arc<SyncState>) {
                 {
                     return;
                 }
-                let next = Instant::now() + settings.interval;
-                let interval = i64::try_from(settings.interval.as_millis()).unwrap_or(i64::MAX);
-                lock(&state.status).next_pass = Some(
-                    Timestamp::now().saturating_add(aw_models::Duration::from_millis(interval)),
-                );
-                while Instant::now() < next {
-                    std::thread::sleep(CHECK.min(next - Instant::now()));
-                    if datastore.health().is_err() {
-                        return;
-                    }
+                lock(&state.status).next_pass = Some(in_a_while(settings.interval));
+                if !sleep_while_open(&datastore, settings.interval) {
+                    return;
                 }
             }
         });

@@ -89,6 +89,22 @@ fn token(hub_root: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_string()
 }
 
+/// The hub's tokens, made with the command: a write token for the laptop's
+/// host, one for the desktop's, an admin token.
+fn hub_tokens(hub_root: &Path) -> [String; 3] {
+    [
+        token(
+            hub_root,
+            &["laptop", "--scope", "write", "--host", "laptop"],
+        ),
+        token(
+            hub_root,
+            &["desktop", "--scope", "write", "--host", "desktop"],
+        ),
+        token(hub_root, &["admin", "--scope", "admin"]),
+    ]
+}
+
 fn device_config(hub_port: u16, token: &str, folder: &Path) -> String {
     format!(
         "[hub]\nurl = \"http://127.0.0.1:{hub_port}\"\ntoken = \"{token}\"\ninterval = 1\n\n\
@@ -178,15 +194,7 @@ fn two_devices_and_a_hub_end_equal_while_the_devices_also_sync_through_a_folder(
     );
     let shared = temp.path().join("shared");
     std::fs::create_dir_all(&shared).unwrap();
-    let laptop_token = token(
-        &hub_root,
-        &["laptop", "--scope", "write", "--host", "laptop"],
-    );
-    let desktop_token = token(
-        &hub_root,
-        &["desktop", "--scope", "write", "--host", "desktop"],
-    );
-    let admin = token(&hub_root, &["admin", "--scope", "admin"]);
+    let [laptop_token, desktop_token, admin] = hub_tokens(&hub_root);
     let hub = Node::start(&hub_root, 0);
     let hub_client = hub
         .client
@@ -479,15 +487,7 @@ fn a_self_signed_hub_is_reached_with_its_ca_file_and_refused_without() {
         &hub_root,
         &format!("tls_cert = {:?}\ntls_key = {:?}\n", cert, key),
     );
-    let laptop_token = token(
-        &hub_root,
-        &["laptop", "--scope", "write", "--host", "laptop"],
-    );
-    let desktop_token = token(
-        &hub_root,
-        &["desktop", "--scope", "write", "--host", "desktop"],
-    );
-    let admin = token(&hub_root, &["admin", "--scope", "admin"]);
+    let [laptop_token, desktop_token, admin] = hub_tokens(&hub_root);
     let hub = Node::start(&hub_root, 0);
     let url = format!("https://127.0.0.1:{}", hub.client.port);
     write_testing_config(

@@ -222,6 +222,27 @@ impl Drop for ServerProcess {
     }
 }
 
+/// Makes a token on `server` (`POST /api/0/tokens` with `body`), with
+/// `admin` as the credential if given; answers its secret. Panics on any
+/// answer but 201.
+pub fn make_token(server: &ServerProcess, admin: Option<&str>, body: serde_json::Value) -> String {
+    let mut connection = crate::http::Connection::new(&server.url());
+    if let Some(secret) = admin {
+        connection = connection.with_header("Authorization", &format!("Bearer {secret}"));
+    }
+    let reply = connection
+        .post_json("/api/0/tokens", body.to_string().as_bytes())
+        .expect("token");
+    assert_eq!(
+        reply.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let made: serde_json::Value = serde_json::from_slice(&reply.body).expect("JSON");
+    made["token"].as_str().expect("a token").to_string()
+}
+
 fn free_port() -> io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use aw_benches::http::{self, Connection};
-use aw_benches::server::ServerProcess;
+use aw_benches::server::{make_token, ServerProcess};
 use aw_models::{Duration as AwDuration, Timestamp};
 use clap::Parser;
 use serde_json::{json, Value};
@@ -198,26 +198,6 @@ fn main() -> std::io::Result<()> {
         side.server.stop()?;
     }
     Ok(())
-}
-
-/// Makes a token on `server`, with `admin` as the credential if given;
-/// the secret.
-fn make_token(server: &ServerProcess, admin: Option<&str>, body: Value) -> String {
-    let mut connection = Connection::new(&server.url());
-    if let Some(secret) = admin {
-        connection = connection.with_header("Authorization", &format!("Bearer {secret}"));
-    }
-    let reply = connection
-        .post_json("/api/0/tokens", body.to_string().as_bytes())
-        .expect("token");
-    assert_eq!(
-        reply.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    let made: Value = serde_json::from_slice(&reply.body).expect("JSON");
-    made["token"].as_str().expect("a token").to_string()
 }
 
 /// Sends `count` heartbeats of `row` on the side's connection; the

@@ -30,10 +30,10 @@ use aw_benches::dashboard::{full_desktop_query, DashboardBuckets};
 use aw_benches::dataset::{export_documents, DatasetSpec};
 use aw_benches::heartbeats::quantile_ms;
 use aw_benches::http::{self, Connection};
-use aw_benches::server::ServerProcess;
+use aw_benches::server::{make_token, ServerProcess};
 use aw_models::{Duration as AwDuration, Timestamp};
 use clap::Parser;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Loads a hub with many devices and times a forwarded backlog beside it.
 #[derive(Debug, Parser)]
@@ -354,23 +354,4 @@ fn count(agent: &ureq::Agent, url: &str, bucket: &str, admin: Option<&str>) -> u
         .read_to_string()
         .expect("count");
     text.trim().parse().expect("a count")
-}
-
-/// Makes a token on `server`, with `admin` as the credential if given.
-fn make_token(server: &ServerProcess, admin: Option<&str>, body: Value) -> String {
-    let mut connection = Connection::new(&server.url());
-    if let Some(secret) = admin {
-        connection = connection.with_header("Authorization", &format!("Bearer {secret}"));
-    }
-    let reply = connection
-        .post_json("/api/0/tokens", body.to_string().as_bytes())
-        .expect("token");
-    assert_eq!(
-        reply.status,
-        201,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    let made: Value = serde_json::from_slice(&reply.body).expect("JSON");
-    made["token"].as_str().expect("a token").to_string()
 }
