@@ -21,7 +21,7 @@ use aw_models::{ForwardChunk, ForwardState, Timestamp};
 use serde::{Deserialize, Serialize};
 use ureq::Agent;
 
-use crate::sync::{in_a_while, lock, sleep_while_open};
+use crate::schedule::{in_a_while, lock, sleep_while_open};
 
 /// `[hub]` as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -49,6 +49,7 @@ pub mod error;
 pub mod hub;
 pub mod logging;
 pub mod retention;
+mod schedule;
 mod security;
 mod static_files;
 pub mod sync;

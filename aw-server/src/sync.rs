@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_datastore::{Datastore, DatastoreError};
@@ -18,6 +18,8 @@ use aw_folder_sync::{
 };
 use aw_models::Timestamp;
 use serde::Serialize;
+
+use crate::schedule::{in_a_while, lock, sleep_while_open};
 
 /// Which way a pass goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
@@ -376,34 +378,6 @@ pub fn source_line(source: &SourceReport) -> String {
     )
 }
 
-/// The time `wait` from now, for a status's next pass.
-pub(crate) fn in_a_while(wait: StdDuration) -> Timestamp {
-    let millis = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-    Timestamp::now().saturating_add(aw_models::Duration::from_millis(millis))
-}
-
-/// Sleeps for `wait` on a schedule's thread, looking every second whether
-/// the datastore closed; false when it did (the schedule then ends).
-pub(crate) fn sleep_while_open(datastore: &Datastore, wait: StdDuration) -> bool {
-    let until = Instant::now() + wait;
-    while Instant::now() < until {
-        std::thread::sleep(CHECK.min(until - Instant::now()));
-        if datastore.health().is_err() {
-            return false;
-        }
-    }
-    true
-}
-
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves plain data behind.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// How often the sleeping schedule checks whether the datastore closed.
-const CHECK: StdDuration = StdDuration::from_secs(1);
 /// Niceness of the schedule's thread: heartbeats get the CPU first.
 const NICENESS: i32 = 10;
 
