@@ -189,6 +189,7 @@ fn forward_bucket(
                     }),
                     changes: finishing.then_some(counter),
                     high_water: if finishing { high_water } else { None },
+                    count: None,
                 };
                 report.compared += chunk.events.len() as u64;
                 stage.done += rows.len() as u64;
@@ -202,10 +203,21 @@ fn forward_bucket(
         }
     }
     // New events after the cursor, with the tail as it is now.
+    // Read before the events: one added meanwhile makes the next pass
+    // look. Only adding events changes the count without moving the change
+    // counter, so the count the hub recorded with the cursor, unchanged,
+    // means nothing was added: the walk by id, which passes over every
+    // later event of the other buckets, is skipped (as a folder push does).
+    let count = store.event_count(&bucket.id)?;
+    let nothing_added = state.count == Some(count) && state.changes == counter;
     let mut first = true;
     let mut rounds = 0;
     loop {
-        let rows = store.rows_after(&bucket.id, state.high_water, CHUNK)?;
+        let rows = if first && nothing_added {
+            Vec::new()
+        } else {
+            store.rows_after(&bucket.id, state.high_water, CHUNK)?
+        };
         let tail = if first {
             current_tail(store, &bucket.id, &state)?
         } else {
@@ -217,10 +229,12 @@ fn forward_bucket(
                 .iter()
                 .any(|old| old.id == event.id && old.start == event.start && old.end == event.end)
         });
-        let needs_state = fresh && first && (state.changes != counter || state.created.is_none());
-        if rows.is_empty() && !tail_moved && !needs_state {
+        let needs_state = (fresh && (state.changes != counter || state.created.is_none()))
+            || state.count != Some(count);
+        if rows.is_empty() && !tail_moved && !(first && needs_state) {
             return Ok(());
         }
+        let last = rows.len() < CHUNK;
         let read_to = rows.last().map(|row| row.id);
         let chunk = ForwardChunk {
             bucket: meta.clone(),
@@ -230,6 +244,8 @@ fn forward_bucket(
             window: None,
             changes: (fresh && first).then_some(counter),
             high_water: read_to,
+            // Only with the last chunk: the cursor then covers the count.
+            count: last.then_some(count),
         };
         let expected = read_to.unwrap_or(state.high_water);
         report.sent += chunk.events.len() as u64;
@@ -245,7 +261,7 @@ fn forward_bucket(
                 bucket.id, state.high_water
             )));
         }
-        if rows.len() < CHUNK && state.high_water >= expected {
+        if last && state.high_water >= expected {
             return Ok(());
         }
     }
@@ -421,6 +437,8 @@ pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result
                 state.tail = tail_of(chunk.tail.iter());
                 state.created = chunk.bucket.created;
             }
+            // The count changed with the history: the next pass walks.
+            state.count = None;
             (
                 Vec::new(),
                 events,
@@ -463,6 +481,9 @@ pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result
                 .unwrap_or(0)
                 .max(fresh.last().map_or(0, |event| event.id));
             state.high_water = state.high_water.max(high_water);
+            if let Some(count) = chunk.count {
+                state.count = Some(count);
+            }
             let candidates: Vec<TailEvent> = tail
                 .into_iter()
                 .chain(fresh.iter().map(|event| TailEvent {

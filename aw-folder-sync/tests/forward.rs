@@ -148,6 +148,13 @@ fn the_hub_ends_equal_to_the_device_through_every_kind_of_change() {
         pass(&device, &link);
     }
     assert_equal(&device, &hub, WINDOW, WINDOW);
+    // The hub keeps the count with the cursor, so an idle bucket is not
+    // walked by id again.
+    let state = &forward::states(&hub, "dev-a").unwrap()[0];
+    assert_eq!(
+        state.count,
+        Some(device.count_events(WINDOW, None, None).wait().unwrap())
+    );
     // Nothing new: a pass sends nothing.
     let before = link.sent.get();
     let idle = pass(&device, &link);

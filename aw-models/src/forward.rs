@@ -64,6 +64,10 @@ pub struct ForwardChunk {
     /// After a whole-bucket comparison: the cursor from now on.
     #[serde(default)]
     pub high_water: Option<i64>,
+    /// With the last chunk of new events: the bucket's event count on the
+    /// device when they were read, kept with the cursor.
+    #[serde(default)]
+    pub count: Option<u64>,
 }
 
 /// An event of the hub's tail: the newest forwarded, which heartbeats on
@@ -97,6 +101,10 @@ pub struct ForwardState {
     pub tail: Vec<TailEvent>,
     /// The device's change counter whose changes the hub has.
     pub changes: i64,
+    /// The device's event count when the cursor was read to its end: a
+    /// device whose count and counter are still these added nothing.
+    #[serde(default)]
+    pub count: Option<u64>,
 }
 
 impl ForwardState {
@@ -109,6 +117,7 @@ impl ForwardState {
             high_water: 0,
             tail: Vec::new(),
             changes: 0,
+            count: None,
         }
     }
 }
