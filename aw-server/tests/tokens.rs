@@ -249,6 +249,14 @@ fn routes() -> Vec<Route> {
                         "query": ["RETURN = query_bucket(\"win_a\");"]})),
             Reading,
         ),
+        r(
+            "GET",
+            "/api/0/summary",
+            "/api/0/summary?start=2026-11-28&end=2026-11-29&by=app,day",
+            None,
+            Reading,
+        ),
+        r("GET", "/api/0/search", "/api/0/search?text=a&start=2026-11-28&end=2026-11-29", None, Reading),
         r("GET", "/api/0/settings", "/api/0/settings", None, Reading),
         r("GET", "/api/0/settings/{key}", "/api/0/settings/theme", None, Reading),
         r(

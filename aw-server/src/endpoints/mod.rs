@@ -21,6 +21,7 @@ pub mod privacy;
 pub mod query;
 mod request;
 pub mod settings;
+pub mod summary;
 pub mod sync;
 pub mod tokens;
 
@@ -50,6 +51,8 @@ pub fn routes() -> Vec<Route> {
         export::export_bucket,
         import::import,
         query::query,
+        summary::summary,
+        summary::search,
         settings::list,
         settings::get,
         settings::set,

@@ -1,0 +1,89 @@
+//! `GET /api/0/summary` and `GET /api/0/search` (`docs/API.md` §3.13):
+//! the `summary` module's answers over HTTP, computed on a query thread.
+
+use rocket::serde::json::Json;
+use rocket::{get, State};
+
+use super::background;
+use crate::error::ApiError;
+use crate::summary::{
+    search as find, summarize, Params, SearchParams, SearchResult, Summary, SummaryError,
+};
+use crate::ServerState;
+
+/// Active time of a period, grouped `by` one or more keys.
+#[get("/api/0/summary?<start>&<end>&<by>&<host>&<tz>&<limit>")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per query parameter"
+)]
+pub async fn summary(
+    start: Option<String>,
+    end: Option<String>,
+    by: Option<String>,
+    host: Option<String>,
+    tz: Option<String>,
+    limit: Option<&str>,
+    state: &State<ServerState>,
+) -> Result<Json<Summary>, ApiError> {
+    let params = Params {
+        start,
+        end,
+        by,
+        host,
+        tz,
+        limit: limit_param(limit)?,
+    };
+    let source = state.datastore.clone();
+    let summary = background(move || summarize(&source, &params).map_err(ApiError::from)).await?;
+    Ok(Json(summary))
+}
+
+/// Window titles and browser URLs and titles containing `text`.
+#[get("/api/0/search?<text>&<start>&<end>&<host>&<tz>&<limit>")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per query parameter"
+)]
+pub async fn search(
+    text: Option<String>,
+    start: Option<String>,
+    end: Option<String>,
+    host: Option<String>,
+    tz: Option<String>,
+    limit: Option<&str>,
+    state: &State<ServerState>,
+) -> Result<Json<SearchResult>, ApiError> {
+    let params = SearchParams {
+        text,
+        start,
+        end,
+        host,
+        tz,
+        limit: limit_param(limit)?,
+    };
+    let source = state.datastore.clone();
+    let result = background(move || find(&source, &params).map_err(ApiError::from)).await?;
+    Ok(Json(result))
+}
+
+/// `limit`: a positive integer; its range is the summary's to check.
+fn limit_param(value: Option<&str>) -> Result<Option<usize>, ApiError> {
+    value
+        .map(|text| {
+            text.trim().parse::<usize>().map_err(|_| {
+                ApiError::BadRequest(format!("limit: '{text}' is not a positive integer"))
+            })
+        })
+        .transpose()
+}
+
+impl From<SummaryError> for ApiError {
+    fn from(error: SummaryError) -> ApiError {
+        match error {
+            SummaryError::Argument(error) => ApiError::BadRequest(error.to_string()),
+            SummaryError::Datastore(error) => ApiError::Datastore(error),
+            SummaryError::Query(error) => ApiError::Query(error),
+        }
+    }
+}

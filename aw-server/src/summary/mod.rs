@@ -1,0 +1,295 @@
+//! Summaries of active time (`docs/API.md` §3.13): one computation behind
+//! `GET /api/0/summary`, `GET /api/0/search`, the `report` command, the
+//! MCP server's tools and the built-in dashboard's numbers, so they all
+//! agree to the second.
+//!
+//! What counts as active is `program`'s query2 program, run per day of
+//! the period (`calendar`: days in the caller's time zone, from the
+//! `startOfDay` setting) with the user's categories (`categories`); this
+//! module parses the arguments, runs the days and adds up (`fold`). It
+//! knows neither HTTP nor the command line: both give it text and turn its
+//! [`ArgumentError`] into their own.
+
+pub mod calendar;
+pub mod categories;
+mod fold;
+pub mod program;
+mod types;
+
+use std::collections::BTreeMap;
+
+use aw_datastore::Datastore;
+use aw_models::{Bucket, SettingValue, TimeInterval, Timestamp};
+use aw_query::{EventSource, QueryError};
+
+pub use calendar::Calendar;
+pub use types::{
+    ArgumentError, By, DayRow, Match, Params, Row, SearchParams, SearchResult, Summary,
+    TimelineEvent,
+};
+
+use program::{HostBuckets, Output};
+
+/// Longest period a summary covers: a century of days.
+pub const MAX_DAYS: usize = 36_600;
+
+/// Rows of a ranked grouping when the caller gives no `limit`.
+pub const DEFAULT_LIMIT: usize = 100;
+
+/// Most rows of a ranked grouping.
+pub const MAX_LIMIT: usize = 100_000;
+
+/// Days run together: the query's periods run in parallel, and what they
+/// return is held until added up.
+const DAYS_PER_RUN: usize = 32;
+
+/// Why a summary failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// The caller's argument.
+    #[error("{0}")]
+    Argument(ArgumentError),
+    /// Reading the store failed.
+    #[error(transparent)]
+    Datastore(#[from] aw_datastore::DatastoreError),
+    /// The program failed (a limit, a read).
+    #[error(transparent)]
+    Query(#[from] QueryError),
+}
+
+impl From<ArgumentError> for SummaryError {
+    fn from(error: ArgumentError) -> SummaryError {
+        SummaryError::Argument(error)
+    }
+}
+
+/// Longest search text.
+const MAX_SEARCH_CHARS: usize = 500;
+
+/// What a summary reads: the store's buckets, settings and events.
+pub trait SummarySource {
+    /// Every bucket.
+    fn buckets(&self) -> Result<BTreeMap<String, Bucket>, SummaryError>;
+    /// Every setting.
+    fn settings(&self) -> Result<BTreeMap<String, SettingValue>, SummaryError>;
+    /// The events.
+    fn events(&self) -> &dyn EventSource;
+}
+
+impl SummarySource for Datastore {
+    fn buckets(&self) -> Result<BTreeMap<String, Bucket>, SummaryError> {
+        Ok(Datastore::buckets(self).wait()?)
+    }
+
+    fn settings(&self) -> Result<BTreeMap<String, SettingValue>, SummaryError> {
+        Ok(Datastore::settings(self).wait()?)
+    }
+
+    fn events(&self) -> &dyn EventSource {
+        self
+    }
+}
+
+/// The period, calendar and hosts of a request.
+struct Scope {
+    calendar: Calendar,
+    start: Timestamp,
+    end: Timestamp,
+    hosts: Vec<HostBuckets>,
+    rules: serde_json::Value,
+}
+
+fn scope(
+    source: &dyn SummarySource,
+    start: Option<&str>,
+    end: Option<&str>,
+    host: Option<&str>,
+    tz: Option<&str>,
+) -> Result<Scope, SummaryError> {
+    let settings = source.settings()?;
+    let calendar = Calendar::new(
+        tz.filter(|tz| !tz.trim().is_empty()),
+        settings.get("startOfDay"),
+        settings.get("startOfWeek"),
+    )?;
+    let required = |argument, value: Option<&str>| {
+        value
+            .filter(|value| !value.trim().is_empty())
+            .ok_or_else(|| {
+                ArgumentError::new(
+                    argument,
+                    "is required: a date (2026-11-27) or an RFC 3339 time",
+                )
+            })
+            .and_then(|value| calendar.parse_time(argument, value))
+    };
+    let start = required("start", start)?;
+    let end = required("end", end)?;
+    if end <= start {
+        return Err(ArgumentError::new(
+            "end",
+            format!(
+                "must be after start ({} is not after {}); a date as end means that day's start",
+                end.to_rfc3339_offset(),
+                start.to_rfc3339_offset()
+            ),
+        )
+        .into());
+    }
+    let days = end.duration_since(start).as_secs_f64() / 86_400.0;
+    if days > MAX_DAYS as f64 {
+        return Err(ArgumentError::new(
+            "end",
+            format!("the period is longer than {MAX_DAYS} days"),
+        )
+        .into());
+    }
+    let buckets = source.buckets()?;
+    let all = program::hosts(&buckets);
+    let chosen = match host.map(str::trim).filter(|host| !host.is_empty()) {
+        None => all,
+        Some(host) if all.iter().any(|known| known == host) => vec![host.to_string()],
+        Some(host) => {
+            let known = if all.is_empty() {
+                "there is none yet".to_string()
+            } else {
+                format!("known: {}", all.join(", "))
+            };
+            return Err(ArgumentError::new(
+                "host",
+                format!("no window watcher data of host '{host}' ({known})"),
+            )
+            .into());
+        }
+    };
+    Ok(Scope {
+        calendar,
+        start,
+        end,
+        hosts: program::host_buckets(&buckets, &chosen),
+        rules: categories::rules(&settings),
+    })
+}
+
+fn limit_of(limit: Option<usize>) -> Result<usize, ArgumentError> {
+    match limit.unwrap_or(DEFAULT_LIMIT) {
+        limit @ 1..=MAX_LIMIT => Ok(limit),
+        _ => Err(ArgumentError::new(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}"),
+        )),
+    }
+}
+
+/// The summary `params` ask for.
+pub fn summarize(source: &dyn SummarySource, params: &Params) -> Result<Summary, SummaryError> {
+    let by = By::parse_list(params.by.as_deref().unwrap_or("app"))?;
+    let limit = limit_of(params.limit)?;
+    let scope = scope(
+        source,
+        params.start.as_deref(),
+        params.end.as_deref(),
+        params.host.as_deref(),
+        params.tz.as_deref(),
+    )?;
+    let browser = by.iter().any(|by| by.needs_browser());
+    let output = if by.iter().any(|by| by.needs_events()) {
+        Output::Events
+    } else {
+        Output::Merged
+    };
+    let days = scope.calendar.days(scope.start, scope.end);
+    let mut totals = fold::Totals::new(&by, &scope.calendar, &days);
+    for host in &scope.hosts {
+        let text = program::program(host, &scope.rules, browser, &output);
+        run_days(source.events(), &text, &days, |day, result| {
+            totals.add(&host.host, day, &result);
+        })?;
+    }
+    Ok(totals.finish(
+        Summary {
+            start: scope.start,
+            end: scope.end,
+            tz: scope.calendar.zone_name().to_string(),
+            hosts: scope.hosts.iter().map(|h| h.host.clone()).collect(),
+            duration: 0.0,
+            app: None,
+            title: None,
+            category: None,
+            domain: None,
+            url: None,
+            host: None,
+            day: None,
+            hour: None,
+            events: None,
+        },
+        limit,
+    ))
+}
+
+/// The titles and URLs that contain `params.text`.
+pub fn search(
+    source: &dyn SummarySource,
+    params: &SearchParams,
+) -> Result<SearchResult, SummaryError> {
+    let text = params
+        .text
+        .as_deref()
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .ok_or_else(|| ArgumentError::new("text", "is required: the text to look for"))?;
+    if text.chars().count() > MAX_SEARCH_CHARS {
+        return Err(ArgumentError::new(
+            "text",
+            format!("is longer than {MAX_SEARCH_CHARS} characters"),
+        )
+        .into());
+    }
+    let limit = limit_of(params.limit)?;
+    let scope = scope(
+        source,
+        params.start.as_deref(),
+        params.end.as_deref(),
+        params.host.as_deref(),
+        params.tz.as_deref(),
+    )?;
+    let output = Output::Matching(format!("(?i){}", regex::escape(text)));
+    let days = scope.calendar.days(scope.start, scope.end);
+    let mut matches = fold::Matches::default();
+    for host in &scope.hosts {
+        let program = program::program(host, &scope.rules, true, &output);
+        run_days(source.events(), &program, &days, |day, result| {
+            matches.add(&host.host, day, &result);
+        })?;
+    }
+    let (duration, matches) = matches.finish(limit);
+    Ok(SearchResult {
+        text: text.to_string(),
+        start: scope.start,
+        end: scope.end,
+        tz: scope.calendar.zone_name().to_string(),
+        duration,
+        matches,
+    })
+}
+
+/// Runs `program` over `days`, some at a time, handing each day's result
+/// to `each` in order.
+fn run_days(
+    source: &dyn EventSource,
+    program: &str,
+    days: &[calendar::Day],
+    mut each: impl FnMut(&calendar::Day, serde_json::Value),
+) -> Result<(), QueryError> {
+    for chunk in days.chunks(DAYS_PER_RUN) {
+        let periods: Vec<TimeInterval> = chunk
+            .iter()
+            .map(|day| TimeInterval::new(day.start, day.end))
+            .collect();
+        let results = aw_query::query(program, &periods, source)?;
+        for (day, result) in chunk.iter().zip(results) {
+            each(day, result);
+        }
+    }
+    Ok(())
+}

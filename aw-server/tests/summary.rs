@@ -1,0 +1,382 @@
+//! `GET /api/0/summary` and `GET /api/0/search` (`docs/API.md` §3.13):
+//! active time as the dashboards count it, per day in the caller's time
+//! zone, grouped; bad arguments are 400s that name the argument.
+
+mod common;
+
+use common::{event, Client, TestServer};
+use serde_json::{json, Value};
+
+/// Two hosts: `laptop` (window, AFK, a Firefox watcher reporting no host
+/// name) and `desktop` (window only).
+fn seed(client: &Client) {
+    let buckets = [
+        ("window_laptop", "currentwindow", "laptop"),
+        ("afk_laptop", "afkstatus", "laptop"),
+        ("aw-watcher-web-firefox", "web.tab.current", "unknown"),
+        ("window_desktop", "currentwindow", "desktop"),
+    ];
+    for (id, kind, host) in buckets {
+        let body = json!({"type": kind, "client": "test", "hostname": host});
+        let reply = client.post_json(&format!("/api/0/buckets/{id}"), &body);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let insert = |id: &str, events: Value| {
+        let reply = client.post_json(&format!("/api/0/buckets/{id}/events"), &events);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    };
+    // Berlin, Sunday 2026-03-29: clocks go from 02:00 to 03:00. Days start
+    // at 04:00 local (the default `startOfDay`).
+    insert(
+        "window_laptop",
+        json!([
+            // 09:00-10:30 local (CEST, +02:00)
+            event(
+                "2026-03-29T07:00:00Z",
+                5400.0,
+                json!({"app": "Code", "title": "main.rs - Code"})
+            ),
+            // 10:30-11:00, Firefox: 20 minutes of it on GitHub in the browser
+            event(
+                "2026-03-29T08:30:00Z",
+                1800.0,
+                json!({"app": "Firefox", "title": "GitHub - Mozilla Firefox"})
+            ),
+            // 11:00-11:30 but AFK from 11:10: 10 minutes count
+            event(
+                "2026-03-29T09:00:00Z",
+                1800.0,
+                json!({"app": "Terminal", "title": "bash"})
+            ),
+            // 03:00-03:30 local on the next calendar day: still Sunday's
+            event(
+                "2026-03-30T01:00:00Z",
+                1800.0,
+                json!({"app": "Code", "title": "late.rs - Code"})
+            ),
+            // No title: counted in the total and the category, not in the top lists
+            event("2026-03-29T12:00:00Z", 60.0, json!({"app": "Code"})),
+        ]),
+    );
+    insert(
+        "afk_laptop",
+        json!([
+            event("2026-03-29T07:00:00Z", 7800.0, json!({"status": "not-afk"})),
+            event("2026-03-29T09:10:00Z", 600.0, json!({"status": "afk"})),
+            event("2026-03-29T12:00:00Z", 60.0, json!({"status": "not-afk"})),
+            event("2026-03-30T01:00:00Z", 1800.0, json!({"status": "not-afk"})),
+        ]),
+    );
+    insert(
+        "aw-watcher-web-firefox",
+        json!([
+            event(
+                "2026-03-29T08:30:00Z",
+                1200.0,
+                json!({"url": "https://github.com/ActivityWatch", "title": "ActivityWatch"})
+            ),
+            // Outside any Firefox window: not browser time
+            event(
+                "2026-03-29T12:30:00Z",
+                600.0,
+                json!({"url": "https://example.org/", "title": "Example"})
+            ),
+        ]),
+    );
+    insert(
+        "window_desktop",
+        json!([
+            event(
+                "2026-03-29T15:00:00Z",
+                3600.0,
+                json!({"app": "Blender", "title": "scene.blend"})
+            ),
+            // Firefox open here too while the laptop's browser was on GitHub.
+            event(
+                "2026-03-29T08:30:00Z",
+                1800.0,
+                json!({"app": "Firefox", "title": "Firefox"})
+            ),
+        ]),
+    );
+}
+
+fn summary(client: &Client, query: &str) -> Value {
+    let reply = client.get(&format!("/api/0/summary?{query}"));
+    assert_eq!(reply.status, 200, "{query}: {}", reply.text());
+    reply.json()
+}
+
+fn rows(summary: &Value, by: &str) -> Vec<(String, f64)> {
+    summary[by]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {by} in {summary}"))
+        .iter()
+        .map(|row| {
+            (
+                row["key"].as_str().unwrap().to_string(),
+                row["duration"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(list: &[(&str, f64)]) -> Vec<(String, f64)> {
+    list.iter()
+        .map(|(key, seconds)| (key.to_string(), *seconds))
+        .collect()
+}
+
+#[test]
+fn a_day_is_summed_as_the_dashboard_counts_it() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let day = summary(
+        &client,
+        "start=2026-03-29&end=2026-03-30&host=laptop&tz=Europe/Berlin&by=app,title,category,domain,url,host",
+    );
+    // Code 5400 + 1800 (after midnight) + 60 (untitled), Firefox 1800,
+    // Terminal 600 of its 1800 (AFK after 10 minutes).
+    assert_eq!(day["duration"], 9660.0);
+    assert_eq!(day["hosts"], json!(["laptop"]));
+    assert_eq!(day["tz"], "Europe/Berlin");
+    assert_eq!(day["start"], "2026-03-29T02:00:00Z", "04:00 CEST");
+    assert_eq!(day["end"], "2026-03-30T02:00:00Z");
+    assert_eq!(
+        rows(&day, "app"),
+        pairs(&[("Code", 7200.0), ("Firefox", 1800.0), ("Terminal", 600.0)])
+    );
+    assert_eq!(day["title"][0]["key"], "main.rs - Code");
+    assert_eq!(day["title"][0]["app"], "Code");
+    // aw-webui's default categories: GitHub is Work > Programming.
+    assert_eq!(
+        rows(&day, "category"),
+        pairs(&[("Uncategorized", 7860.0), ("Work > Programming", 1800.0)])
+    );
+    assert_eq!(
+        day["category"][1]["category"],
+        json!(["Work", "Programming"])
+    );
+    assert_eq!(rows(&day, "domain"), pairs(&[("github.com", 1200.0)]));
+    assert_eq!(
+        rows(&day, "url"),
+        pairs(&[("https://github.com/ActivityWatch", 1200.0)])
+    );
+    assert_eq!(rows(&day, "host"), pairs(&[("laptop", 9660.0)]));
+    assert!(day.get("day").is_none(), "only the groupings asked for");
+
+    // The same figures through the query endpoint, as aw-webui asks.
+    let query = client.post_json(
+        "/api/0/query/",
+        &json!({
+            "timeperiods": ["2026-03-29T02:00:00Z/2026-03-30T02:00:00Z"],
+            "query": [
+                "events = flood(query_bucket(\"window_laptop\"));",
+                "afk = filter_keyvals(flood(query_bucket(\"afk_laptop\")), \"status\", [\"not-afk\"]);",
+                "RETURN = sum_durations(filter_period_intersect(events, afk));"
+            ]
+        }),
+    );
+    assert_eq!(query.json()[0].as_f64(), Some(9660.0));
+}
+
+#[test]
+fn days_and_hours_follow_the_zone_and_daylight_saving() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let week = summary(
+        &client,
+        "start=2026-03-28&end=2026-03-31&host=laptop&tz=Europe/Berlin&by=day,hour",
+    );
+    let days = week["day"].as_array().unwrap();
+    let dates: Vec<&str> = days.iter().map(|d| d["date"].as_str().unwrap()).collect();
+    assert_eq!(dates, ["2026-03-28", "2026-03-29", "2026-03-30"]);
+    // Saturday's day starts at 04:00 CET (+01:00), Sunday's at 04:00 CEST.
+    assert_eq!(days[0]["start"], "2026-03-28T03:00:00Z");
+    assert_eq!(days[1]["start"], "2026-03-29T02:00:00Z");
+    assert_eq!(days[0]["duration"], 0.0);
+    assert_eq!(days[0]["first"], Value::Null);
+    assert_eq!(days[1]["duration"], 9660.0);
+    assert_eq!(days[1]["first"], "2026-03-29T07:00:00Z");
+    assert_eq!(days[1]["last"], "2026-03-30T01:30:00Z");
+    assert_eq!(
+        days[1]["categories"],
+        json!({"Uncategorized": 7860.0, "Work": 1800.0})
+    );
+    let hours = rows(&week, "hour");
+    assert_eq!(hours.len(), 24);
+    assert_eq!(hours[9], ("09:00".to_string(), 3600.0));
+    assert_eq!(hours[10], ("10:00".to_string(), 3600.0));
+    assert_eq!(hours[11], ("11:00".to_string(), 600.0));
+    assert_eq!(hours[3], ("03:00".to_string(), 1800.0));
+    assert_eq!(hours[14], ("14:00".to_string(), 60.0));
+    // In UTC the same time falls on other clock hours, and the late
+    // session starts a day of its own (01:00 UTC is before 04:00).
+    let utc = summary(
+        &client,
+        "start=2026-03-29&end=2026-03-31&host=laptop&tz=UTC&by=day,hour",
+    );
+    assert_eq!(rows(&utc, "hour")[7], ("07:00".to_string(), 3600.0));
+    assert_eq!(utc["day"][0]["duration"], 9660.0);
+    // A Sunday-first week and a later day start come from the settings.
+    client.post_json("/api/0/settings/startOfDay", &json!("00:00"));
+    let midnight = summary(
+        &client,
+        "start=2026-03-29&end=2026-03-31&host=laptop&tz=Europe/Berlin&by=day",
+    );
+    assert_eq!(midnight["day"][0]["start"], "2026-03-28T23:00:00Z");
+    assert_eq!(midnight["day"][0]["duration"], 7860.0);
+    assert_eq!(midnight["day"][1]["duration"], 1800.0);
+}
+
+#[test]
+fn all_hosts_add_up_and_count_hostless_browsers_once() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let period = "start=2026-03-29&end=2026-03-30&tz=Europe/Berlin";
+    let all = summary(&client, &format!("{period}&by=host,domain"));
+    assert_eq!(
+        all["hosts"],
+        json!(["laptop", "desktop"]),
+        "most recently active first"
+    );
+    assert_eq!(all["duration"], 9660.0 + 5400.0);
+    assert_eq!(
+        rows(&all, "host"),
+        pairs(&[("laptop", 9660.0), ("desktop", 5400.0)])
+    );
+    // The hostless Firefox bucket is read for the first host only: both
+    // hosts had a Firefox window open, yet its time counts once.
+    assert_eq!(rows(&all, "domain"), pairs(&[("github.com", 1200.0)]));
+    // Asked alone, each host reads it.
+    let desktop = summary(&client, &format!("{period}&host=desktop&by=app,domain"));
+    assert_eq!(
+        rows(&desktop, "app"),
+        pairs(&[("Blender", 3600.0), ("Firefox", 1800.0)])
+    );
+    assert_eq!(rows(&desktop, "domain"), pairs(&[("github.com", 1200.0)]));
+}
+
+#[test]
+fn events_come_oldest_first_with_their_host_and_category() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let day = summary(
+        &client,
+        "start=2026-03-29&end=2026-03-30&tz=Europe/Berlin&by=events",
+    );
+    let events = day["events"].as_array().unwrap();
+    let starts: Vec<&str> = events
+        .iter()
+        .map(|e| e["timestamp"].as_str().unwrap())
+        .collect();
+    let mut sorted = starts.clone();
+    sorted.sort();
+    assert_eq!(starts, sorted);
+    assert_eq!(events[0]["host"], "laptop");
+    assert_eq!(events[0]["data"]["app"], "Code");
+    assert_eq!(events[0]["data"]["$category"], json!(["Uncategorized"]));
+    let total: f64 = events.iter().map(|e| e["duration"].as_f64().unwrap()).sum();
+    assert_eq!(total, day["duration"].as_f64().unwrap());
+}
+
+#[test]
+fn the_user_categories_and_limit_apply() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    client.post_json(
+        "/api/0/settings/classes",
+        &json!([{"name": ["Dev", "Editor"], "rule": {"type": "regex", "regex": "\\.rs - Code$"}}]),
+    );
+    let day = summary(
+        &client,
+        "start=2026-03-29&end=2026-03-30&host=laptop&tz=Europe/Berlin&by=category,app&limit=1",
+    );
+    assert_eq!(rows(&day, "category"), pairs(&[("Dev > Editor", 7200.0)]));
+    assert_eq!(rows(&day, "app"), pairs(&[("Code", 7200.0)]));
+}
+
+#[test]
+fn search_finds_titles_and_urls_with_their_time() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let reply =
+        client.get("/api/0/search?text=GITHUB&start=2026-03-01&end=2026-04-01&tz=Europe/Berlin");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let found = reply.json();
+    assert_eq!(found["duration"], 1800.0);
+    let matches = found["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2, "{found}");
+    assert_eq!(matches[0]["kind"], "title");
+    assert_eq!(matches[0]["key"], "GitHub - Mozilla Firefox");
+    assert_eq!(matches[0]["app"], "Firefox");
+    assert_eq!(matches[0]["first"], "2026-03-29T08:30:00Z");
+    assert_eq!(matches[0]["last"], "2026-03-29T09:00:00Z");
+    assert_eq!(matches[0]["days"], json!(["2026-03-29"]));
+    assert_eq!(matches[1]["kind"], "url");
+    assert_eq!(matches[1]["duration"], 1200.0);
+    // Regex characters are text.
+    let none = client.get("/api/0/search?text=.*&start=2026-03-01&end=2026-04-01");
+    assert_eq!(none.json()["matches"], json!([]));
+}
+
+#[test]
+fn bad_arguments_are_400s_naming_the_argument() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let cases = [
+        ("/api/0/summary?end=2026-03-30", "start"),
+        ("/api/0/summary?start=2026-03-29", "end"),
+        ("/api/0/summary?start=2026-03-29&end=2026-03-29", "end"),
+        ("/api/0/summary?start=2026-03-30&end=2026-03-29", "end"),
+        ("/api/0/summary?start=yesterday&end=2026-03-29", "start"),
+        ("/api/0/summary?start=2026-03-29&end=2026-13-01", "end"),
+        ("/api/0/summary?start=0001-01-01&end=2026-03-29", "start"),
+        ("/api/0/summary?start=1800-01-01&end=2026-03-29", "end"),
+        (
+            "/api/0/summary?start=2026-03-29&end=2026-03-30&by=app,nope",
+            "by",
+        ),
+        ("/api/0/summary?start=2026-03-29&end=2026-03-30&by=", "by"),
+        (
+            "/api/0/summary?start=2026-03-29&end=2026-03-30&tz=Mars/Olympus",
+            "tz",
+        ),
+        (
+            "/api/0/summary?start=2026-03-29&end=2026-03-30&host=phone",
+            "host",
+        ),
+        (
+            "/api/0/summary?start=2026-03-29&end=2026-03-30&limit=0",
+            "limit",
+        ),
+        (
+            "/api/0/summary?start=2026-03-29&end=2026-03-30&limit=-3",
+            "limit",
+        ),
+        ("/api/0/search?start=2026-03-29&end=2026-03-30", "text"),
+        (
+            "/api/0/search?text=%20&start=2026-03-29&end=2026-03-30",
+            "text",
+        ),
+        ("/api/0/search?text=x&start=2026-03-29", "end"),
+    ];
+    for (path, argument) in cases {
+        let message = client.get(path).assert_error(400);
+        assert!(
+            message.starts_with(&format!("{argument}: ")),
+            "{path}: {message}"
+        );
+    }
+    // A period without data is no error.
+    let empty = summary(&client, "start=2001-01-01&end=2001-01-02&by=day,app");
+    assert_eq!(empty["duration"], 0.0);
+    assert_eq!(empty["app"], json!([]));
+}
