@@ -63,6 +63,10 @@ enum Command {
     /// API tokens with scopes (read, write, admin): add (printed once),
     /// list, revoke; through the running server or on the database file.
     Token(cli::token::TokenArgs),
+    /// Active time of a day, week, month or period, grouped by app,
+    /// category, domain, day...: a table, Markdown, CSV or JSON; through
+    /// the running server or on the database file.
+    Report(cli::report::ReportArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -142,6 +146,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Restore(args)) => return finish(cli::restore::run(args)),
         Some(Command::Check(args)) => return finish(cli::check::run(args)),
         Some(Command::Token(args)) => return finish(cli::token::run(args)),
+        Some(Command::Report(args)) => return finish(cli::report::run(args)),
         None => cli.server,
     };
     if let Err(error) = serve(args, purge_delay) {

@@ -15,6 +15,7 @@ use ureq::{Agent, Body, SendBody};
 
 use super::error::CliError;
 use crate::endpoints::import::SUMMARY_HEADER;
+use crate::summary::{Params, Summary};
 use crate::sync::{PassReport, SyncMode, SyncStatus};
 
 /// How long to wait for a server to accept a connection. A local server
@@ -298,6 +299,31 @@ impl Server {
             404 => Ok(false),
             _ => Err(self.refusal(&path, response)),
         }
+    }
+
+    /// `GET /api/0/settings/<key>`: `None` when unset.
+    pub fn setting(&self, key: &str) -> Result<Option<serde_json::Value>, CliError> {
+        let value: serde_json::Value =
+            self.get_json(&format!("/api/0/settings/{}", encode(key)))?;
+        Ok((!value.is_null()).then_some(value))
+    }
+
+    /// `GET /api/0/summary`, no time limit (years take a while).
+    pub fn summary(&self, params: &Params) -> Result<Summary, CliError> {
+        let limit = params.limit.map(|limit| limit.to_string());
+        let pairs = [
+            ("start", params.start.as_deref()),
+            ("end", params.end.as_deref()),
+            ("by", params.by.as_deref()),
+            ("host", params.host.as_deref()),
+            ("tz", params.tz.as_deref()),
+            ("limit", limit.as_deref()),
+        ];
+        let query: Vec<String> = pairs
+            .iter()
+            .filter_map(|(name, value)| value.map(|value| format!("{name}={}", encode(value))))
+            .collect();
+        self.get_json(&format!("/api/0/summary?{}", query.join("&")))
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {

@@ -1,7 +1,7 @@
 //! The commands of the `aw-server` binary: `export`, `import`,
 //! `delete-range`, `apply-privacy-filters`, `vacuum`, `sync`, `backup`,
 //! `restore`, `check` (which work on the file itself: `restore` and
-//! `check --repair` only with no server using it) and `token`.
+//! `check --repair` only with no server using it), `token` and `report`.
 //!
 //! All work either **online**, through the HTTP API of a server that
 //! answers on the configured address and port (same config file, flags and
@@ -24,6 +24,7 @@ pub mod history;
 mod http;
 pub mod import;
 mod progress;
+pub mod report;
 pub mod restore;
 pub mod sync;
 pub mod token;

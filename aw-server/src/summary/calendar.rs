@@ -119,6 +119,17 @@ impl Calendar {
         )
     }
 
+    /// Today's date, as [`Calendar::date_of`] names it.
+    pub fn today(&self) -> Date {
+        self.date_of(Timestamp::now())
+    }
+
+    /// The local clock time at `instant`, `HH:MM`.
+    pub fn clock(&self, instant: Timestamp) -> String {
+        let local = to_jiff(instant).to_zoned(self.zone.clone());
+        format!("{:02}:{:02}", local.hour(), local.minute())
+    }
+
     /// The first day of the week `date` is in.
     pub fn week_of(&self, date: Date) -> Date {
         let back = (date.weekday().to_monday_zero_offset()
@@ -180,6 +191,19 @@ impl Calendar {
             )
         })
     }
+}
+
+/// `date` moved by `days`.
+pub fn add_days(date: Date, days: i64) -> Date {
+    date.checked_add(jiff::Span::new().days(days))
+        .unwrap_or(date)
+}
+
+/// The first day of the month after `date`'s.
+pub fn next_month(date: Date) -> Date {
+    date.first_of_month()
+        .checked_add(jiff::Span::new().months(1))
+        .unwrap_or(date)
 }
 
 /// A date argument: `YYYY-MM-DD`.

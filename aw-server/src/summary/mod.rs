@@ -14,6 +14,7 @@ pub mod calendar;
 pub mod categories;
 mod fold;
 pub mod program;
+pub mod render;
 mod types;
 
 use std::collections::BTreeMap;

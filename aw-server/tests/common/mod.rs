@@ -13,7 +13,7 @@ use aw_datastore::Datastore;
 use aw_server::{build_rocket, ServerConfig};
 use rocket::fairing::AdHoc;
 use rocket::{Build, Rocket};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A fresh store in a file of a temporary folder, so tests read through
 /// the routes production uses (reader threads and pooled connections,
@@ -509,4 +509,98 @@ pub fn serve_file(root: &std::path::Path, db: &std::path::Path) -> (Stopped, Cli
             headers: Vec::new(),
         },
     )
+}
+
+/// The summaries' test data (`summary.rs`, `report.rs`). Two hosts: `laptop` (window, AFK, a Firefox watcher reporting no host
+/// name) and `desktop` (window only).
+pub fn seed_two_hosts(client: &Client) {
+    let buckets = [
+        ("window_laptop", "currentwindow", "laptop"),
+        ("afk_laptop", "afkstatus", "laptop"),
+        ("aw-watcher-web-firefox", "web.tab.current", "unknown"),
+        ("window_desktop", "currentwindow", "desktop"),
+    ];
+    for (id, kind, host) in buckets {
+        let body = json!({"type": kind, "client": "test", "hostname": host});
+        let reply = client.post_json(&format!("/api/0/buckets/{id}"), &body);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let insert = |id: &str, events: Value| {
+        let reply = client.post_json(&format!("/api/0/buckets/{id}/events"), &events);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    };
+    // Berlin, Sunday 2026-03-29: clocks go from 02:00 to 03:00. Days start
+    // at 04:00 local (the default `startOfDay`).
+    insert(
+        "window_laptop",
+        json!([
+            // 09:00-10:30 local (CEST, +02:00)
+            event(
+                "2026-03-29T07:00:00Z",
+                5400.0,
+                json!({"app": "Code", "title": "main.rs - Code"})
+            ),
+            // 10:30-11:00, Firefox: 20 minutes of it on GitHub in the browser
+            event(
+                "2026-03-29T08:30:00Z",
+                1800.0,
+                json!({"app": "Firefox", "title": "GitHub - Mozilla Firefox"})
+            ),
+            // 11:00-11:30 but AFK from 11:10: 10 minutes count
+            event(
+                "2026-03-29T09:00:00Z",
+                1800.0,
+                json!({"app": "Terminal", "title": "bash"})
+            ),
+            // 03:00-03:30 local on the next calendar day: still Sunday's
+            event(
+                "2026-03-30T01:00:00Z",
+                1800.0,
+                json!({"app": "Code", "title": "late.rs - Code"})
+            ),
+            // No title: counted in the total and the category, not in the top lists
+            event("2026-03-29T12:00:00Z", 60.0, json!({"app": "Code"})),
+        ]),
+    );
+    insert(
+        "afk_laptop",
+        json!([
+            event("2026-03-29T07:00:00Z", 7800.0, json!({"status": "not-afk"})),
+            event("2026-03-29T09:10:00Z", 600.0, json!({"status": "afk"})),
+            event("2026-03-29T12:00:00Z", 60.0, json!({"status": "not-afk"})),
+            event("2026-03-30T01:00:00Z", 1800.0, json!({"status": "not-afk"})),
+        ]),
+    );
+    insert(
+        "aw-watcher-web-firefox",
+        json!([
+            event(
+                "2026-03-29T08:30:00Z",
+                1200.0,
+                json!({"url": "https://github.com/ActivityWatch", "title": "ActivityWatch"})
+            ),
+            // Outside any Firefox window: not browser time
+            event(
+                "2026-03-29T12:30:00Z",
+                600.0,
+                json!({"url": "https://example.org/", "title": "Example"})
+            ),
+        ]),
+    );
+    insert(
+        "window_desktop",
+        json!([
+            event(
+                "2026-03-29T15:00:00Z",
+                3600.0,
+                json!({"app": "Blender", "title": "scene.blend"})
+            ),
+            // Firefox open here too while the laptop's browser was on GitHub.
+            event(
+                "2026-03-29T08:30:00Z",
+                1800.0,
+                json!({"app": "Firefox", "title": "Firefox"})
+            ),
+        ]),
+    );
 }

@@ -1,0 +1,193 @@
+//! `aw-server report`: a summary of a day, week, month or any period
+//! (`summary`), as a table for the terminal, Markdown, CSV or the API's
+//! JSON. Online it asks the running server's `GET /api/0/summary` in this
+//! machine's time zone; offline it computes the same summary on the file.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use aw_models::SettingValue;
+use clap::{Args, ValueEnum};
+
+use super::progress::{self, Unit};
+use super::{close, connect, CliError, ConnectionArgs, Target};
+use crate::summary::calendar::{self, Calendar};
+use crate::summary::{self, render, ArgumentError, Params, Summary};
+
+/// Rows of each list in a table or Markdown, unless `--limit` says.
+const SHORT_LIMIT: usize = 10;
+
+/// How the report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Aligned columns for a terminal.
+    Table,
+    /// Markdown tables, to paste into notes.
+    Md,
+    /// CSV for a spreadsheet (one `--by` only; `--by day` is a work-hours sheet).
+    Csv,
+    /// The JSON of `GET /api/0/summary`.
+    Json,
+}
+
+/// Flags of `report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// One day (YYYY-MM-DD; without a date, today). The default period.
+    #[arg(long, value_name = "DATE", num_args = 0..=1, default_missing_value = "today",
+          group = "period")]
+    pub day: Option<String>,
+    /// The week containing DATE (default this week), from the
+    /// `startOfWeek` setting's day.
+    #[arg(long, value_name = "DATE", num_args = 0..=1, default_missing_value = "today",
+          group = "period")]
+    pub week: Option<String>,
+    /// The month containing DATE (default this month).
+    #[arg(long, value_name = "DATE", num_args = 0..=1, default_missing_value = "today",
+          group = "period")]
+    pub month: Option<String>,
+    /// Start of a period of your own: a date or an RFC 3339 time (with --end).
+    #[arg(long, value_name = "T", requires = "end", group = "period")]
+    pub start: Option<String>,
+    /// Its end, exclusive: a date (that day's start) or an RFC 3339 time.
+    #[arg(long, value_name = "T", requires = "start")]
+    pub end: Option<String>,
+    /// Groupings, comma-separated: app, title, category, domain, url,
+    /// host, day, hour, events.
+    #[arg(long, default_value = "app,category")]
+    pub by: String,
+    /// One host's activity (default: all hosts, summed). (`--host` names
+    /// the server to ask.)
+    #[arg(long, value_name = "HOST")]
+    pub hostname: Option<String>,
+    /// IANA time zone of days and hours (default: this machine's).
+    #[arg(long)]
+    pub tz: Option<String>,
+    /// Rows of each ranked list (default 10 for table and md, 100 otherwise).
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: ReportFormat,
+    /// Output file, or - for stdout.
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+}
+
+/// Runs `report`.
+pub fn run(args: ReportArgs) -> Result<(), CliError> {
+    let target = connect(&args.connection, false)?;
+    let result = report(&target, &args);
+    let closed = close(target);
+    let text = result?;
+    closed?;
+    if args.output.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|error| CliError(format!("cannot write the report: {error}")))
+    } else {
+        std::fs::write(&args.output, text)
+            .map_err(|error| CliError(format!("cannot write {}: {error}", args.output.display())))
+    }
+}
+
+fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
+    let setting = |key: &str| -> Result<Option<SettingValue>, CliError> {
+        match target {
+            Target::Online(server) => server.setting(key),
+            Target::Offline { datastore, .. } => datastore
+                .setting(key)
+                .wait()
+                .map_err(|error| CliError(format!("cannot read the settings: {error}"))),
+        }
+    };
+    let calendar = Calendar::new(
+        args.tz.as_deref(),
+        setting("startOfDay")?.as_ref(),
+        setting("startOfWeek")?.as_ref(),
+    )
+    .map_err(flag_error)?;
+    let (start, end) = period(args, &calendar).map_err(flag_error)?;
+    let limit = args.limit.or(match args.format {
+        ReportFormat::Table | ReportFormat::Md => Some(SHORT_LIMIT),
+        ReportFormat::Csv | ReportFormat::Json => None,
+    });
+    let by = summary::By::parse_list(&args.by).map_err(flag_error)?;
+    if args.format == ReportFormat::Csv && by.len() != 1 {
+        return Err(CliError(
+            "--format csv writes one list: give one --by (--by day is a work-hours sheet)".into(),
+        ));
+    }
+    let params = Params {
+        start: Some(start),
+        end: Some(end),
+        by: Some(args.by.clone()),
+        host: args.hostname.clone(),
+        // The server's zone may not be this machine's.
+        tz: Some(calendar.zone_name().to_string()),
+        limit,
+    };
+    let spinner = if std::io::stderr().is_terminal() {
+        progress::bar(None, Unit::Events, "Summing up".into())
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let summary: Summary = match target {
+        Target::Online(server) => server.summary(&params)?,
+        Target::Offline { datastore, .. } => {
+            summary::summarize(datastore, &params).map_err(|error| match error {
+                summary::SummaryError::Argument(error) => flag_error(error),
+                other => CliError(format!("the summary failed: {other}")),
+            })?
+        }
+    };
+    spinner.finish_and_clear();
+    Ok(match args.format {
+        ReportFormat::Table => render::table(&summary, &calendar),
+        ReportFormat::Md => render::markdown(&summary, &calendar),
+        ReportFormat::Csv => render::csv(&summary, &calendar).unwrap_or_default(),
+        ReportFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&summary)
+                .map_err(|error| CliError(format!("cannot write JSON: {error}")))?;
+            text.push('\n');
+            text
+        }
+    })
+}
+
+/// The period's `start` and `end` arguments.
+fn period(args: &ReportArgs, calendar: &Calendar) -> Result<(String, String), ArgumentError> {
+    let date = |argument: &'static str, text: &str| {
+        if text == "today" {
+            Ok(calendar.today())
+        } else {
+            calendar::parse_date(argument, text)
+        }
+    };
+    if let (Some(start), Some(end)) = (&args.start, &args.end) {
+        return Ok((start.clone(), end.clone()));
+    }
+    let (first, next) = if let Some(week) = &args.week {
+        let first = calendar.week_of(date("week", week)?);
+        (first, calendar::add_days(first, 7))
+    } else if let Some(month) = &args.month {
+        let first = date("month", month)?.first_of_month();
+        (first, calendar::next_month(first))
+    } else {
+        let day = date("day", args.day.as_deref().unwrap_or("today"))?;
+        (day, calendar::add_days(day, 1))
+    };
+    Ok((first.to_string(), next.to_string()))
+}
+
+/// An argument error in the command's terms: `--tz: ...`.
+fn flag_error(error: ArgumentError) -> CliError {
+    let flag = match error.argument {
+        "host" => "hostname",
+        other => other,
+    };
+    CliError(format!("--{flag}: {}", error.message))
+}
