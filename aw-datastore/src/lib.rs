@@ -298,6 +298,74 @@ impl Datastore {
         })
     }
 
+    /// Opens the database file only to read it, beside whatever else uses
+    /// it: no lock is taken (a server may be serving the file, or start
+    /// meanwhile, unhindered), nothing is migrated, checked or written,
+    /// and every write answers an error. For readers outside the server
+    /// (`aw-server mcp` when no server runs). A file of an older schema
+    /// than this program's is refused: the server migrates it on its next
+    /// start.
+    pub fn open_read_only(path: impl AsRef<Path>, key: Option<&DatabaseKey>) -> Result<Datastore> {
+        let path = path.as_ref();
+        key::usable(key)?;
+        if !path.exists() {
+            return Err(DatastoreError::InvalidInput(format!(
+                "no database file at {}",
+                path.display()
+            )));
+        }
+        let conn = local::open_reader(path, key)?;
+        key::check(&conn, path, key).map_err(|error| damaged(error, path))?;
+        let version = schema::version(&conn)?;
+        if version > schema::NEWEST_COMPATIBLE_VERSION || version < 0 {
+            return Err(DatastoreError::UnsupportedVersion(version));
+        }
+        if version < schema::CURRENT_VERSION {
+            return Err(DatastoreError::InvalidInput(format!(
+                "the database {} has schema version {version}, older than this program's; \
+                 start the server once to migrate it",
+                path.display()
+            )));
+        }
+        let bounds = Arc::new(DurationBounds::default());
+        let shared_stats = Arc::new(SharedStats::default());
+        let stats = StatsWriter::new(Arc::clone(&shared_stats), Default::default());
+        let closed = Arc::new(AtomicBool::new(false));
+        let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
+        let local = LocalReads::new(
+            path.to_path_buf(),
+            key.cloned(),
+            Arc::clone(&bounds),
+            Arc::clone(&shared_stats),
+            Arc::clone(&closed),
+        );
+        // The "writer" only scans the buckets' longest events (which bound
+        // range reads) and answers reads: without a file to lock, a WAL to
+        // sync or facts to store, it writes nothing.
+        let worker = Worker::new(
+            conn,
+            bounds,
+            stats,
+            None,
+            None,
+            None,
+            Arc::clone(&closed),
+            Arc::clone(&damage),
+        )?;
+        let (writer, messages) = bounded(WRITE_QUEUE);
+        let queue = watch::Queue::new(messages);
+        let writer_asleep = queue.asleep();
+        spawn("aw-datastore-writer".to_string(), move || worker.run(queue))?;
+        Ok(Datastore {
+            writer,
+            readers: None,
+            local: Some(Arc::new(local)),
+            closed,
+            writer_asleep,
+            damage,
+        })
+    }
+
     /// A fresh database that lives only as long as the handles (tests).
     ///
     /// Its reads are served by the writer thread (see `worker.rs`).
