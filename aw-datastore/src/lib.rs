@@ -317,7 +317,7 @@ impl Datastore {
         let conn = local::open_reader(path, key)?;
         key::check(&conn, path, key).map_err(|error| damaged(error, path))?;
         let version = schema::version(&conn)?;
-        if version > schema::NEWEST_COMPATIBLE_VERSION || version < 0 {
+        if !(0..=schema::NEWEST_COMPATIBLE_VERSION).contains(&version) {
             return Err(DatastoreError::UnsupportedVersion(version));
         }
         if version < schema::CURRENT_VERSION {

@@ -67,6 +67,10 @@ enum Command {
     /// category, domain, day...: a table, Markdown, CSV or JSON; through
     /// the running server or on the database file.
     Report(cli::report::ReportArgs),
+    /// A Model Context Protocol server on stdin/stdout, so an AI assistant
+    /// can read (never write) your activity: list_buckets, summary,
+    /// search, query.
+    Mcp(cli::mcp::McpArgs),
 }
 
 /// Flags of the server, named as aw-server-rust's.
@@ -147,6 +151,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Check(args)) => return finish(cli::check::run(args)),
         Some(Command::Token(args)) => return finish(cli::token::run(args)),
         Some(Command::Report(args)) => return finish(cli::report::run(args)),
+        Some(Command::Mcp(args)) => return finish(cli::mcp::run(args)),
         None => cli.server,
     };
     if let Err(error) = serve(args, purge_delay) {

@@ -15,7 +15,7 @@ use ureq::{Agent, Body, SendBody};
 
 use super::error::CliError;
 use crate::endpoints::import::SUMMARY_HEADER;
-use crate::summary::{Params, Summary};
+use crate::summary::{Params, SearchParams, SearchResult, Summary};
 use crate::sync::{PassReport, SyncMode, SyncStatus};
 
 /// How long to wait for a server to accept a connection. A local server
@@ -319,11 +319,31 @@ impl Server {
             ("tz", params.tz.as_deref()),
             ("limit", limit.as_deref()),
         ];
-        let query: Vec<String> = pairs
-            .iter()
-            .filter_map(|(name, value)| value.map(|value| format!("{name}={}", encode(value))))
-            .collect();
-        self.get_json(&format!("/api/0/summary?{}", query.join("&")))
+        self.get_json(&format!("/api/0/summary?{}", query_string(&pairs)))
+    }
+
+    /// `GET /api/0/search`.
+    pub fn search(&self, params: &SearchParams) -> Result<SearchResult, CliError> {
+        let limit = params.limit.map(|limit| limit.to_string());
+        let pairs = [
+            ("text", params.text.as_deref()),
+            ("start", params.start.as_deref()),
+            ("end", params.end.as_deref()),
+            ("host", params.host.as_deref()),
+            ("tz", params.tz.as_deref()),
+            ("limit", limit.as_deref()),
+        ];
+        self.get_json(&format!("/api/0/search?{}", query_string(&pairs)))
+    }
+
+    /// `POST /api/0/query/`: one result per period.
+    pub fn query(&self, request: &serde_json::Value) -> Result<serde_json::Value, CliError> {
+        let path = "/api/0/query/";
+        let response = self
+            .authorized(self.agent.post(format!("{}{path}", self.base)))
+            .send_json(request)
+            .map_err(|error| self.failure(path, error))?;
+        self.answer(path, response)
     }
 
     fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
@@ -400,6 +420,15 @@ fn parse_summary(text: &str) -> ImportSummary {
         skipped: count("skipped"),
         dropped: count("dropped"),
     }
+}
+
+/// `name=value&...` of the pairs with a value, percent-encoded.
+fn query_string(pairs: &[(&str, Option<&str>)]) -> String {
+    let query: Vec<String> = pairs
+        .iter()
+        .filter_map(|(name, value)| value.map(|value| format!("{name}={}", encode(value))))
+        .collect();
+    query.join("&")
 }
 
 /// Percent-encodes a path segment: everything but unreserved characters.

@@ -23,6 +23,7 @@ pub mod export;
 pub mod history;
 mod http;
 pub mod import;
+pub mod mcp;
 mod progress;
 pub mod report;
 pub mod restore;
@@ -144,11 +145,34 @@ pub fn config_file(args: &ConnectionArgs) -> Result<FileConfig, CliError> {
     Ok(file)
 }
 
+/// [`connect`] for a command that only reads and must not hold the file:
+/// offline, the file is opened read-only without a lock
+/// (`Datastore::open_read_only`), so a server may start beside it.
+pub fn connect_read_only(args: &ConnectionArgs) -> Result<Target, CliError> {
+    let key = database_key(args.db_password.as_deref())?;
+    if let Some(path) = &args.dbpath {
+        return open_read_only(path, key.as_ref());
+    }
+    let file = config_file(args)?;
+    connect_to(args, file, &|path, key| open_read_only(path, key))
+}
+
 /// [`connect`] with the config file already read.
 pub fn connect_with(
     args: &ConnectionArgs,
     create: bool,
     file: FileConfig,
+) -> Result<Target, CliError> {
+    connect_to(args, file, &|path, key| open(path, key, create))
+}
+
+/// How a command opens the file when no server answers.
+type Opener<'a> = &'a dyn Fn(&Path, Option<&DatabaseKey>) -> Result<Target, CliError>;
+
+fn connect_to(
+    args: &ConnectionArgs,
+    file: FileConfig,
+    open: Opener<'_>,
 ) -> Result<Target, CliError> {
     let key = database_key(args.db_password.as_deref())?;
     let host = args
@@ -193,8 +217,21 @@ pub fn connect_with(
                 "No server answers on {authority}; working on the database file {}",
                 path.display()
             );
-            open(&path, key.as_ref(), create)
+            open(&path, key.as_ref())
         }
+    }
+}
+
+fn open_read_only(path: &Path, key: Option<&DatabaseKey>) -> Result<Target, CliError> {
+    match Datastore::open_read_only(path, key) {
+        Ok(datastore) => Ok(Target::Offline {
+            datastore,
+            path: path.to_path_buf(),
+        }),
+        Err(error) => Err(CliError(format!(
+            "cannot read the database {}: {error}",
+            path.display()
+        ))),
     }
 }
 
