@@ -4,9 +4,10 @@
 //! This crate is the only one that knows Rocket, HTTP status codes, the
 //! config file and the command line. It owns routing ([`endpoints`]), the
 //! security gate (`security`), static files (`static_files`), error
-//! responses ([`error`]) and where files live ([`dirs`]), and serves the
-//! web UI (`static_files`, `assets`): the built-in dashboard of `ui/` or
-//! an aw-webui embedded at build time or given at run time. Storage and
+//! responses ([`error`]), Prometheus metrics ([`metrics`]) and where files
+//! live ([`dirs`]), and serves the web UI (`static_files`, `assets`): the
+//! built-in dashboard of `ui/` or an aw-webui embedded at build time or
+//! given at run time. Storage and
 //! heartbeat merging are `aw-datastore`'s, the query language `aw-query`'s,
 //! the wire types `aw-models`'.
 //!
@@ -48,6 +49,7 @@ pub mod endpoints;
 pub mod error;
 pub mod hub;
 pub mod logging;
+pub mod metrics;
 pub mod retention;
 mod schedule;
 mod security;
@@ -109,6 +111,8 @@ pub struct ServerState {
     pub backups: Arc<backup::Backups>,
     /// What a salvage at this start recovered (`damage.rs`), if any.
     pub salvage: Option<aw_datastore::salvage::SalvageReport>,
+    /// What `/metrics` counts as it happens (`metrics.rs`).
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -189,6 +193,7 @@ pub fn build_rocket(
         .then(|| (datastore.clone(), Arc::clone(&sync_state)));
     let backups = Arc::new(backup::Backups::new(config.backup.clone()));
     let backup_schedule = (datastore.clone(), Arc::clone(&backups));
+    let metrics = Arc::new(metrics::Metrics::default());
     let state = ServerState {
         datastore,
         info: ServerInfo {
@@ -204,6 +209,7 @@ pub fn build_rocket(
         auth,
         backups: Arc::clone(&backups),
         salvage: config.salvage.clone(),
+        metrics: Arc::clone(&metrics),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {
@@ -229,6 +235,8 @@ pub fn build_rocket(
     };
     Ok(rocket
         .manage(state)
+        // Before the gate, so a request's time includes its checks.
+        .attach(metrics::Recorder(metrics))
         .attach(gate)
         .attach(AdHoc::on_response("whole chunks", |_, response| {
             Box::pin(async move { set_chunk_size(response) })
