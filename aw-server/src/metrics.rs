@@ -1,4 +1,4 @@
-//! Prometheus metrics (`GET /metrics`, `docs/API.md` §3.13): what they
+//! Prometheus metrics (`GET /metrics`, `docs/API.md` §3.14): what they
 //! count, and their OpenMetrics text, written by `prometheus-client`.
 //!
 //! Two kinds of numbers. What requests do is counted as it happens:

@@ -1,4 +1,4 @@
-//! `GET /metrics` (`docs/API.md` §3.13): what the counters count after
+//! `GET /metrics` (`docs/API.md` §3.14): what the counters count after
 //! real requests (exactly, by route template and bucket), the readings
 //! taken when scraped, and who may scrape. `scripts/test-metrics` checks
 //! the text with Prometheus' own OpenMetrics parser.
@@ -332,6 +332,8 @@ fn scraping_needs_a_read_credential_when_the_server_has_one() {
         anonymous.get(path).assert_error(401);
     }
     write.get("/metrics").assert_error(403);
+    // API paths and /metrics need no trailing slash: it is the same path.
+    assert_eq!(read.get("/metrics/").status, 200);
     let scraped = scrape(&read);
     assert!(value(&scraped, "aw_server_database_size_bytes", &[]).is_some());
     scrape(&admin);

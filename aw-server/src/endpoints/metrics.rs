@@ -1,4 +1,4 @@
-//! `GET /metrics` (`docs/API.md` §3.13): the server's metrics in the
+//! `GET /metrics` (`docs/API.md` §3.14): the server's metrics in the
 //! OpenMetrics text format, for Prometheus. What they are is `metrics.rs`'s;
 //! who may read them the gate's (a read token, like the API's reads).
 
