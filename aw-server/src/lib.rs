@@ -4,15 +4,15 @@
 //! This crate is the only one that knows Rocket, HTTP status codes, the
 //! config file and the command line. It owns routing ([`endpoints`]), the
 //! security gate (`security`), static files (`static_files`), error
-//! responses ([`error`]), Prometheus metrics ([`metrics`]) and where files
-//! live ([`dirs`]), and serves the web UI (`static_files`, `assets`): the
-//! built-in dashboard of `ui/` or an aw-webui embedded at build time or
-//! given at run time. Storage and
+//! responses ([`error`]) and where files live ([`dirs`]), and serves the
+//! web UI (`static_files`, `assets`): the built-in dashboard of `ui/` or
+//! an aw-webui embedded at build time or given at run time. Storage and
 //! heartbeat merging are `aw-datastore`'s, the query language `aw-query`'s,
 //! the wire types `aw-models`'.
 //!
 //! [`build_rocket`] assembles the application; `main.rs` parses the
 //! command line, opens the datastore, launches and closes it on shutdown.
+//! What `/metrics` counts and reads is [`metrics`]'s.
 //!
 //! Where aw-server-rust's behaviour leaves a choice, this server
 //! (`docs/API.md` §13):
