@@ -69,6 +69,7 @@ mod tokens;
 mod wal_sync;
 mod watch;
 mod worker;
+mod writer_stats;
 mod writes;
 
 use std::collections::BTreeMap;
@@ -90,6 +91,7 @@ use crate::route::OnCaller;
 use crate::stats::{SharedStats, StatsWriter};
 use crate::wal_sync::WalSyncer;
 use crate::worker::{FileParts, Job, Worker, WorkerMessage};
+use crate::writer_stats::CommitTimes;
 
 pub use aw_models::{Expired, ImportSummary, RangeDeletion, RulesOutcome, RulesReport};
 pub use error::DatastoreError;
@@ -105,6 +107,7 @@ pub use replica::{PulledChunk, Replacement, Replica};
 pub use route::{Answer, Read};
 pub use snapshot::Snapshot;
 pub use tokens::StoredToken;
+pub use writer_stats::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 pub use writes::PreparedEvent;
 
 /// Result of every datastore call.
@@ -143,6 +146,8 @@ pub struct Datastore {
     writer_asleep: Arc<AtomicBool>,
     /// Damage met while serving (`salvage.rs`).
     damage: Arc<salvage::DamageSeen>,
+    /// The writer's commit times (`writer_stats.rs`).
+    commit_times: Arc<CommitTimes>,
 }
 
 /// Most events a read may return to run on an async caller's thread
@@ -225,6 +230,7 @@ impl Datastore {
         );
         let closed = Arc::new(AtomicBool::new(false));
         let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
+        let commit_times = Arc::new(CommitTimes::default());
         let (read_sender, read_receiver) = bounded(READ_QUEUE);
         let (stop_sender, stop_receiver) = bounded::<()>(0);
         // Readers are opened after the migration so they see the final
@@ -267,6 +273,7 @@ impl Datastore {
             durability,
             Arc::clone(&closed),
             Arc::clone(&damage),
+            Arc::clone(&commit_times),
         )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         let queue = watch::Queue::new(messages);
@@ -295,6 +302,7 @@ impl Datastore {
             closed,
             writer_asleep,
             damage,
+            commit_times,
         })
     }
 
@@ -332,6 +340,7 @@ impl Datastore {
         let stats = StatsWriter::new(Arc::clone(&shared_stats), Default::default());
         let closed = Arc::new(AtomicBool::new(false));
         let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
+        let commit_times = Arc::new(CommitTimes::default());
         let local = LocalReads::new(
             path.to_path_buf(),
             key.cloned(),
@@ -351,6 +360,7 @@ impl Datastore {
             None,
             Arc::clone(&closed),
             Arc::clone(&damage),
+            Arc::clone(&commit_times),
         )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         let queue = watch::Queue::new(messages);
@@ -363,6 +373,7 @@ impl Datastore {
             closed,
             writer_asleep,
             damage,
+            commit_times,
         })
     }
 
@@ -378,6 +389,7 @@ impl Datastore {
         // A fresh database: every bucket's facts are known from creation.
         let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
         let damage = Arc::new(salvage::DamageSeen::new(std::path::PathBuf::new()));
+        let commit_times = Arc::new(CommitTimes::default());
         let worker = Worker::new(
             conn,
             bounds,
@@ -387,6 +399,7 @@ impl Datastore {
             None,
             Arc::clone(&closed),
             Arc::clone(&damage),
+            Arc::clone(&commit_times),
         )?;
         let (writer, messages) = bounded(WRITE_QUEUE);
         let queue = watch::Queue::new(messages);
@@ -399,6 +412,7 @@ impl Datastore {
             closed,
             writer_asleep,
             damage,
+            commit_times,
         })
     }
 
@@ -416,6 +430,16 @@ impl Datastore {
     /// unless told that a plaintext copy is intended.
     pub fn is_encrypted(&self) -> bool {
         self.local.as_ref().is_some_and(|local| local.encrypted())
+    }
+
+    /// The writer's queue and commit times now, for monitoring: read from
+    /// the channel and from atomics the writer adds to, so it waits for
+    /// nothing and the writer never waits for it.
+    pub fn writer_stats(&self) -> WriterStats {
+        WriterStats {
+            queued: self.writer.len(),
+            commits: self.commit_times.read(),
+        }
     }
 
     /// Ok while the worker runs; `Closed` once it has stopped.

@@ -139,6 +139,27 @@ fn failed_commit_drops_the_remembered_heartbeat() {
 }
 
 #[test]
+fn the_writer_counts_its_commits_failed_ones_too() {
+    let (_dir, store) = file_store();
+    store.create_bucket(bucket("b")).unwrap();
+    let before = store.writer_stats();
+    assert_eq!(before.queued, 0);
+    let pulse = Duration::from_secs(10);
+    // One at a time, each answered after its own commit.
+    for secs in [0, 5, 30] {
+        store
+            .heartbeat("b", event(secs, json!({"a": 1})), pulse)
+            .unwrap();
+    }
+    store.fail_commits(1).unwrap();
+    assert!(store.heartbeat("b", event(60, json!({})), pulse).is_err());
+    let after = store.writer_stats();
+    assert_eq!(after.commits.count(), before.commits.count() + 4);
+    assert!(after.commits.total > before.commits.total);
+    assert_eq!(after.queued, 0);
+}
+
+#[test]
 fn full_file_fails_the_write_and_recovers_when_space_returns() {
     // max_page_count makes SQLite refuse to grow the file with SQLITE_FULL,
     // the error a full disk gives while pages are allocated. (A full disk

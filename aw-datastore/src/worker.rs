@@ -67,7 +67,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration as StdDuration;
+use std::time::{Duration as StdDuration, Instant};
 
 use aw_models::{Duration, Event};
 use crossbeam_channel::TryRecvError;
@@ -85,6 +85,7 @@ use crate::salvage::{self, DamageSeen};
 use crate::stats::{self, StatsWriter, Stored};
 use crate::wal_sync::{self, WalSyncer};
 use crate::watch::Queue;
+use crate::writer_stats::CommitTimes;
 use crate::writes;
 use crate::{DatastoreError, Result};
 
@@ -264,6 +265,8 @@ pub(crate) struct Worker {
     privacy: RulesInForce,
     /// Damage met in the file (`salvage.rs`): then nothing more is written.
     damage: Arc<DamageSeen>,
+    /// How long commits take, for monitoring (`writer_stats.rs`).
+    commit_times: Arc<CommitTimes>,
     #[cfg(test)]
     failing_commits: u32,
 }
@@ -286,6 +289,7 @@ impl Worker {
         durability: Option<(PathBuf, WalSyncer)>,
         closed: Arc<AtomicBool>,
         damage: Arc<DamageSeen>,
+        commit_times: Arc<CommitTimes>,
     ) -> Result<Worker> {
         let unscanned = match stored {
             Some(stored) => {
@@ -315,6 +319,7 @@ impl Worker {
             closed,
             privacy,
             damage,
+            commit_times,
             #[cfg(test)]
             failing_commits: 0,
         })
@@ -601,7 +606,10 @@ impl Worker {
         }
         self.in_batch = false;
         self.batch_len = 0;
-        match self.try_commit() {
+        let started = Instant::now();
+        let committed = self.try_commit();
+        self.commit_times.record(started.elapsed());
+        match committed {
             Ok(()) => {
                 self.privacy.batch_committed();
                 // Readers see the batch's facts before its writers hear back.

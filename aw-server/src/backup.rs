@@ -293,6 +293,12 @@ impl Backups {
         removed
     }
 
+    /// The last snapshot since the server started, good or not; `None`
+    /// before one. Unlike [`Backups::status`], it does not list the folder.
+    pub fn last(&self) -> Option<Outcome> {
+        lock(&self.last).clone()
+    }
+
     /// The status, with the folder listed now.
     pub fn status(&self) -> BackupStatus {
         let snapshots = list(&self.settings.dir).unwrap_or_else(|error| {

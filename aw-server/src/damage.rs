@@ -18,6 +18,10 @@ pub const EXIT_UNREADABLE: i32 = 65;
 
 /// What opening the database at start gave.
 #[derive(Debug)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one value per start, unpacked at once: boxing the datastore saves nothing"
+)]
 pub enum Opened {
     /// Ready to serve; with the salvage's report if the file was damaged.
     Ready(Datastore, Option<SalvageReport>),

@@ -12,6 +12,7 @@
 //!
 //! [`build_rocket`] assembles the application; `main.rs` parses the
 //! command line, opens the datastore, launches and closes it on shutdown.
+//! What `/metrics` counts and reads is [`metrics`]'s.
 //!
 //! Where aw-server-rust's behaviour leaves a choice, this server
 //! (`docs/API.md` §13):
@@ -48,6 +49,7 @@ pub mod endpoints;
 pub mod error;
 pub mod hub;
 pub mod logging;
+pub mod metrics;
 pub mod retention;
 mod schedule;
 mod security;
@@ -110,6 +112,8 @@ pub struct ServerState {
     pub backups: Arc<backup::Backups>,
     /// What a salvage at this start recovered (`damage.rs`), if any.
     pub salvage: Option<aw_datastore::salvage::SalvageReport>,
+    /// What `/metrics` counts as it happens (`metrics.rs`).
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -190,6 +194,7 @@ pub fn build_rocket(
         .then(|| (datastore.clone(), Arc::clone(&sync_state)));
     let backups = Arc::new(backup::Backups::new(config.backup.clone()));
     let backup_schedule = (datastore.clone(), Arc::clone(&backups));
+    let metrics = Arc::new(metrics::Metrics::default());
     let state = ServerState {
         datastore,
         info: ServerInfo {
@@ -205,6 +210,7 @@ pub fn build_rocket(
         auth,
         backups: Arc::clone(&backups),
         salvage: config.salvage.clone(),
+        metrics: Arc::clone(&metrics),
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {
@@ -230,6 +236,8 @@ pub fn build_rocket(
     };
     Ok(rocket
         .manage(state)
+        // Before the gate, so a request's time includes its checks.
+        .attach(metrics::Recorder(metrics))
         .attach(gate)
         .attach(AdHoc::on_response("whole chunks", |_, response| {
             Box::pin(async move { set_chunk_size(response) })

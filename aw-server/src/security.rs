@@ -1,5 +1,5 @@
 //! The security gate (`docs/API.md` §9): Host-header check, CORS, and
-//! authentication and scopes (`auth`).
+//! authentication and scopes (`auth`) of the API and of `/metrics`.
 //!
 //! One request fairing decides, before routing, whether a request may reach
 //! a handler at all. It also canonicalises the path the router will see:
@@ -100,7 +100,7 @@ pub fn preflight() -> crate::endpoints::Empty {
 }
 
 /// What the gate granted a request: set on every request it let through
-/// to an `/api/` handler.
+/// to an `/api/` handler (or `/metrics`).
 #[derive(Debug, Clone, Default)]
 pub struct Granted(Option<Access>);
 
@@ -160,10 +160,11 @@ impl CorsPolicy {
 }
 
 /// What the synchronous part of the gate decided: the canonical path
-/// segments, and for an `/api/` path the access and what it needs.
+/// segments, and for a path behind the credential check (`guarded`) the
+/// access and what it needs.
 struct Checked {
     segments: Vec<String>,
-    api: Option<(Access, Need)>,
+    guarded: Option<(Access, Need)>,
 }
 
 /// The request fairing of this module; see the module docs.
@@ -214,8 +215,8 @@ impl Gate {
     }
 
     /// Decides on a request as far as it can without the store; `Ok`
-    /// carries the canonical path segments, and for an `/api/` path what
-    /// it may do and needs.
+    /// carries the canonical path segments, and for a guarded path what it
+    /// may do and needs.
     fn check(&self, request: &Request<'_>) -> Result<Checked, Rejection> {
         if !host_is_allowed(request, &self.allowed_hosts) {
             let host = request.host().map(ToString::to_string).unwrap_or_default();
@@ -254,17 +255,17 @@ impl Gate {
             request.local_cache(|| AllowedOrigin(Some(origin.to_string())));
         }
 
-        if !is_api(&segments) {
+        if !guarded(&segments) {
             return Ok(Checked {
                 segments,
-                api: None,
+                guarded: None,
             });
         }
         if !self.auth.required() {
             // No credential exists: everything is open, nothing to decide.
             return Ok(Checked {
                 segments,
-                api: Some((Access::Open, Need::Nothing)),
+                guarded: Some((Access::Open, Need::Nothing)),
             });
         }
         let need = Need::of(request.method(), &segments);
@@ -274,11 +275,11 @@ impl Gate {
         }
         Ok(Checked {
             segments,
-            api: Some((access, need)),
+            guarded: Some((access, need)),
         })
     }
 
-    /// The access of an `/api/` request of a server with credentials:
+    /// The access of a guarded request of a server with credentials:
     /// [`Access::Open`] for what needs none, else the one its
     /// `Authorization` header gives; failures are counted per client and
     /// logged without the credential.
@@ -376,7 +377,7 @@ impl Fairing for Gate {
         let decided = match self.check(request) {
             Ok(Checked {
                 segments,
-                api: Some((access, need)),
+                guarded: Some((access, need)),
             }) => match self.check_bucket(&access, &need).await {
                 Ok(()) => {
                     request.local_cache(|| Granted(Some(access)));
@@ -386,17 +387,17 @@ impl Fairing for Gate {
             },
             Ok(Checked {
                 segments,
-                api: None,
+                guarded: None,
             }) => Ok(segments),
             Err(rejection) => Err(rejection),
         };
         let canonical = match decided {
             Ok(segments) => {
                 // Web pages keep a trailing slash (relative links resolve
-                // against it); API paths never need one.
+                // against it); API paths and `/metrics` never need one.
                 let trailing_slash = request.uri().path().ends_with('/')
                     && !segments.is_empty()
-                    && !is_api(&segments);
+                    && !guarded(&segments);
                 canonical_uri(
                     &segments,
                     trailing_slash,
@@ -609,6 +610,16 @@ fn is_api(segments: &[String]) -> bool {
     segments
         .first()
         .is_some_and(|first| first.eq_ignore_ascii_case("api"))
+}
+
+/// Paths that need a credential when the server has one: the API's and
+/// `/metrics` (what it says of the buckets and the server is a read), in
+/// any letter case, also with more segments.
+fn guarded(segments: &[String]) -> bool {
+    is_api(segments)
+        || segments
+            .first()
+            .is_some_and(|first| first.eq_ignore_ascii_case("metrics"))
 }
 
 #[cfg(test)]

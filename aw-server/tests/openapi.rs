@@ -1,5 +1,5 @@
 //! The OpenAPI document served at `/api/0/openapi.json` describes exactly
-//! the server's `/api/` routes: none missing, none extra.
+//! the server's `/api/` routes and `/metrics`: none missing, none extra.
 
 mod common;
 
@@ -23,14 +23,15 @@ fn described(document: &Value) -> BTreeSet<(String, String)> {
     found
 }
 
-/// `(METHOD, /path/{param})` of every `/api/` route of the server.
+/// `(METHOD, /path/{param})` of every `/api/` route of the server, and
+/// `/metrics`.
 fn routed() -> BTreeSet<(String, String)> {
     aw_server::endpoints::routes()
         .iter()
         .filter_map(|route| {
             let path = route.uri.path().to_string();
             let path = path.trim_end_matches('/');
-            if !path.starts_with("/api/") {
+            if !path.starts_with("/api/") && path != "/metrics" {
                 return None;
             }
             let path: Vec<String> = path

@@ -1,6 +1,7 @@
 //! API tokens and scopes (`docs/API.md` §9.4, §9.5): the scope matrix of
-//! every `/api/` route, the write token's hosts, revocation and expiry,
-//! rate limiting, and that tokens never show where they should not.
+//! every `/api/` route and `/metrics`, the write token's hosts, revocation
+//! and expiry, rate limiting, and that tokens never show where they should
+//! not.
 
 mod common;
 
@@ -273,6 +274,7 @@ fn routes() -> Vec<Route> {
         r("GET", "/api/0/backup/status", "/api/0/backup/status", None, Reading),
         r("GET", "/api/0/database/status", "/api/0/database/status", None, Reading),
         r("GET", "/api/0/sync/status", "/api/0/sync/status", None, Reading),
+        r("GET", "/metrics", "/metrics", None, Reading),
         r("POST", "/api/0/sync/run", "/api/0/sync/run", None, AdminOnly),
         r("GET", "/api/0/tokens", "/api/0/tokens", None, AdminOnly),
         r(

@@ -1,6 +1,6 @@
-//! What each `/api/` request needs (`docs/API.md` §9.4), decided from its
-//! method and canonical path alone: the table of the scope matrix, which
-//! `Access::refusal` reads.
+//! What each `/api/` request (and `/metrics`) needs (`docs/API.md` §9.4),
+//! decided from its method and canonical path alone: the table of the
+//! scope matrix, which `Access::refusal` reads.
 
 use rocket::http::Method;
 
@@ -29,7 +29,7 @@ pub enum Need {
 
 impl Need {
     /// The need of `method` on the canonical `segments` of an `/api/`
-    /// path (any case of `api`).
+    /// path (any case of `api`) or of `/metrics`.
     pub fn of(method: Method, segments: &[String]) -> Need {
         if method == Method::Options {
             return Need::Nothing;
@@ -37,6 +37,8 @@ impl Need {
         let reading = matches!(method, Method::Get | Method::Head);
         let path: Vec<&str> = segments.iter().map(String::as_str).collect();
         match path.as_slice() {
+            // Prometheus' scrapes: read tokens, not a watcher's write token.
+            [metrics] if reading && metrics.eq_ignore_ascii_case("metrics") => Need::Read,
             [_, "0", "info"] if reading => Need::Nothing,
             [_, "0", "access"] if reading => Need::Identity,
             [_, "0", "tokens", ..] => Need::Admin,
@@ -134,6 +136,8 @@ mod tests {
             }
         }
         assert_eq!(need(Method::Post, "/api/0/query"), Need::Read);
+        assert_eq!(need(Method::Get, "/metrics"), Need::Read);
+        assert_eq!(need(Method::Post, "/metrics"), Need::Admin);
         assert_eq!(need(Method::Get, "/api/0/export"), Need::Read);
         assert_eq!(need(Method::Get, "/api/0/info"), Need::Nothing);
         assert_eq!(need(Method::Post, "/api/0/info"), Need::Admin);

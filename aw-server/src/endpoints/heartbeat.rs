@@ -28,6 +28,7 @@ pub async fn heartbeat(
         .datastore
         .heartbeat_async(bucket_id, event, pulsetime)
         .await?;
+    state.metrics.heartbeat(bucket_id);
     Ok(Json(stored))
 }
 

@@ -1,5 +1,5 @@
-//! The `/api/0/` endpoints of `docs/API.md` §3, one file per resource,
-//! and [`routes`], which lists them. The helpers they share (reading JSON
+//! The `/api/0/` endpoints of `docs/API.md` §3 and `/metrics`, one file
+//! per resource, and [`routes`], which lists them. The helpers they share (reading JSON
 //! bodies, parsing query parameters, running datastore calls off the async
 //! executor) are `request.rs`'s, the query threads `background.rs`'s.
 //!
@@ -16,6 +16,7 @@ pub mod forward;
 pub mod heartbeat;
 pub mod import;
 pub mod info;
+pub mod metrics;
 pub mod openapi;
 pub mod privacy;
 pub mod query;
@@ -71,5 +72,6 @@ pub fn routes() -> Vec<Route> {
         tokens::list,
         tokens::add,
         tokens::revoke,
+        metrics::metrics,
     ]
 }

@@ -1,5 +1,6 @@
 //! `GET /api/0/openapi.json`: the OpenAPI 3.1 document of every `/api/`
-//! endpoint (`aw-server/src/openapi.json`), embedded at compile time.
+//! endpoint and `/metrics` (`aw-server/src/openapi.json`), embedded at
+//! compile time.
 //!
 //! A test (`tests/openapi.rs`) compares its operations with
 //! [`routes`](super::routes), so a route added without describing it, or a
