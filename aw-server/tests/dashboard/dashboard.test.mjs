@@ -125,6 +125,28 @@ function assertClean(problems) {
   assert.deepEqual(problems, [], 'console errors or failed requests');
 }
 
+/** Seconds of a duration as the dashboard writes it ("1h 2m 3s"). */
+const seconds = text =>
+  [...text.matchAll(/(\d+)([hms])/g)].reduce(
+    (sum, [, count, unit]) => sum + Number(count) * { h: 3600, m: 60, s: 1 }[unit],
+    0,
+  );
+
+/** A card's rows as [label, whole seconds], read from each row's `<time datetime>`. */
+async function cardSeconds(page, title) {
+  const card = page.locator('section.card', { has: page.locator('h2', { hasText: title }) });
+  const rows = await card.locator('.top-list li').evaluateAll(items =>
+    items.map(item => [item.querySelector('.label').textContent, item.querySelector('time').getAttribute('datetime')]),
+  );
+  return rows.map(([label, iso]) => [label, isoSeconds(iso)]);
+}
+
+/** "PT1H2M3S" -> 3723. */
+function isoSeconds(iso) {
+  const [, hours, minutes, secs] = /^PT(\d+)H(\d+)M(\d+)S$/.exec(iso);
+  return Number(hours) * 3600 + Number(minutes) * 60 + Number(secs);
+}
+
 const dayUrl = (server, date = DAY, kind = 'day') => `${server.url}/#/activity/${HOST}/${kind}/${date}`;
 
 describe('without an API key', () => {
@@ -171,6 +193,49 @@ describe('without an API key', () => {
     assert.equal(await pointAt(8, 0), '');
     await page.mouse.move(0, 0);
     await shoot(page, 'day-1280-light');
+    assertClean(problems);
+    await context.close();
+  });
+
+  test("for the seeded day, the dashboard's numbers equal /api/0/summary's to the second", async () => {
+    const { page, context, problems } = await openPage();
+    const asked = [];
+    page.on('request', request => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/api/0/')) asked.push(url);
+    });
+    await drawn(page, () => page.goto(dayUrl(server)));
+    const answer = await server.request(
+      'GET',
+      `/api/0/summary?start=${DAY}&end=2026-03-11&host=${HOST}&tz=${encodeURIComponent(TZ)}` +
+        '&by=app,title,category,domain,hour',
+    );
+    const rows = (list, label = row => row.key) => list.slice(0, 10).map(row => [label(row), Math.round(row.duration)]);
+    assert.equal(isoSeconds(await page.locator('.card.summary .total time').getAttribute('datetime')), Math.round(answer.duration));
+    assert.deepEqual(await cardSeconds(page, 'Top applications'), rows(answer.app));
+    assert.deepEqual(await cardSeconds(page, 'Top window titles'), rows(answer.title));
+    assert.deepEqual(await cardSeconds(page, 'Top categories'), rows(answer.category));
+    assert.deepEqual(await cardSeconds(page, 'Top browser domains'), rows(answer.domain));
+    // Each hour of the chart (04:00 first) against the same hour of the local clock.
+    const hours = await page.locator('.columns .column').evaluateAll(columns =>
+      columns.map(column => column.getAttribute('aria-label').split(': ')),
+    );
+    assert.equal(hours.length, 24);
+    assert.deepEqual(
+      Object.fromEntries(hours.map(([hour, text]) => [hour, seconds(text)])),
+      Object.fromEntries(answer.hour.map(row => [row.key, Math.round(row.duration)])),
+    );
+    assert.equal(hours[0][0], '04:00');
+    // Not a figure of the seed by accident: these are the ones it gives.
+    assert.equal(Math.round(answer.duration), seconds(TUESDAY.total));
+    // The page asked the server for its figures, in the browser's time
+    // zone, and sent no query program of its own.
+    assert.ok(!asked.some(url => url.pathname === '/api/0/query/'), asked.join(' '));
+    const summaries = asked.filter(url => url.pathname === '/api/0/summary');
+    assert.equal(summaries.length, 1);
+    // Chromium names Kolkata by its older name, Asia/Calcutta; the server knows both.
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    assert.equal(summaries[0].searchParams.get('tz'), zone);
     assertClean(problems);
     await context.close();
   });
@@ -474,13 +539,6 @@ describe('a hub holding several devices', () => {
   after(async () => {
     await server?.stop();
   });
-
-  /** Seconds of a duration as the dashboard writes it ("1h 2m 3s"). */
-  const seconds = text =>
-    [...text.matchAll(/(\d+)([hms])/g)].reduce(
-      (sum, [, count, unit]) => sum + Number(count) * { h: 3600, m: 60, s: 1 }[unit],
-      0,
-    );
 
   test('"All devices" adds up the hosts\' time, each host\'s total and timeline beside it', async () => {
     const [laptop, desktop] = DEVICES;
