@@ -81,6 +81,31 @@ test('days start at startOfDay, weeks on startOfWeek', () => {
   assert.equal(time.parseDateKey('2026-02-30'), null);
 });
 
+test("the browser's time zone is kept with its offsets, and asked again when they change", () => {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const stored = new Map();
+  globalThis.localStorage = {
+    getItem: key => stored.get(key) ?? null,
+    setItem: (key, value) => stored.set(key, String(value)),
+  };
+  try {
+    assert.equal(time.zoneName(), zone);
+    const kept = JSON.parse(stored.get('aw-time-zone'));
+    assert.equal(kept.zone, zone);
+    // While the offsets are those kept, the kept name is used without Intl.
+    stored.set('aw-time-zone', JSON.stringify({ ...kept, zone: 'Kept/Zone' }));
+    assert.equal(time.zoneName(), 'Kept/Zone');
+    stored.set('aw-time-zone', JSON.stringify({ offsets: '0,60', zone: 'Kept/Zone' }));
+    assert.equal(time.zoneName(), zone);
+    stored.set('aw-time-zone', '{not json');
+    assert.equal(time.zoneName(), zone);
+  } finally {
+    delete globalThis.localStorage;
+  }
+  // Without storage at all.
+  assert.equal(time.zoneName(), zone);
+});
+
 test('durations read in whole seconds, zero parts left out', () => {
   assert.equal(time.formatDuration(3723), '1h 2m 3s');
   assert.equal(time.formatDuration(13560), '3h 46m');

@@ -22,11 +22,32 @@ const time = (() => {
     return hours * 60 + minutes;
   }
 
+  const ZONE_STORAGE = 'aw-time-zone';
+
   /**
    * The browser's IANA time zone ("Europe/Berlin"), in which the server
-   * cuts days and hours for the views. Only Intl knows it.
+   * cuts days and hours for the views. Only Intl knows it, and a tab's
+   * first use of Intl costs 15-20 ms (see below), so the name is kept in
+   * localStorage with the zone's UTC offsets in January and July of this
+   * year, and asked again when those change.
    */
-  const zoneName = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+  function zoneName() {
+    const year = new Date().getFullYear();
+    const offsets = [0, 6].map(month => new Date(year, month, 1).getTimezoneOffset()).join(',');
+    try {
+      const kept = JSON.parse(localStorage.getItem(ZONE_STORAGE) || 'null');
+      if (kept && kept.offsets === offsets && typeof kept.zone === 'string') return kept.zone;
+    } catch {
+      // No storage (or not ours): ask Intl.
+    }
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    try {
+      localStorage.setItem(ZONE_STORAGE, JSON.stringify({ zone, offsets }));
+    } catch {
+      // Not kept: asked again next time.
+    }
+    return zone;
+  }
 
   /** 0 (Sunday) .. 6 for a weekday name; Monday unless it names another. */
   function weekStartDay(startOfWeek) {
