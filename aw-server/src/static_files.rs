@@ -111,7 +111,7 @@ const BUILTIN_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
      object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'";
 
 /// The two answers the built-in dashboard's first view waits for before
-/// it can send its query (`app.js`), named for the browser to fetch with
+/// it can ask for its summary (`app.js`), named for the browser to fetch with
 /// the page's scripts instead of once they have run. Only when the API
 /// needs no key: a preload cannot carry one (`app.js` then asks itself).
 const BUILTIN_PRELOAD: &str = "</api/0/settings>; rel=preload; as=fetch; crossorigin, \

@@ -125,6 +125,28 @@ function assertClean(problems) {
   assert.deepEqual(problems, [], 'console errors or failed requests');
 }
 
+/** Seconds of a duration as the dashboard writes it ("1h 2m 3s"). */
+const seconds = text =>
+  [...text.matchAll(/(\d+)([hms])/g)].reduce(
+    (sum, [, count, unit]) => sum + Number(count) * { h: 3600, m: 60, s: 1 }[unit],
+    0,
+  );
+
+/** A card's rows as [label, whole seconds], read from each row's `<time datetime>`. */
+async function cardSeconds(page, title) {
+  const card = page.locator('section.card', { has: page.locator('h2', { hasText: title }) });
+  const rows = await card.locator('.top-list li').evaluateAll(items =>
+    items.map(item => [item.querySelector('.label').textContent, item.querySelector('time').getAttribute('datetime')]),
+  );
+  return rows.map(([label, iso]) => [label, isoSeconds(iso)]);
+}
+
+/** "PT1H2M3S" -> 3723. */
+function isoSeconds(iso) {
+  const [, hours, minutes, secs] = /^PT(\d+)H(\d+)M(\d+)S$/.exec(iso);
+  return Number(hours) * 3600 + Number(minutes) * 60 + Number(secs);
+}
+
 const dayUrl = (server, date = DAY, kind = 'day') => `${server.url}/#/activity/${HOST}/${kind}/${date}`;
 
 describe('without an API key', () => {
@@ -171,6 +193,49 @@ describe('without an API key', () => {
     assert.equal(await pointAt(8, 0), '');
     await page.mouse.move(0, 0);
     await shoot(page, 'day-1280-light');
+    assertClean(problems);
+    await context.close();
+  });
+
+  test("for the seeded day, the dashboard's numbers equal /api/0/summary's to the second", async () => {
+    const { page, context, problems } = await openPage();
+    const asked = [];
+    page.on('request', request => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/api/0/')) asked.push(url);
+    });
+    await drawn(page, () => page.goto(dayUrl(server)));
+    const answer = await server.request(
+      'GET',
+      `/api/0/summary?start=${DAY}&end=2026-03-11&host=${HOST}&tz=${encodeURIComponent(TZ)}` +
+        '&by=app,title,category,domain,hour',
+    );
+    const rows = (list, label = row => row.key) => list.slice(0, 10).map(row => [label(row), Math.round(row.duration)]);
+    assert.equal(isoSeconds(await page.locator('.card.summary .total time').getAttribute('datetime')), Math.round(answer.duration));
+    assert.deepEqual(await cardSeconds(page, 'Top applications'), rows(answer.app));
+    assert.deepEqual(await cardSeconds(page, 'Top window titles'), rows(answer.title));
+    assert.deepEqual(await cardSeconds(page, 'Top categories'), rows(answer.category));
+    assert.deepEqual(await cardSeconds(page, 'Top browser domains'), rows(answer.domain));
+    // Each hour of the chart (04:00 first) against the same hour of the local clock.
+    const hours = await page.locator('.columns .column').evaluateAll(columns =>
+      columns.map(column => column.getAttribute('aria-label').split(': ')),
+    );
+    assert.equal(hours.length, 24);
+    assert.deepEqual(
+      Object.fromEntries(hours.map(([hour, text]) => [hour, seconds(text)])),
+      Object.fromEntries(answer.hour.map(row => [row.key, Math.round(row.duration)])),
+    );
+    assert.equal(hours[0][0], '04:00');
+    // Not a figure of the seed by accident: these are the ones it gives.
+    assert.equal(Math.round(answer.duration), seconds(TUESDAY.total));
+    // The page asked the server for its figures, in the browser's time
+    // zone, and sent no query program of its own.
+    assert.ok(!asked.some(url => url.pathname === '/api/0/query/'), asked.join(' '));
+    const summaries = asked.filter(url => url.pathname === '/api/0/summary');
+    assert.equal(summaries.length, 1);
+    // Chromium names Kolkata by its older name, Asia/Calcutta; the server knows both.
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    assert.equal(summaries[0].searchParams.get('tz'), zone);
     assertClean(problems);
     await context.close();
   });
@@ -475,14 +540,7 @@ describe('a hub holding several devices', () => {
     await server?.stop();
   });
 
-  /** Seconds of a duration as the dashboard writes it ("1h 2m 3s"). */
-  const seconds = text =>
-    [...text.matchAll(/(\d+)([hms])/g)].reduce(
-      (sum, [, count, unit]) => sum + Number(count) * { h: 3600, m: 60, s: 1 }[unit],
-      0,
-    );
-
-  test('"All devices" adds up each host\'s time and names the host of each top row', async () => {
+  test('"All devices" adds up the hosts\' time, each host\'s total and timeline beside it', async () => {
     const [laptop, desktop] = DEVICES;
     const { page, context, problems } = await openPage();
     const hostTotals = {};
@@ -505,33 +563,42 @@ describe('a hub holding several devices', () => {
     assert.equal(seconds(sum), seconds(hostTotals[laptop]) + seconds(hostTotals[desktop]));
     const facts = await page.locator('.card.summary .fact').allInnerTexts();
     assert.ok(facts.includes(`${laptop} 1h 40m`) && facts.includes(`${desktop} 1h`), facts.join(' | '));
+    // The top lists are those of the sum, as the total.
     assert.deepEqual(await cardRows(page, 'Top applications'), [
-      [`Code — ${laptop}`, '1h'],
-      [`Firefox — ${laptop}`, '30m'],
-      [`Code — ${desktop}`, '25m'],
-      [`Terminal — ${desktop}`, '20m'],
-      [`Firefox — ${desktop}`, '15m'],
-      [`Terminal — ${laptop}`, '10m'],
+      ['Code', '1h 25m'],
+      ['Firefox', '45m'],
+      ['Terminal', '30m'],
     ]);
-    const titles = await cardRows(page, 'Top window titles');
-    assert.deepEqual(titles[2], [`lib.rs - Code — ${desktop}`, '25m']);
-    assert.deepEqual((await cardRows(page, 'Top categories')).slice(0, 3), [
-      [`Work > Programming — ${laptop}`, '1h'],
-      [`Media > Video — ${laptop}`, '30m'],
-      [`Work > Programming — ${desktop}`, '25m'],
+    assert.deepEqual(await cardRows(page, 'Top window titles'), [
+      ['main.rs - Code', '1h'],
+      ['YouTube - Mozilla Firefox', '45m'],
+      ['lib.rs - Code', '25m'],
+      ['zsh', '20m'],
+      ['bash', '10m'],
+    ]);
+    assert.deepEqual(await cardRows(page, 'Top categories'), [
+      ['Work > Programming', '1h 25m'],
+      ['Media > Video', '45m'],
+      ['Shell', '30m'],
     ]);
     // The browser bucket without a host goes with the first host only: its
     // YouTube time is not counted again for the desktop's Firefox.
     assert.deepEqual(await cardRows(page, 'Top browser domains'), [
-      [`youtube.com — ${laptop}`, '20m'],
-      [`docs.rs — ${laptop}`, '10m'],
+      ['youtube.com', '20m'],
+      ['docs.rs', '10m'],
     ]);
     // The hour chart adds the hosts up: both were busy at 09:00-10:00.
     const hours = await page.locator('.columns .column').evaluateAll(columns =>
       columns.map(column => column.getAttribute('aria-label')),
     );
     assert.deepEqual(hours.slice(5, 8), ['09:00: 1h 25m', '10:00: 45m', '11:00: 20m']);
+    // A timeline per host, each of its own events: Code, YouTube and the terminal.
     assert.deepEqual(await page.locator('.timeline-host h3').allInnerTexts(), [laptop, desktop]);
+    const strips = await page.locator('.timeline-host .timeline-strip').evaluateAll(all =>
+      all.map(strip => strip.getAttribute('aria-label')),
+    );
+    assert.equal(strips.length, 2);
+    for (const label of strips) assert.match(label, /^3 stretches of activity/);
     await shoot(page, 'all-devices-day-1280-light');
 
     // The address keeps the choice, written out or encoded.

@@ -3,8 +3,9 @@
 // figure on screen (the Element Timing render time of the view's
 // headings, which app.js marks; the view is inserted at once, so one frame
 // paints it all). Each line also gives when the view was complete in the
-// page (app.js's `awDrawnAt`), when the day's query was sent and when the
-// view had its answer (the `aw-data` mark). Run by scripts/bench-dashboard.
+// page (app.js's `awDrawnAt`), when the day's summary was asked for (a
+// query program before #41) and when the view had its answer (the
+// `aw-data` mark). Run by scripts/bench-dashboard.
 //
 //   node draw-time.mjs DB HOST DATE [DATE...]
 //
@@ -97,7 +98,10 @@ async function load(state, url, mode) {
     timeout: 60_000,
   });
   const [drawnAt, paintedAt, dataAt, queryAt, queryBytes] = await page.evaluate(async () => {
-    const query = performance.getEntriesByType('resource').find(e => e.name.includes('/api/0/query/'));
+    // The day's figures: its summary (a query program before #41).
+    const query = performance
+      .getEntriesByType('resource')
+      .find(e => e.name.includes('/api/0/summary?') || e.name.includes('/api/0/query/'));
     // When the view was painted: the last Element Timing entry of the
     // headings app.js marks in the drawn view (one frame shows it all).
     const painted = await new Promise(resolve => {
@@ -157,7 +161,7 @@ async function measure(date, mode) {
       `${date}, ${MODES[mode]}${name}: active ${run.active}; painted at a median ${ms(median(run.painted))} ` +
         `(min ${ms(Math.min(...run.painted))}, max ${ms(Math.max(...run.painted))}; all: ` +
         `${run.painted.map(t => t.toFixed(1)).join(' ')}); in the page at ${ms(median(run.drawn))}; ` +
-        `the query was sent at ${ms(median(run.query))} and its answer was in at ${ms(median(run.data))} ` +
+        `the request was sent at ${ms(median(run.query))} and its answer was in at ${ms(median(run.data))} ` +
         `(${run.size} bytes)`,
     );
   }

@@ -108,15 +108,16 @@ const api = (() => {
   }
 
   /**
-   * Runs a query program over each of `periods` (`[start, end]` Dates);
-   * answers one result per period.
+   * Active time of a period as the server counts it (docs/API.md §3.13),
+   * `params` being `{start, end, by, host, tz, limit}`; those null or
+   * undefined are left out.
    */
-  async function query(periods, program) {
-    const response = await sendJson('POST', '/api/0/query/', {
-      timeperiods: periods.map(([start, end]) => `${start.toISOString()}/${end.toISOString()}`),
-      query: program.split("\n"),
-    });
-    return response.json();
+  function summary(params) {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(params)) {
+      if (value !== null && value !== undefined) query.set(name, value);
+    }
+    return get(`/api/0/summary?${query}`);
   }
 
   /**
@@ -158,5 +159,5 @@ const api = (() => {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
-  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, query, access, tokens, addToken, revokeToken, download };
+  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, summary, access, tokens, addToken, revokeToken, download };
 })();

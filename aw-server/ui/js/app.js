@@ -210,7 +210,7 @@
   }
 
   api.loadToken();
-  // The two answers an activity view needs before it can send its query.
+  // The two answers an activity view needs before it can ask for its summary.
   // Without an API key the server has the browser preload them with the
   // page (its `Link` header), and these requests take the preloaded
   // answers; every view takes them, or the browser warns of unused preloads.

@@ -1,5 +1,7 @@
-// The user's categories, read from the settings aw-webui writes, so both
-// UIs classify time the same way:
+// The colours of the user's categories. Which category time belongs to,
+// the server decides (/api/0/summary, aw-server/src/summary/categories.rs);
+// the pages colour the names it answers, with the colours of the same
+// category list, read from the settings aw-webui writes:
 //
 // - `category_sets` (named lists of categories) with `active_set_ids`: the
 //   active sets, taken in the order of `category_sets`, are merged; a name
@@ -7,47 +9,24 @@
 //   set is used. This is aw-webui's `loadCategories` and
 //   `computeEffectiveClasses` (src/util/classes.ts, src/stores/categories.ts).
 // - else the older flat `classes` list;
-// - else aw-webui's default categories (below).
-//
-// Parents a category names but nobody defined are added without a rule,
-// and categories without a rule type are not sent to `categorize`.
+// - else aw-webui's default categories (their colours below).
 
 const categories = (() => {
   'use strict';
 
-  const rule = (regex, ignoreCase = false) =>
-    ignoreCase ? { type: 'regex', regex, ignore_case: true } : { type: 'regex', regex };
-
-  /** aw-webui's defaults: [name path, rule, color]. */
-  const DEFAULTS = [
-    [['Work'], rule('Google Docs|libreoffice|ReText'), '#0F0'],
-    [['Work', 'Programming'], rule('GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite')],
-    [['Work', 'Programming', 'ActivityWatch'], rule('ActivityWatch|aw-', true)],
-    [['Work', 'Image'], rule('GIMP|Inkscape')],
-    [['Work', 'Video'], rule('Kdenlive')],
-    [['Work', 'Audio'], rule('Audacity')],
-    [['Work', '3D'], rule('Blender')],
-    [['Media'], { type: 'none' }, '#F33'],
-    [['Media', 'Games'], rule('Minecraft|RimWorld'), '#F80'],
-    [['Media', 'Video'], rule('YouTube|Plex|VLC'), '#F33'],
-    [['Media', 'Social Media'], rule('reddit|Facebook|Twitter|Instagram|devRant', true), '#FCC400'],
-    [['Media', 'Music'], rule('Spotify|Deezer', true), '#A8FC00'],
-    [['Comms'], { type: 'none' }, '#9FF'],
-    [
-      ['Comms', 'IM'],
-      rule('Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost'),
-    ],
-    [['Comms', 'Email'], rule('Gmail|Thunderbird|mutt|alpine')],
-    [['Uncategorized'], { type: null }, '#CCC'],
+  /** The colours of aw-webui's default categories: [name path, color]. */
+  const DEFAULT_COLORS = [
+    [['Work'], '#0F0'],
+    [['Media'], '#F33'],
+    [['Media', 'Games'], '#F80'],
+    [['Media', 'Video'], '#F33'],
+    [['Media', 'Social Media'], '#FCC400'],
+    [['Media', 'Music'], '#A8FC00'],
+    [['Comms'], '#9FF'],
+    [['Uncategorized'], '#CCC'],
   ];
 
-  function defaultCategories() {
-    return DEFAULTS.map(([name, categoryRule, color]) => ({
-      name,
-      rule: { ...categoryRule },
-      ...(color ? { data: { color } } : {}),
-    }));
-  }
+  const defaultCategories = () => DEFAULT_COLORS.map(([name, color]) => ({ name, data: { color } }));
 
   const isCategory = c => c && Array.isArray(c.name) && c.name.length > 0 && c.rule;
 
@@ -56,13 +35,12 @@ const categories = (() => {
     const sets = Array.isArray(settings.category_sets)
       ? settings.category_sets.filter(set => set && Array.isArray(set.categories))
       : [];
-    let categories;
     if (sets.length > 0) {
       let active = Array.isArray(settings.active_set_ids) ? settings.active_set_ids : [];
       active = active.filter(id => sets.some(set => set.id === id));
       if (active.length === 0) active = [sets[0].id];
       const seen = new Set();
-      categories = [];
+      const categories = [];
       for (const set of sets.filter(set => active.includes(set.id))) {
         for (const category of set.categories) {
           if (!isCategory(category)) continue;
@@ -72,35 +50,10 @@ const categories = (() => {
           categories.push(category);
         }
       }
-    } else if (Array.isArray(settings.classes)) {
-      categories = settings.classes.filter(isCategory);
-    } else {
-      categories = defaultCategories();
+      return categories;
     }
-    return withParents(categories);
-  }
-
-  function withParents(categories) {
-    const all = [...categories];
-    const names = new Set(all.map(c => JSON.stringify(c.name)));
-    for (let i = 0; i < all.length; i++) {
-      const name = all[i].name;
-      if (name.length < 2) continue;
-      const parent = name.slice(0, -1);
-      const key = JSON.stringify(parent);
-      if (!names.has(key)) {
-        names.add(key);
-        all.push({ name: parent, rule: { type: null } });
-      }
-    }
-    return all;
-  }
-
-  /** The `[name, rule]` pairs `categorize` takes. */
-  function categoryRules(categories) {
-    return categories
-      .filter(c => c.rule && c.rule.type !== null && c.rule.type !== undefined)
-      .map(c => [c.name, c.rule]);
+    if (Array.isArray(settings.classes)) return settings.classes.filter(isCategory);
+    return defaultCategories();
   }
 
   const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#ff9da7', '#9c755f'];
@@ -121,5 +74,5 @@ const categories = (() => {
     return PALETTE[Math.abs(hash) % PALETTE.length];
   }
 
-  return { defaultCategories, effectiveCategories, categoryRules, categoryColor };
+  return { effectiveCategories, categoryColor };
 })();

@@ -66,34 +66,6 @@ const charts = (() => {
   }
 
   /**
-   * Seconds of `events` falling in each of `ranges` (`[start, end]`, in
-   * order and not overlapping, as the hours of a day): each event is added
-   * to the few ranges it overlaps, found by a binary search.
-   */
-  function secondsPerRange(events, ranges) {
-    const starts = ranges.map(([from]) => from.getTime());
-    const ends = ranges.map(([, to]) => to.getTime());
-    const totals = ranges.map(() => 0);
-    for (const event of events) {
-      const start = Date.parse(event.timestamp);
-      const end = start + event.duration * 1000;
-      // The first range ending after the event starts.
-      let low = 0;
-      let high = ranges.length;
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if (ends[middle] <= start) low = middle + 1;
-        else high = middle;
-      }
-      for (let index = low; index < ranges.length && starts[index] < end; index++) {
-        const overlap = Math.min(end, ends[index]) - Math.max(start, starts[index]);
-        if (overlap > 0) totals[index] += overlap / 1000;
-      }
-    }
-    return totals;
-  }
-
-  /**
    * The day as one strip: each active stretch placed by its time and
    * coloured by its category. Neighbouring events of one category less than
    * a pixel's worth apart make one block. The strip is a single element
@@ -165,5 +137,5 @@ const charts = (() => {
     return h('div', { class: 'timeline' }, strip, ticks);
   }
 
-  return { duration, topList, columns, secondsPerRange, timeline };
+  return { duration, topList, columns, timeline };
 })();

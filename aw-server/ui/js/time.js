@@ -1,6 +1,8 @@
 // Periods (day, week, month) in the browser's time zone, shaped by the
 // `startOfDay` ("04:00") and `startOfWeek` ("Monday") settings as aw-webui
-// reads them, and how durations and times are written.
+// reads them, and how durations and times are written. Where a day starts
+// and ends in time the server decides (/api/0/summary, given the zone);
+// these pick which dates a view covers.
 
 const time = (() => {
   'use strict';
@@ -8,12 +10,43 @@ const time = (() => {
   const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
   const pad = n => String(n).padStart(2, '0');
 
-  /** Minutes after midnight at which a day starts ("04:00" -> 240). */
+  /**
+   * Minutes after midnight at which a day starts ("04:00" -> 240); as the
+   * server reads the setting (aw-server/src/summary/calendar.rs), so both
+   * agree on which day "today" is.
+   */
   function dayOffset(startOfDay) {
-    const match = /^(\d{1,2}):(\d{2})$/.exec(String(startOfDay || '').trim());
-    if (!match) return 4 * 60; // aw-webui's default, "04:00"
-    const minutes = Number(match[1]) * 60 + Number(match[2]);
-    return minutes < 24 * 60 ? minutes : 0;
+    const match = /^(\d{1,2}):(\d{1,2})$/.exec(String(startOfDay || '').trim());
+    const [hours, minutes] = match ? [Number(match[1]), Number(match[2])] : [];
+    if (!match || hours > 23 || minutes > 59) return 4 * 60; // aw-webui's default, "04:00"
+    return hours * 60 + minutes;
+  }
+
+  const ZONE_STORAGE = 'aw-time-zone';
+
+  /**
+   * The browser's IANA time zone ("Europe/Berlin"), in which the server
+   * cuts days and hours for the views. Only Intl knows it, and a tab's
+   * first use of Intl costs 15-20 ms (see below), so the name is kept in
+   * localStorage with the zone's UTC offsets in January and July of this
+   * year, and asked again when those change.
+   */
+  function zoneName() {
+    const year = new Date().getFullYear();
+    const offsets = [0, 6].map(month => new Date(year, month, 1).getTimezoneOffset()).join(',');
+    try {
+      const kept = JSON.parse(localStorage.getItem(ZONE_STORAGE) || 'null');
+      if (kept && kept.offsets === offsets && typeof kept.zone === 'string') return kept.zone;
+    } catch {
+      // No storage (or not ours): ask Intl.
+    }
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    try {
+      localStorage.setItem(ZONE_STORAGE, JSON.stringify({ zone, offsets }));
+    } catch {
+      // Not kept: asked again next time.
+    }
+    return zone;
   }
 
   /** 0 (Sunday) .. 6 for a weekday name; Monday unless it names another. */
@@ -42,28 +75,12 @@ const time = (() => {
     return date;
   }
 
-  /** The instant a logical day starts: its date plus the offset. */
-  function dayStart(date, offset) {
-    return new Date(date.getFullYear(), date.getMonth(), date.getDate(), 0, offset);
-  }
-
   /** The first date of the `kind` ("day", "week", "month") holding `date`. */
   function periodFirstDate(kind, date, weekStart) {
     const first = new Date(date.getFullYear(), date.getMonth(), date.getDate());
     if (kind === 'week') first.setDate(first.getDate() - ((first.getDay() - weekStart + 7) % 7));
     if (kind === 'month') first.setDate(1);
     return first;
-  }
-
-  /** The dates of each day of the period, in order. */
-  function periodDates(kind, date, weekStart) {
-    const first = periodFirstDate(kind, date, weekStart);
-    const after = shiftDate(kind, first, 1);
-    const dates = [];
-    for (let day = new Date(first); day < after; day.setDate(day.getDate() + 1)) {
-      dates.push(new Date(day));
-    }
-    return dates;
   }
 
   /** The date one period before (-1) or after (+1). */
@@ -73,33 +90,6 @@ const time = (() => {
     if (kind === 'week') shifted.setDate(shifted.getDate() + 7 * step);
     if (kind === 'month') shifted.setMonth(shifted.getMonth() + step, 1);
     return shifted;
-  }
-
-  /** `[start, end]` instants of each day of the period. */
-  function dayRanges(kind, date, weekStart, offset) {
-    return periodDates(kind, date, weekStart).map(day => {
-      const next = new Date(day);
-      next.setDate(next.getDate() + 1);
-      return [dayStart(day, offset), dayStart(next, offset)];
-    });
-  }
-
-  /** `[start, end]` instants of the period. */
-  function periodRange(kind, date, weekStart, offset) {
-    const days = dayRanges(kind, date, weekStart, offset);
-    return [days[0][0], days[days.length - 1][1]];
-  }
-
-  /** The 24 (23 or 25 on a change of clock) hours of a day, as instants. */
-  function hourRanges(date, offset) {
-    const [start, end] = dayRanges('day', date, 0, offset)[0];
-    const hours = [];
-    for (let at = start; at < end; ) {
-      const next = new Date(at.getTime() + 3600_000);
-      hours.push([at, next < end ? next : end]);
-      at = next;
-    }
-    return hours;
   }
 
   /** "3h 46m", "1h 2m 3s", "45s": whole seconds, zero parts left out. */
@@ -180,5 +170,5 @@ const time = (() => {
     return formatDate(date);
   }
 
-  return { dayOffset, weekStartDay, dateKey, parseDateKey, logicalToday, periodFirstDate, periodDates, shiftDate, dayRanges, periodRange, hourRanges, formatDuration, isoDuration, ago, weekdayShort, formatDate, formatTime, formatDateTime, periodTitle };
+  return { dayOffset, zoneName, weekStartDay, dateKey, parseDateKey, logicalToday, periodFirstDate, shiftDate, formatDuration, isoDuration, ago, weekdayShort, formatDate, formatTime, formatDateTime, periodTitle };
 })();

@@ -1,22 +1,27 @@
 // The activity of one host over a day, week or month: active time, top
 // applications, window titles, categories and browser domains, an
 // hour-by-hour (day) or day-by-day (week, month) chart and the day's
-// timeline. On a server holding several hosts' buckets, "All devices"
-// adds the hosts up: each host's figures are queried as for that host
-// alone and summed; the top lists keep a row per host.
+// timeline. Every figure is the server's /api/0/summary, asked for in the
+// browser's time zone, so the view, the API and the `report` command count
+// alike; the view picks the dates and draws. On a server holding several
+// hosts' buckets, "All devices" is one summary of them all: the sum (a
+// browser bucket without a host of its own counted once), each host's
+// total beside it and a timeline per host.
 
 const activityView = (() => {
   'use strict';
 
-  const { categoryColor, categoryRules, effectiveCategories } = categories;
-  const { columns, duration, secondsPerRange, timeline, topList } = charts;
+  const { categoryColor, effectiveCategories } = categories;
+  const { columns, duration, timeline, topList } = charts;
   const { h } = dom;
-  const { devicesBuckets, durationQuery, hostBuckets, summaryQuery } = queries;
 
   const KINDS = ['day', 'week', 'month'];
 
   /** The host part of the address for all devices: no host name has a `*`. */
   const ALL = '*';
+
+  /** Rows of each top list. */
+  const ROWS = 10;
 
   /** `#/activity/<host>/<kind>/<date>`, `host` being `ALL` for all devices. */
   function activityHref(host, kind, date) {
@@ -28,7 +33,7 @@ const activityView = (() => {
     return Object.values(buckets)
       .filter(b => b.type === 'currentwindow' && b.hostname && b.hostname !== ALL)
       // Plain comparison: the ISO times sort as text, and localeCompare would
-      // load the locale data (see time.js) before the query is sent. This
+      // load the locale data (see time.js) before the summary is asked for. This
       // server leaves `last_updated` out; the end of the last event says it.
       .map(b => [String(b.last_updated || (b.metadata && b.metadata.end) || ''), b.hostname])
       .sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
@@ -37,11 +42,23 @@ const activityView = (() => {
   }
 
   /**
+   * Whether any of `hosts` has a bucket of `type`; a browser bucket without
+   * a host name of its own counts for every host, as the server reads it.
+   */
+  function hasBucket(buckets, hosts, type) {
+    const hostless = b => type === 'web.tab.current' && (!b.hostname || b.hostname === 'unknown');
+    return Object.values(buckets).some(b => b.type === type && (hosts.includes(b.hostname) || hostless(b)));
+  }
+
+  /**
    * Draws the view for `params` (`[host, kind, date]` from the address) into
    * `main`; `isCurrent()` turns false when the user navigated away meanwhile.
    */
   async function render(main, params, isCurrent) {
-    const [settings, buckets] = await Promise.all([api.settings(), api.buckets()]);
+    const answers = Promise.all([api.settings(), api.buckets()]);
+    // While those arrive.
+    const tz = time.zoneName();
+    const [settings, buckets] = await answers;
     if (!isCurrent()) return false;
     const offset = time.dayOffset(settings.startOfDay ?? '04:00');
     const weekStart = time.weekStartDay(settings.startOfWeek);
@@ -69,55 +86,47 @@ const activityView = (() => {
     if (!all && !hosts.includes(host)) host = hosts[0];
     if (!KINDS.includes(kind)) kind = 'day';
     const periodDate = time.periodFirstDate(kind, date, weekStart);
-    const range = time.periodRange(kind, periodDate, weekStart, offset);
-
+    const isDay = kind === 'day';
+    const by = ['app', 'title', 'category', 'domain', ...(isDay ? ['hour', 'events'] : ['day'])];
+    // The period as dates: the server starts each day at startOfDay in `tz`.
+    // Without a host it sums them all (`host` gives each one's total).
+    const asked = api.summary({
+      start: time.dateKey(periodDate),
+      end: time.dateKey(time.shiftDate(kind, periodDate, 1)),
+      by: (all ? [...by, 'host'] : by).join(','),
+      host: all ? null : host,
+      tz,
+      limit: ROWS,
+    });
+    // Built while the server counts.
+    const header = toolbar(hosts, all ? ALL : host, kind, periodDate, weekStart, offset);
     const categories = effectiveCategories(settings);
-    const rules = categoryRules(categories);
     const colors = new Map();
     const colorOf = name => {
       const key = name.join('>');
       if (!colors.has(key)) colors.set(key, categoryColor(categories, name));
       return colors.get(key);
     };
-    const shown = all ? hosts : [host];
-    const sources = all ? devicesBuckets(buckets, hosts) : [hostBuckets(buckets, host)];
-    const isDay = kind === 'day';
-    const dayRanges = isDay ? [] : time.dayRanges(kind, periodDate, weekStart, offset);
-    // The queries of each host, all at once.
-    const answers = Promise.all(
-      sources.map(each =>
-        Promise.all([
-          api.query([range], summaryQuery(each, rules, { timeline: isDay })),
-          isDay ? Promise.resolve([]) : api.query(dayRanges, durationQuery(each, rules)),
-        ]),
-      ),
-    );
-    // Built while the queries run.
-    const header = toolbar(hosts, all ? ALL : host, kind, periodDate, weekStart, offset);
-    const answered = await answers;
+    const summary = await asked;
     if (!isCurrent()) return false;
-    const devices = shown.map((name, index) => {
-      const [[summary], perDay] = answered[index];
-      return { host: name, sources: sources[index], summary, perDay };
-    });
-    const summary = combined(devices);
-    const perDay = dayRanges.map((_, index) => devices.reduce((sum, device) => sum + device.perDay[index], 0));
     // With app.js's "aw-drawn": how long building the view took.
     performance.mark('aw-data');
+    const shown = summary.hosts;
 
     let chart;
     if (isDay) {
-      const hours = time.hourRanges(periodDate, offset);
-      const seconds = secondsPerRange(summary.events, hours);
+      // The hours of the local clock from the one the day starts in.
+      const first = new Date(summary.start).getHours();
+      const hours = [...summary.hour.slice(first), ...summary.hour.slice(0, first)];
       // Above an hour only when hosts were active at the same time.
-      const longest = Math.max(3600, ...seconds);
+      const longest = Math.max(3600, ...hours.map(row => row.duration));
       chart = card(
         'Hour by hour',
         columns(
-          hours.map(([from], index) => ({
-            label: from.getHours() % 3 === 0 ? String(from.getHours()).padStart(2, '0') : '',
-            title: time.formatTime(from),
-            seconds: seconds[index],
+          hours.map(row => ({
+            label: Number.parseInt(row.key, 10) % 3 === 0 ? row.key.slice(0, 2) : '',
+            title: row.key,
+            seconds: row.duration,
           })),
           longest,
           'Active time per hour',
@@ -125,15 +134,18 @@ const activityView = (() => {
         'wide',
       );
     } else {
-      const longest = Math.max(3600, ...perDay);
+      const longest = Math.max(3600, ...summary.day.map(row => row.duration));
       chart = card(
         'Day by day',
         columns(
-          dayRanges.map(([from], index) => ({
-            label: kind === 'week' ? time.weekdayShort(from) : from.getDate(),
-            title: time.formatDate(from),
-            seconds: perDay[index],
-          })),
+          summary.day.map(row => {
+            const day = time.parseDateKey(row.date);
+            return {
+              label: kind === 'week' ? time.weekdayShort(day) : day.getDate(),
+              title: time.formatDate(day),
+              seconds: row.duration,
+            };
+          }),
           longest,
           'Active time per day',
         ),
@@ -141,48 +153,49 @@ const activityView = (() => {
       );
     }
 
+    const range = [new Date(summary.start), new Date(summary.end)];
     main.replaceChildren(
       header,
       h(
         'div',
         { class: 'cards' },
-        card('Active time', summaryFacts(summary, perDay, devices, isDay), 'wide summary'),
+        card('Active time', summaryFacts(summary, buckets, all), 'wide summary'),
         chart,
-        isDay ? card('Timeline', timelines(devices, summary, range, colorOf), 'wide') : null,
+        isDay ? card('Timeline', timelines(summary, all, range, colorOf), 'wide') : null,
         card(
           'Top applications',
-          topList(summary.apps.map(e => ({ label: withHost(e.data.app, e), seconds: e.duration }))),
+          topList(
+            summary.app.map(row => ({ label: row.key, seconds: row.duration })),
+            { limit: ROWS },
+          ),
         ),
         card(
           'Top window titles',
           topList(
-            summary.titles.map(e => ({
-              label: withHost(e.data.title || '(no title)', e),
-              title: withHost(`${e.data.app}: ${e.data.title}`, e),
-              seconds: e.duration,
+            summary.title.map(row => ({
+              label: row.key || '(no title)',
+              title: `${row.app}: ${row.key}`,
+              seconds: row.duration,
             })),
+            { limit: ROWS },
           ),
         ),
         card(
           'Top categories',
           topList(
-            summary.categories.map(e => {
-              const name = e.data.$category || ['Uncategorized'];
-              return { label: withHost(name.join(' > '), e), seconds: e.duration, color: colorOf(name) };
-            }),
+            summary.category.map(row => ({ label: row.key, seconds: row.duration, color: colorOf(row.category) })),
+            { limit: ROWS },
           ),
         ),
         card(
           'Top browser domains',
           topList(
-            summary.domains.map(e => ({
-              label: withHost(e.data.$domain || '(no domain)', e),
-              seconds: e.duration,
-            })),
+            summary.domain.map(row => ({ label: row.key || '(no domain)', seconds: row.duration })),
             {
-              empty: devices.every(device => device.sources.browsers.length === 0)
-                ? `No browser watcher data for ${all ? 'these hosts' : 'this host'}.`
-                : 'No browsing in this period.',
+              limit: ROWS,
+              empty: hasBucket(buckets, shown, 'web.tab.current')
+                ? 'No browsing in this period.'
+                : `No browser watcher data for ${all ? 'these hosts' : 'this host'}.`,
             },
           ),
         ),
@@ -191,69 +204,40 @@ const activityView = (() => {
     return true;
   }
 
-  /**
-   * The summary of `devices` (`{host, summary}`) as one: durations added,
-   * the rows of the top lists ranked together, each naming its `host`, and
-   * the events of every host in time order. One device's summary is its own.
-   */
-  function combined(devices) {
-    if (devices.length === 1) return devices[0].summary;
-    const rows = list =>
-      devices
-        .flatMap(({ host, summary }) => summary[list].map(event => ({ ...event, host })))
-        .sort((a, b) => b.duration - a.duration);
-    const events = devices
-      .flatMap(({ summary }) => summary.events)
-      .map(event => [Date.parse(event.timestamp), event])
-      .sort(([a], [b]) => a - b)
-      .map(([, event]) => event);
-    return {
-      duration: devices.reduce((sum, { summary }) => sum + summary.duration, 0),
-      apps: rows('apps'),
-      titles: rows('titles'),
-      categories: rows('categories'),
-      domains: rows('domains'),
-      events,
-    };
-  }
-
-  /** A row's label, naming its host in the view of all devices ("Code — laptop"). */
-  function withHost(label, row) {
-    return row.host ? `${label} — ${row.host}` : label;
-  }
-
   /** The day's timeline; for all devices, one per host, as their times may overlap. */
-  function timelines(devices, summary, range, colorOf) {
-    if (devices.length === 1) return timeline(summary.events, range, colorOf);
-    return devices.map(({ host, summary: own }) =>
-      h('div', { class: 'timeline-host' }, h('h3', {}, host), timeline(own.events, range, colorOf)),
+  function timelines(summary, all, range, colorOf) {
+    if (!all) return timeline(summary.events, range, colorOf);
+    const byHost = new Map(summary.hosts.map(host => [host, []]));
+    for (const event of summary.events) byHost.get(event.host)?.push(event);
+    return [...byHost].map(([host, events]) =>
+      h('div', { class: 'timeline-host' }, h('h3', {}, host), timeline(events, range, colorOf)),
     );
   }
 
   /** The total and a few facts beside it: each host's time, for all devices. */
-  function summaryFacts(summary, perDay, devices, isDay) {
+  function summaryFacts(summary, buckets, all) {
     const facts = [h('p', { class: 'total' }, duration(summary.duration))];
     const fact = (label, value) => h('p', { class: 'fact' }, h('span', { class: 'muted' }, label), ' ', value);
-    if (isDay && summary.events.length > 0) {
-      const first = new Date(summary.events[0].timestamp);
-      const last = new Date(
-        Math.max(...summary.events.map(e => new Date(e.timestamp).getTime() + e.duration * 1000)),
-      );
+    const events = summary.events;
+    if (events && events.length > 0) {
+      const first = new Date(events[0].timestamp);
+      const last = new Date(Math.max(...events.map(e => Date.parse(e.timestamp) + e.duration * 1000)));
       facts.push(fact('Active from', `${time.formatTime(first)} to ${time.formatTime(last)}`));
     }
-    if (!isDay) {
-      const activeDays = perDay.filter(seconds => seconds > 0).length;
-      facts.push(fact('Active days', `${activeDays} of ${perDay.length}`));
+    if (summary.day) {
+      const activeDays = summary.day.filter(row => row.duration > 0).length;
+      facts.push(fact('Active days', `${activeDays} of ${summary.day.length}`));
       if (activeDays > 0) facts.push(fact('Per active day', duration(summary.duration / activeDays)));
     }
-    if (devices.length === 1) {
-      facts.push(fact('Host', devices[0].host));
+    if (all) {
+      const seconds = new Map(summary.host.map(row => [row.key, row.duration]));
+      for (const host of summary.hosts) facts.push(fact(host, duration(seconds.get(host) || 0)));
     } else {
-      for (const device of devices) facts.push(fact(device.host, duration(device.summary.duration)));
+      facts.push(fact('Host', summary.hosts[0]));
     }
-    const withoutAfk = devices.filter(device => !device.sources.afk).map(device => device.host);
+    const withoutAfk = summary.hosts.filter(host => !hasBucket(buckets, [host], 'afkstatus'));
     if (withoutAfk.length > 0) {
-      const which = devices.length === 1 ? '' : ` for ${withoutAfk.join(', ')}`;
+      const which = all ? ` for ${withoutAfk.join(', ')}` : '';
       facts.push(h('p', { class: 'fact muted' }, `No AFK data${which}: all window time is counted.`));
     }
     return h('div', { class: 'facts-row' }, facts);
