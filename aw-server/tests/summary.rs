@@ -111,6 +111,13 @@ fn days_and_hours_follow_the_zone_and_daylight_saving() {
         days[1]["categories"],
         json!({"Uncategorized": 7860.0, "Work": 1800.0})
     );
+    // Days alone are computed without the events (a day's active span):
+    // the same rows.
+    let days_alone = summary(
+        &client,
+        "start=2026-03-28&end=2026-03-31&host=laptop&tz=Europe/Berlin&by=day",
+    );
+    assert_eq!(days_alone["day"], week["day"]);
     let hours = rows(&week, "hour");
     assert_eq!(hours.len(), 24);
     assert_eq!(hours[9], ("09:00".to_string(), 3600.0));

@@ -153,8 +153,38 @@ impl<'a> Totals<'a> {
                 }
             }
         }
-        if !merged {
+        if merged {
+            if result.get("span").is_some() {
+                self.add_day_span(day, seconds, result);
+            }
+        } else {
             self.add_events(host, day, result);
+        }
+    }
+
+    /// A day's figures from a merged result: its total, the active time's
+    /// union for the first and last activity, the merged categories.
+    fn add_day_span(&mut self, day: &Day, seconds: f64, result: &Value) {
+        let index = self
+            .days
+            .partition_point(|(each, _)| each.start < day.start);
+        let Some((_, total)) = self.days.get_mut(index) else {
+            return;
+        };
+        total.seconds += seconds;
+        for piece in pieces(result, "span") {
+            let end = piece.end();
+            total.first = Some(
+                total
+                    .first
+                    .map_or(piece.start, |first| first.min(piece.start)),
+            );
+            total.last = Some(total.last.map_or(end, |last| last.max(end)));
+        }
+        for piece in pieces(result, "categories") {
+            if let Some(top) = piece.category().and_then(|names| names.into_iter().next()) {
+                *total.categories.entry(top).or_default() += piece.seconds;
+            }
         }
     }
 

@@ -197,7 +197,9 @@ pub fn summarize(source: &dyn SummarySource, params: &Params) -> Result<Summary,
     let output = if by.iter().any(|by| by.needs_events()) {
         Output::Events
     } else {
-        Output::Merged
+        Output::Merged {
+            days: by.contains(&By::Day),
+        }
     };
     let days = scope.calendar.days(scope.start, scope.end);
     let mut totals = fold::Totals::new(&by, &scope.calendar, &days);

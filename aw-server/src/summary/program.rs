@@ -104,8 +104,13 @@ fn is_hostless(bucket: &Bucket) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
     /// `{"duration", "titles", "categories", "domains", "urls"}`: the
-    /// total and the events merged by those keys, for totals only.
-    Merged,
+    /// total and the events merged by those keys, for totals; with `days`,
+    /// also `"span"`, the active time's union (a few events a day), for a
+    /// day's first and last activity.
+    Merged {
+        /// Whether `"span"` is wanted.
+        days: bool,
+    },
     /// `{"window": [...], "browser": [...]}`: the active events
     /// themselves, for days, hours and timelines.
     Events,
@@ -145,17 +150,21 @@ pub fn program(buckets: &HostBuckets, rules: &Value, browser: bool, output: &Out
         }
     }
     match output {
-        Output::Merged => {
+        Output::Merged { days } => {
             // Events lacking a key are left out of a merge, as the
             // dashboards' top lists leave them out; the total counts them.
-            lines.push(
-                "RETURN = {\"duration\": sum_durations(events), \
+            let span = if *days {
+                ", \"span\": period_union(events, [])"
+            } else {
+                ""
+            };
+            lines.push(format!(
+                "RETURN = {{\"duration\": sum_durations(events), \
                  \"titles\": merge_events_by_keys(events, [\"app\", \"title\"]), \
                  \"categories\": merge_events_by_keys(events, [\"$category\"]), \
                  \"domains\": merge_events_by_keys(browser_events, [\"$domain\"]), \
-                 \"urls\": merge_events_by_keys(browser_events, [\"url\"])};"
-                    .into(),
-            );
+                 \"urls\": merge_events_by_keys(browser_events, [\"url\"]){span}}};"
+            ));
         }
         Output::Events => {
             lines.push("RETURN = {\"window\": events, \"browser\": browser_events};".into());

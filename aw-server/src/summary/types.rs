@@ -100,7 +100,7 @@ impl By {
     }
 
     pub(super) fn needs_events(self) -> bool {
-        matches!(self, By::Day | By::Hour | By::Events)
+        matches!(self, By::Hour | By::Events)
     }
 }
 
