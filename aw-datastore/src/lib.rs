@@ -337,10 +337,7 @@ impl Datastore {
         }
         let bounds = Arc::new(DurationBounds::default());
         let shared_stats = Arc::new(SharedStats::default());
-        let stats = StatsWriter::new(Arc::clone(&shared_stats), Default::default());
         let closed = Arc::new(AtomicBool::new(false));
-        let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
-        let commit_times = Arc::new(CommitTimes::default());
         let local = LocalReads::new(
             path.to_path_buf(),
             key.cloned(),
@@ -351,6 +348,22 @@ impl Datastore {
         // The "writer" only scans the buckets' longest events (which bound
         // range reads) and answers reads: without a file to lock, a WAL to
         // sync or facts to store, it writes nothing.
+        Datastore::on_one_thread(conn, path, bounds, shared_stats, closed, Some(local))
+    }
+
+    /// A datastore served by its writer thread alone (and `local`
+    /// connections, if any): no file lock, no WAL syncer, no stored facts.
+    fn on_one_thread(
+        conn: Connection,
+        path: &Path,
+        bounds: Arc<DurationBounds>,
+        shared_stats: Arc<SharedStats>,
+        closed: Arc<AtomicBool>,
+        local: Option<LocalReads>,
+    ) -> Result<Datastore> {
+        let stats = StatsWriter::new(shared_stats, Default::default());
+        let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
+        let commit_times = Arc::new(CommitTimes::default());
         let worker = Worker::new(
             conn,
             bounds,
@@ -369,7 +382,7 @@ impl Datastore {
         Ok(Datastore {
             writer,
             readers: None,
-            local: Some(Arc::new(local)),
+            local: local.map(Arc::new),
             closed,
             writer_asleep,
             damage,
@@ -384,36 +397,15 @@ impl Datastore {
         let conn = Connection::open_in_memory()?;
         schema::configure_writer(&conn, false)?;
         schema::migrate(&conn)?;
-        let bounds = Arc::new(DurationBounds::default());
-        let closed = Arc::new(AtomicBool::new(false));
         // A fresh database: every bucket's facts are known from creation.
-        let stats = StatsWriter::new(Arc::new(SharedStats::default()), Default::default());
-        let damage = Arc::new(salvage::DamageSeen::new(std::path::PathBuf::new()));
-        let commit_times = Arc::new(CommitTimes::default());
-        let worker = Worker::new(
+        Datastore::on_one_thread(
             conn,
-            bounds,
-            stats,
+            Path::new(""),
+            Arc::new(DurationBounds::default()),
+            Arc::new(SharedStats::default()),
+            Arc::new(AtomicBool::new(false)),
             None,
-            None,
-            None,
-            Arc::clone(&closed),
-            Arc::clone(&damage),
-            Arc::clone(&commit_times),
-        )?;
-        let (writer, messages) = bounded(WRITE_QUEUE);
-        let queue = watch::Queue::new(messages);
-        let writer_asleep = queue.asleep();
-        spawn("aw-datastore-writer".to_string(), move || worker.run(queue))?;
-        Ok(Datastore {
-            writer,
-            readers: None,
-            local: None,
-            closed,
-            writer_asleep,
-            damage,
-            commit_times,
-        })
+        )
     }
 
     /// The damage this datastore met in its file while serving, if any

@@ -17,7 +17,7 @@ use aw_models::{QueryRequest, TimeInterval};
 use clap::Args;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -277,16 +277,16 @@ impl ServerHandler for Activity {
         let today = Calendar::new(Some(&zone), None, None)
             .map(|calendar| calendar.today().to_string())
             .unwrap_or_default();
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            format!(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("aw-server", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!(
                 "Read-only access to the user's ActivityWatch data: which applications, window \
                  titles, categories and web sites they spent time on, and when. The user's time \
                  zone is {zone}; today is {today}. Periods take dates (YYYY-MM-DD, the start of \
                  that day) or RFC 3339 times; an end date is exclusive. Durations are seconds. \
                  Start with `summary` (by=app,category for a day or week; by=day for working \
                  hours); `list_buckets` names the hosts; `search` finds a title or site."
-            ),
-        )
+            ))
     }
 }
 

@@ -147,7 +147,9 @@ def test_each_tool_against_the_running_server_with_a_read_token(root):
         expected = server.request("GET", "/api/0/summary?start=2026-03-10&end=2026-03-11&tz=UTC&by=app,category,day")
 
         async def run():
-            async with session(["--testing", "--port", str(server.port)], env) as mcp:
+            client = session(["--testing", "--port", str(server.port)], env)
+            async with client as mcp:
+                assert client.init.server_info.name == "aw-server"
                 tools = {tool.name: tool for tool in (await mcp.list_tools()).tools}
                 assert set(tools) == {"list_buckets", "summary", "search", "query"}
                 for tool in tools.values():
