@@ -5,7 +5,7 @@
 //!   active sets, in the order of `category_sets`, merged; a name seen in
 //!   an earlier set wins. With no active id that exists, the first set.
 //! - else the older flat `classes` list;
-//! - else aw-webui's default categories ([`DEFAULTS`]).
+//! - else aw-webui's default categories (`DEFAULTS`).
 //!
 //! Parents a category names but nobody defined are added without a rule;
 //! categories without a rule type are not given to `categorize`.
