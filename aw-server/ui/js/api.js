@@ -113,11 +113,20 @@ const api = (() => {
    * undefined are left out.
    */
   function summary(params) {
+    return get(`/api/0/summary?${queryOf(params)}`);
+  }
+
+  /** Titles and URLs containing `params.text` (docs/API.md §3.13), as `summary`. */
+  function search(params) {
+    return get(`/api/0/search?${queryOf(params)}`);
+  }
+
+  function queryOf(params) {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(params)) {
       if (value !== null && value !== undefined) query.set(name, value);
     }
-    return get(`/api/0/summary?${query}`);
+    return query;
   }
 
   /**
@@ -159,5 +168,5 @@ const api = (() => {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
-  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, summary, access, tokens, addToken, revokeToken, download };
+  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, summary, search, access, tokens, addToken, revokeToken, download };
 })();

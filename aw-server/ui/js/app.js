@@ -2,8 +2,8 @@
 // addresses to views and handles the keyboard shortcuts.
 //
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
-// optional; host `*` is all devices), `#/buckets`, `#/tokens` (linked for
-// admins only), `#/about`.
+// optional; host `*` is all devices), `#/search/<period>/<text>`,
+// `#/buckets`, `#/tokens` (linked for admins only), `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
 // order; each file defines one name (`api`, `dom`, `activityView`...) that
@@ -20,6 +20,7 @@
     activity: activityView,
     buckets: bucketsView,
     tokens: tokensView,
+    search: searchView,
     about: aboutView,
   };
 
