@@ -317,6 +317,55 @@ describe('without an API key', () => {
     await context.close();
   });
 
+  // The search periods end today: the browser's clock is set two days
+  // after the seeded day, so "Last 7 days" is 6 to 12 March.
+  const SEARCH_NOW = new Date('2026-03-12T12:00:00+05:30');
+
+  test('search finds a seeded title with its active time and links to the days it was seen', async () => {
+    const { page, context, problems } = await openPage();
+    await page.clock.setFixedTime(SEARCH_NOW);
+    await drawn(page, () => page.goto(`${server.url}/#/search`));
+    assert.match(await page.locator('main').innerText(), /Type a part of a window title or URL/);
+    await page.getByLabel('Title or URL contains').fill('YouTube');
+    assert.equal(await page.getByLabel('Period').inputValue(), '7d');
+    await drawn(page, () => page.getByLabel('Title or URL contains').press('Enter'));
+    const answer = await server.request(
+      'GET',
+      `/api/0/search?text=YouTube&start=2026-03-06&end=2026-03-13&tz=${encodeURIComponent(TZ)}`,
+    );
+    const title = answer.matches.find(match => match.kind === 'title');
+    assert.equal(title.key, 'YouTube - Mozilla Firefox');
+    const row = page.locator('table.results tr', { has: page.locator('th', { hasText: title.key }) });
+    const cells = await row.locator('td').allInnerTexts();
+    assert.deepEqual(cells.slice(0, 2), ['Window title', 'Firefox']);
+    const active = await row.locator('time').innerText();
+    assert.equal(active, '30m');
+    assert.equal(seconds(active), Math.round(title.duration));
+    assert.equal(await page.locator('table.results tbody tr').count(), answer.matches.length);
+    await shoot(page, 'search-1280-light');
+    await drawn(page, () => row.getByRole('link', { name: 'Tue, 10 Mar 2026' }).click());
+    assert.equal(new URL(page.url()).hash, `#/activity/${HOST}/day/${DAY}`);
+    assert.equal(await total(page), TUESDAY.total);
+    assertClean(problems);
+    await context.close();
+  });
+
+  test('search at phone width in dark mode, and a text nothing contains', async () => {
+    const { page, context, problems } = await openPage({ width: 390, dark: true });
+    await page.clock.setFixedTime(SEARCH_NOW);
+    await drawn(page, () => page.goto(`${server.url}/#/search/7d/youtube`));
+    // The window title and the URL; the tab's title is not listed, its URL matched.
+    assert.equal(await page.locator('table.results tbody tr').count(), 2);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`);
+    await shoot(page, 'search-390-dark');
+    await page.getByLabel('Title or URL contains').fill('no such window');
+    await drawn(page, () => page.getByRole('button', { name: 'Search' }).click());
+    assert.match(await page.locator('main').innerText(), /Nothing contains “no such window” in this period\./);
+    assertClean(problems);
+    await context.close();
+  });
+
   test('phone width and dark mode: every view draws and is screenshotted', async () => {
     for (const [width, dark] of [
       [390, false],
