@@ -38,3 +38,14 @@ pub fn bar(total: Option<u64>, unit: Unit, message: String) -> ProgressBar {
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
+
+/// A spinner labelled `message` while something of unknown length runs
+/// (hidden when stderr is no terminal).
+pub fn spinner(message: String) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let spinner = ProgressBar::new_spinner().with_message(message);
+    spinner.enable_steady_tick(Duration::from_millis(200));
+    spinner
+}

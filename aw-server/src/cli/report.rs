@@ -3,13 +3,13 @@
 //! JSON. Online it asks the running server's `GET /api/0/summary` in this
 //! machine's time zone; offline it computes the same summary on the file.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use aw_models::SettingValue;
 use clap::{Args, ValueEnum};
 
-use super::progress::{self, Unit};
+use super::progress;
 use super::{close, connect, CliError, ConnectionArgs, Target};
 use crate::summary::calendar::{self, Calendar};
 use crate::summary::{self, render, ArgumentError, Params, Summary};
@@ -130,11 +130,7 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
         tz: Some(calendar.zone_name().to_string()),
         limit,
     };
-    let spinner = if std::io::stderr().is_terminal() {
-        progress::bar(None, Unit::Events, "Summing up".into())
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let spinner = progress::spinner("Summing up".into());
     let summary: Summary = match target {
         Target::Online(server) => server.summary(&params)?,
         Target::Offline { datastore, .. } => {

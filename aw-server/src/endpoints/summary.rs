@@ -32,7 +32,7 @@ pub async fn summary(
         by,
         host,
         tz,
-        limit: limit_param(limit)?,
+        limit: positive_limit(limit)?,
     };
     let source = state.datastore.clone();
     let summary = background(move || summarize(&source, &params).map_err(ApiError::from)).await?;
@@ -60,7 +60,7 @@ pub async fn search(
         end,
         host,
         tz,
-        limit: limit_param(limit)?,
+        limit: positive_limit(limit)?,
     };
     let source = state.datastore.clone();
     let result = background(move || find(&source, &params).map_err(ApiError::from)).await?;
@@ -68,7 +68,7 @@ pub async fn search(
 }
 
 /// `limit`: a positive integer; its range is the summary's to check.
-fn limit_param(value: Option<&str>) -> Result<Option<usize>, ApiError> {
+fn positive_limit(value: Option<&str>) -> Result<Option<usize>, ApiError> {
     value
         .map(|text| {
             text.trim().parse::<usize>().map_err(|_| {

@@ -101,22 +101,18 @@ impl Calendar {
         shifted.date()
     }
 
-    /// The local clock hour (0-23) at `instant`.
-    pub fn hour_of(&self, instant: Timestamp) -> i8 {
-        to_jiff(instant).to_zoned(self.zone.clone()).hour()
-    }
-
-    /// The next instant after `instant` at which the local clock shows a
-    /// new hour.
-    pub fn next_hour(&self, instant: Timestamp) -> Timestamp {
+    /// The local clock hour (0-23) at `instant`, and the next instant at
+    /// which the clock shows a new hour: one zone conversion for both.
+    pub fn hour_at(&self, instant: Timestamp) -> (i8, Timestamp) {
         let zoned = to_jiff(instant).to_zoned(self.zone.clone());
         let into_hour = i64::from(zoned.minute()) * 60 + i64::from(zoned.second());
         let nanos_into_hour = into_hour * 1_000_000_000 + i64::from(zoned.subsec_nanosecond());
-        Timestamp::from_nanos(
+        let next = Timestamp::from_nanos(
             instant
                 .nanos()
                 .saturating_add(3_600_000_000_000 - nanos_into_hour),
-        )
+        );
+        (zoned.hour(), next)
     }
 
     /// Today's date, as [`Calendar::date_of`] names it.
@@ -306,8 +302,7 @@ mod tests {
     fn hours_follow_the_local_clock() {
         let kolkata = calendar("Asia/Kolkata");
         let instant = at("2026-11-27T03:40:00Z"); // 09:10 local
-        assert_eq!(kolkata.hour_of(instant), 9);
-        assert_eq!(kolkata.next_hour(instant), at("2026-11-27T04:30:00Z"));
+        assert_eq!(kolkata.hour_at(instant), (9, at("2026-11-27T04:30:00Z")));
     }
 
     #[test]

@@ -211,8 +211,8 @@ impl<'a> Totals<'a> {
             if wants_hours {
                 let mut from = piece.start;
                 while from < end {
-                    let next = self.calendar.next_hour(from).min(end);
-                    let hour = self.calendar.hour_of(from) as usize;
+                    let (hour, next) = self.calendar.hour_at(from);
+                    let (hour, next) = (hour as usize, next.min(end));
                     self.hours[hour % 24] += next.duration_since(from).as_secs_f64();
                     from = next;
                 }
