@@ -8,15 +8,14 @@
 // the server.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { CHROMIUM, DEVICES, HOST, TZ, launchChromium, seed, seedDevices, startServer } from './server.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const SHOTS = join(ROOT, 'target', 'dashboard-screenshots');
+import { assertAccessible, assertClean, drawn, openPage, shoot, useBrowser } from './page.mjs';
+import { DEVICES, HOST, TZ, seed, seedDevices, startServer } from './server.mjs';
+
 const DAY = '2026-03-10';
 const API_KEY = 'dashboard-test-key';
 
@@ -44,66 +43,7 @@ const TUESDAY = {
   ],
 };
 
-let browser;
-
-before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: scripts/test-dashboard installs it`);
-  }
-  mkdirSync(SHOTS, { recursive: true });
-  browser = await launchChromium();
-  console.log(`# Chromium ${browser.version()}`);
-});
-
-after(async () => {
-  await browser?.close();
-});
-
-/**
- * A page in a fresh context that records every console error, page error,
- * failed request and error response in `problems`.
- */
-async function openPage({ width = 1280, dark = false } = {}) {
-  const context = await browser.newContext({
-    viewport: { width, height: 900 },
-    colorScheme: dark ? 'dark' : 'light',
-    timezoneId: TZ,
-    locale: 'en-GB',
-    acceptDownloads: true,
-  });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', message => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', error => problems.push(`page error: ${error.message}`));
-  page.on('requestfailed', request =>
-    problems.push(`request failed: ${request.url()} ${request.failure()?.errorText}`),
-  );
-  page.on('response', response => {
-    if (response.status() >= 400) problems.push(`HTTP ${response.status()}: ${response.url()}`);
-  });
-  return { page, context, problems };
-}
-
-/** Runs `action` and waits until the dashboard has drawn a new view. */
-async function drawn(page, action) {
-  const before = await page.evaluate(() => document.body?.dataset.drawn ?? '');
-  await action();
-  await page.waitForFunction(
-    previous => {
-      const now = document.body?.dataset.drawn ?? '';
-      return now !== previous && now !== '';
-    },
-    before,
-    { timeout: 30_000 },
-  );
-  const state = await page.evaluate(() => document.body.dataset.drawn);
-  if (state.startsWith('error')) {
-    const text = await page.locator('main').innerText();
-    throw new Error(`the dashboard drew an error: ${text}`);
-  }
-}
+useBrowser();
 
 /** What a card shows: its rows as [label, duration] pairs. */
 async function cardRows(page, title) {
@@ -115,14 +55,6 @@ async function cardRows(page, title) {
 
 async function total(page) {
   return page.locator('.card.summary .total').innerText();
-}
-
-async function shoot(page, name) {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
-
-function assertClean(problems) {
-  assert.deepEqual(problems, [], 'console errors or failed requests');
 }
 
 /** Seconds of a duration as the dashboard writes it ("1h 2m 3s"). */
@@ -370,6 +302,7 @@ describe('without an API key', () => {
     for (const [width, dark] of [
       [390, false],
       [390, true],
+      [1280, false],
       [1280, true],
     ]) {
       const { page, context, problems } = await openPage({ width, dark });
@@ -379,13 +312,17 @@ describe('without an API key', () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window at ${width}px`);
       await shoot(page, `day-${suffix}`);
+      await assertAccessible(page, `the day view at ${suffix}`);
       await drawn(page, () => page.goto(dayUrl(server, DAY, 'week')));
       await shoot(page, `week-${suffix}`);
+      await assertAccessible(page, `the week view at ${suffix}`);
       await drawn(page, () => page.goto(`${server.url}/#/buckets`));
       await shoot(page, `buckets-${suffix}`);
+      await assertAccessible(page, `the buckets page at ${suffix}`);
       await drawn(page, () => page.goto(`${server.url}/#/about`));
-      assert.match(await page.locator('main').innerText(), /built-in dashboard/);
+      assert.match(await page.locator('main').innerText(), /About this server[\s\S]*Web UI/);
       await shoot(page, `about-${suffix}`);
+      await assertAccessible(page, `the about page at ${suffix}`);
       assertClean(problems);
       await context.close();
     }

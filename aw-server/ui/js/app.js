@@ -3,13 +3,17 @@
 //
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
 // optional; host `*` is all devices), `#/search/<period>/<text>`,
-// `#/buckets`, `#/tokens` (linked for admins only), `#/about`.
+// `#/categories`, `#/privacy`, `#/status`, `#/buckets`, `#/tokens` (linked
+// for admins only), `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
 // order; each file defines one name (`api`, `dom`, `activityView`...) that
 // the later ones use. The server's build joins them into the one file it
 // serves (aw-server/src/ui_scripts.rs), so the first view's requests start
-// as soon as that file has arrived.
+// as soon as that file has arrived. The managing pages are not listed
+// there: each is a script of its own under js/views/, loaded the first
+// time its route is opened (`LAZY`), so the first view's figure does not
+// grow with them.
 
 (() => {
   'use strict';
@@ -23,6 +27,46 @@
     search: searchView,
     about: aboutView,
   };
+
+  /**
+   * Views loaded when first opened: route → [script, the name it defines].
+   * The script runs as the listed ones do (a classic script, one global
+   * scope), after all of them, and defines its view as a property of
+   * `window` (`window.statusView = ...`): a top-level `const` of a script
+   * is not one, and the policy forbids `eval`.
+   */
+  const LAZY = {
+    categories: ['js/views/categories.js', 'categoriesView'],
+    privacy: ['js/views/privacy.js', 'privacyView'],
+    status: ['js/views/status.js', 'statusView'],
+  };
+
+  /** Scripts asked for, by path: the promise of their loading. */
+  const loading = new Map();
+
+  /** The view of route `name`, loading its script first if it is lazy. */
+  async function viewOf(name) {
+    if (VIEWS[name]) return VIEWS[name];
+    const [path, global] = LAZY[name];
+    if (!loading.has(path)) {
+      loading.set(
+        path,
+        new Promise((resolve, reject) => {
+          const script = document.createElement('script');
+          script.src = path;
+          script.onload = resolve;
+          script.onerror = () => {
+            loading.delete(path); // so that opening it again retries
+            reject(new Error(`Could not load ${path}: is the server still running?`));
+          };
+          document.head.append(script);
+        }),
+      );
+    }
+    await loading.get(path);
+    VIEWS[name] = window[global];
+    return VIEWS[name];
+  }
 
   let generation = 0;
 
@@ -38,7 +82,7 @@
           return part;
         }
       });
-    const name = VIEWS[parts[0]] ? parts[0] : 'activity';
+    const name = VIEWS[parts[0]] || LAZY[parts[0]] ? parts[0] : 'activity';
     return { name, params: parts.slice(1) };
   }
 
@@ -53,7 +97,7 @@
     }
     main.setAttribute('aria-busy', 'true');
     try {
-      const view = VIEWS[name];
+      const view = await viewOf(name);
       if (!isCurrent()) return;
       if (await view.render(main, params, isCurrent)) {
         document.title = `${main.querySelector('h1')?.textContent || name} · ActivityWatch`;
