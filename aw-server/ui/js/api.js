@@ -168,5 +168,5 @@ const api = (() => {
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
 
-  return { loadToken, ApiError, prefetch, get, info, database, buckets, settings, eventCount, summary, search, access, tokens, addToken, revokeToken, download };
+  return { loadToken, ApiError, prefetch, get, send, sendJson, info, database, buckets, settings, eventCount, summary, search, access, tokens, addToken, revokeToken, download };
 })();
