@@ -9,6 +9,7 @@
 //! again finishes the work.
 
 use aw_models::{Expired, RangeDeletion, RulesOutcome, RulesReport, Timestamp};
+use rusqlite::Connection;
 
 use crate::cleanup::{self, Chunk, RulesMode};
 use crate::privacy::{PrivacyRules, PRIVACY_FILTERS_KEY};
@@ -132,6 +133,16 @@ impl Datastore {
         self.rules_over_history(RulesMode::Apply, progress)
     }
 
+    /// What applying `rules` (not those in force: rules being edited)
+    /// would do, per bucket they apply to; changes nothing.
+    pub fn preview_privacy_rules_with(
+        &self,
+        rules: &PrivacyRules,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
+        self.rules_over_events(rules, RulesMode::Count, progress)
+    }
+
     fn rules_over_history(
         &self,
         mode: RulesMode,
@@ -146,6 +157,15 @@ impl Datastore {
             None => PrivacyRules::default(),
             Some(value) => PrivacyRules::compile_stored(&value).0,
         };
+        self.rules_over_events(&rules, mode, progress)
+    }
+
+    fn rules_over_events(
+        &self,
+        rules: &PrivacyRules,
+        mode: RulesMode,
+        progress: &mut dyn FnMut(&RulesReport),
+    ) -> Result<Vec<RulesReport>> {
         let mut reports = Vec::new();
         for bucket_id in self.buckets().wait()?.into_keys() {
             if !rules.applies_to(&bucket_id) {
@@ -158,15 +178,21 @@ impl Datastore {
             let mut after = i64::MIN;
             loop {
                 // The events are read and judged on this thread, so the
-                // writer, which heartbeats wait for, only stores changes.
-                let rows = match self
-                    .read_pooled(|conn, _| cleanup::rows_after(conn, &report.bucket_id, after))
-                {
+                // writer, which heartbeats wait for, only stores changes
+                // (an in-memory database has no other connection to read
+                // them with).
+                let read = if self.local.is_some() {
+                    self.read_pooled(|conn, _| cleanup::rows_after(conn, &report.bucket_id, after))
+                } else {
+                    let id = report.bucket_id.clone();
+                    self.write(move |conn, _| cleanup::rows_after(conn, &id, after))
+                };
+                let rows = match read {
                     Ok(rows) => rows,
                     Err(DatastoreError::NoSuchBucket(_)) => break,
                     Err(err) => return Err(err),
                 };
-                let (judged, changes) = cleanup::judge(&rules, &report.bucket_id, &rows);
+                let (judged, changes) = cleanup::judge(rules, &report.bucket_id, &rows);
                 let done = if mode == RulesMode::Apply && !changes.is_empty() {
                     let id = report.bucket_id.clone();
                     let mut stored = self.write(move |conn, memory| {
@@ -242,6 +268,22 @@ impl Datastore {
                 return Ok(now);
             }
             left = now;
+        }
+    }
+
+    /// Bytes of the file's free pages: about what [`Datastore::vacuum`]
+    /// would give back (pages of deleted events that incremental vacuum
+    /// has not released yet).
+    pub fn free_bytes(&self) -> Result<u64> {
+        let count = |conn: &Connection| -> Result<u64> {
+            let pages: i64 = conn.query_row("PRAGMA freelist_count", [], |row| row.get(0))?;
+            let size: i64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0))?;
+            Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
+        };
+        if self.local.is_some() {
+            self.read_pooled(move |conn, _| count(conn))
+        } else {
+            self.write(move |conn, _| count(conn))
         }
     }
 

@@ -36,6 +36,9 @@ pub enum ApiError {
     /// The body is larger than the limit of the endpoint.
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// 412: the resource changed since the client read it (`If-Match`).
+    #[error("{0}")]
+    PreconditionFailed(String),
     /// Something broke on our side; the message is logged too.
     #[error("{0}")]
     Internal(String),
@@ -60,6 +63,7 @@ impl ApiError {
             ApiError::NotFound(_) => Status::NotFound,
             ApiError::Conflict(_) => Status::Conflict,
             ApiError::PayloadTooLarge(_) => Status::PayloadTooLarge,
+            ApiError::PreconditionFailed(_) => Status::PreconditionFailed,
             ApiError::Internal(_) => Status::InternalServerError,
             ApiError::BadGateway(_) => Status::BadGateway,
             ApiError::Datastore(error) => match error {

@@ -114,6 +114,8 @@ pub struct ServerState {
     pub salvage: Option<aw_datastore::salvage::SalvageReport>,
     /// What `/metrics` counts as it happens (`metrics.rs`).
     pub metrics: Arc<metrics::Metrics>,
+    /// What retention's last run did (`retention.rs`).
+    pub retention: Arc<retention::Retention>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -170,9 +172,10 @@ pub fn build_rocket(
         },
         ..rocket::Config::default()
     };
+    let retention_state = Arc::new(retention::Retention::new(config.keep_days));
     let retention = config
         .keep_days
-        .map(|keep_days| (datastore.clone(), keep_days));
+        .map(|keep_days| (datastore.clone(), keep_days, Arc::clone(&retention_state)));
     let hub_state = Arc::new(hub::HubState::new(
         config.hub.clone(),
         config.device_id.clone(),
@@ -211,12 +214,14 @@ pub fn build_rocket(
         backups: Arc::clone(&backups),
         salvage: config.salvage.clone(),
         metrics: Arc::clone(&metrics),
+        retention: retention_state,
     };
     let rocket = rocket::custom(rocket_config);
     let rocket = match retention {
-        Some((datastore, keep_days)) => rocket.attach(AdHoc::on_liftoff("retention", move |_| {
-            Box::pin(async move { retention::start(datastore, keep_days) })
-        })),
+        Some((datastore, keep_days, state)) => rocket
+            .attach(AdHoc::on_liftoff("retention", move |_| {
+                Box::pin(async move { retention::start(datastore, keep_days, state) })
+            })),
         None => rocket,
     };
     let rocket = rocket.attach(AdHoc::on_liftoff("backup", move |_| {

@@ -5,24 +5,108 @@
 //! The deleting is the datastore's (`Datastore::expire`), chunk by chunk,
 //! so heartbeats are served while it runs and a run cut short by a crash
 //! is finished by the next. This module only schedules it, on a thread of
-//! its own that ends when the datastore closes.
+//! its own that ends when the datastore closes, and keeps what the last run
+//! did for `GET /api/0/retention/status` (the dashboard's Status page).
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_datastore::{Datastore, DatastoreError, Expired};
 use aw_models::{Duration, Timestamp};
+use serde::Serialize;
 
 /// Time between runs.
 const PERIOD: StdDuration = StdDuration::from_secs(24 * 60 * 60);
 /// How often the sleeping thread checks whether the datastore closed.
 const CHECK: StdDuration = StdDuration::from_secs(10);
 
+/// What `GET /api/0/retention/status` answers.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RetentionStatus {
+    /// Whether `[retention]` is configured (runs are scheduled).
+    pub enabled: bool,
+    /// Its `keep_days`.
+    pub keep_days: Option<u32>,
+    /// Whether a run is deleting now.
+    pub running: bool,
+    /// The last run that finished since the server started.
+    pub last_run: Option<RetentionRun>,
+    /// The last run's failure, if it failed.
+    pub last_error: Option<String>,
+    /// When the next run starts.
+    pub next_run: Option<Timestamp>,
+}
+
+/// A finished run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RetentionRun {
+    /// When it started.
+    pub started: Timestamp,
+    /// When it finished.
+    pub finished: Timestamp,
+    /// Events that ended before this were deleted.
+    pub cutoff: Timestamp,
+    /// Events deleted, all buckets.
+    pub deleted: u64,
+}
+
+/// The schedule's status, shared with the endpoint.
+#[derive(Debug, Default)]
+pub struct Retention {
+    status: Mutex<RetentionStatus>,
+}
+
+impl Retention {
+    /// The status of a server with `keep_days` (`None`: no retention).
+    pub fn new(keep_days: Option<u32>) -> Retention {
+        Retention {
+            status: Mutex::new(RetentionStatus {
+                enabled: keep_days.is_some(),
+                keep_days,
+                ..RetentionStatus::default()
+            }),
+        }
+    }
+
+    /// What the schedule did and will do.
+    pub fn status(&self) -> RetentionStatus {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RetentionStatus> {
+        // A panic while the status was updated leaves it readable.
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// Starts the schedule: a first run now, then one a day.
-pub fn start(datastore: Datastore, keep_days: u32) {
+pub fn start(datastore: Datastore, keep_days: u32, retention: Arc<Retention>) {
     let spawned = std::thread::Builder::new()
         .name("aw-server-retention".to_string())
         .spawn(move || loop {
-            match run(&datastore, keep_days, Timestamp::now()) {
+            let started = Timestamp::now();
+            retention.lock().running = true;
+            let outcome = run(&datastore, keep_days, started);
+            {
+                let mut status = retention.lock();
+                status.running = false;
+                status.next_run = Some(
+                    Timestamp::now().saturating_add(Duration::from_secs(PERIOD.as_secs() as i64)),
+                );
+                match &outcome {
+                    Ok(expired) => {
+                        status.last_error = None;
+                        status.last_run = Some(RetentionRun {
+                            started,
+                            finished: Timestamp::now(),
+                            cutoff: cutoff_of(started, keep_days),
+                            deleted: expired.iter().map(|bucket| bucket.deleted).sum(),
+                        });
+                    }
+                    Err(error) => status.last_error = Some(error.to_string()),
+                }
+            }
+            match outcome {
                 Ok(_) => {}
                 Err(DatastoreError::Closed) => return,
                 Err(error) => log::error!("Retention run failed: {error}"),
@@ -40,6 +124,11 @@ pub fn start(datastore: Datastore, keep_days: u32) {
     }
 }
 
+/// Events that ended before this, `keep_days` before `now`, are expired.
+fn cutoff_of(now: Timestamp, keep_days: u32) -> Timestamp {
+    now.saturating_sub(Duration::from_secs(i64::from(keep_days) * 24 * 60 * 60))
+}
+
 /// One run at `now`: deletes the events that ended before `keep_days`
 /// days earlier, logs what it did.
 pub fn run(
@@ -47,7 +136,7 @@ pub fn run(
     keep_days: u32,
     now: Timestamp,
 ) -> Result<Vec<Expired>, DatastoreError> {
-    let cutoff = now.saturating_sub(Duration::from_secs(i64::from(keep_days) * 24 * 60 * 60));
+    let cutoff = cutoff_of(now, keep_days);
     let expired = datastore.expire(cutoff, &mut |_| {})?;
     let total: u64 = expired.iter().map(|bucket| bucket.deleted).sum();
     if total == 0 {

@@ -57,6 +57,8 @@ impl Need {
                 Need::WriteBucket((*id).to_string())
             }
             [_, "0", "query"] if method == Method::Post => Need::Read,
+            // A summary with categories being edited: a read.
+            [_, "0", "summary"] if method == Method::Post => Need::Read,
             [_, "0", "forward", _] if reading || method == Method::Post => Need::Forward,
             [_, "0", "forward", _, _] if method == Method::Delete => Need::Forward,
             _ if reading => Need::Read,
@@ -136,6 +138,7 @@ mod tests {
             }
         }
         assert_eq!(need(Method::Post, "/api/0/query"), Need::Read);
+        assert_eq!(need(Method::Post, "/api/0/summary"), Need::Read);
         assert_eq!(need(Method::Get, "/metrics"), Need::Read);
         assert_eq!(need(Method::Post, "/metrics"), Need::Admin);
         assert_eq!(need(Method::Get, "/api/0/export"), Need::Read);

@@ -184,6 +184,7 @@ impl Activity {
             host: args.host,
             tz: args.tz.or_else(local_zone),
             limit: args.limit,
+            categories: None,
         };
         self.blocking(move |target| {
             let summary = match target {

@@ -129,6 +129,7 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
         // The server's zone may not be this machine's.
         tz: Some(calendar.zone_name().to_string()),
         limit,
+        categories: None,
     };
     let spinner = progress::spinner("Summing up".into());
     let summary: Summary = match target {

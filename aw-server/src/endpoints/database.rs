@@ -10,6 +10,9 @@ use rocket::serde::json::Json;
 use rocket::{get, State};
 use serde::Serialize;
 
+use super::privacy::database_size;
+use super::request::blocking;
+use crate::retention::RetentionStatus;
 use crate::ServerState;
 
 /// The answer.
@@ -24,16 +27,37 @@ pub struct DatabaseStatus {
     pub damage: Option<String>,
     /// What the salvage at this start recovered, if the file was damaged.
     pub salvage: Option<SalvageReport>,
+    /// Bytes of the file and its WAL.
+    pub size: u64,
+    /// Bytes of free pages in the file: about what `POST /api/0/vacuum`
+    /// would give back (`None` if they could not be counted).
+    pub reclaimable: Option<u64>,
 }
 
 /// The database's status.
 #[get("/api/0/database/status")]
-pub fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
+pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
     let damage = state.datastore.damage();
+    let datastore = state.datastore.clone();
+    let reclaimable = match blocking(move || Ok(datastore.free_bytes()?)).await {
+        Ok(bytes) => Some(bytes),
+        Err(error) => {
+            log::warn!("Could not count the database's free pages: {error}");
+            None
+        }
+    };
     Json(DatabaseStatus {
         path: state.db_path.clone(),
         healthy: damage.is_none() && state.salvage.is_none(),
         damage,
         salvage: state.salvage.clone(),
+        size: database_size(&state.db_path),
+        reclaimable,
     })
+}
+
+/// What retention's schedule did and will do (`[retention]`).
+#[get("/api/0/retention/status")]
+pub fn retention(state: &State<ServerState>) -> Json<RetentionStatus> {
+    Json(state.retention.status())
 }

@@ -7,13 +7,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use aw_datastore::{RulesOutcome, RulesReport};
+use aw_datastore::{PrivacyRules, RulesOutcome, RulesReport};
+use aw_models::SettingValue;
+use rocket::data::Data;
 use rocket::serde::json::Json;
 use rocket::{post, State};
 use serde::Serialize;
 
 use super::background;
-use super::request::{blocking, flag_param};
+use super::request::{blocking, flag_param, read_optional_json};
 use crate::error::ApiError;
 use crate::ServerState;
 
@@ -48,21 +50,34 @@ impl Applied {
 }
 
 /// Applies the rules of the `privacy_filters` setting to stored events
-/// (with `dry_run=true`, counts what it would do).
-#[post("/api/0/privacy/apply?<dry_run>")]
+/// (with `dry_run=true`, counts what it would do). A dry run may carry a
+/// rule set as its body (the setting's format): then it counts what those
+/// rules would do, so rules being edited can be tried before they are
+/// saved; they are checked as a save would check them (400 naming the
+/// rule).
+#[post("/api/0/privacy/apply?<dry_run>", data = "<body>")]
 pub async fn apply(
     dry_run: Option<&str>,
+    body: Data<'_>,
     state: &State<ServerState>,
 ) -> Result<Json<Applied>, ApiError> {
     let dry_run = flag_param("dry_run", dry_run)?;
+    let rules = read_rules(body).await?;
+    if rules.is_some() && !dry_run {
+        return Err(ApiError::BadRequest(
+            "Rules in the body are only for a dry run (dry_run=true): save them as the \
+             privacy_filters setting to apply them"
+                .to_string(),
+        ));
+    }
     let datastore = state.datastore.clone();
     // The events are read and judged on this thread (`maintenance.rs` in
     // aw-datastore): a low-priority one, so heartbeats get the CPU first.
     let applied = background(move || {
-        let reports = if dry_run {
-            datastore.preview_privacy_rules(&mut |_| {})?
-        } else {
-            datastore.apply_privacy_rules(&mut |_| {})?
+        let reports = match (&rules, dry_run) {
+            (Some(rules), _) => datastore.preview_privacy_rules_with(rules, &mut |_| {})?,
+            (None, true) => datastore.preview_privacy_rules(&mut |_| {})?,
+            (None, false) => datastore.apply_privacy_rules(&mut |_| {})?,
         };
         Ok(Applied::new(dry_run, reports))
     })
@@ -75,6 +90,18 @@ pub async fn apply(
         );
     }
     Ok(Json(applied))
+}
+
+/// The rule set of a request's body, if it has one (an empty body or
+/// `null`: none).
+async fn read_rules(body: Data<'_>) -> Result<Option<PrivacyRules>, ApiError> {
+    let value: Option<SettingValue> = read_optional_json(body).await?;
+    match value {
+        None | Some(SettingValue::Null) => Ok(None),
+        Some(value) => PrivacyRules::compile(&value, aw_query::limits::MAX_REGEX_SIZE)
+            .map(Some)
+            .map_err(|error| ApiError::BadRequest(format!("Invalid privacy filters: {error}"))),
+    }
 }
 
 /// The answer of `POST /api/0/vacuum`: the file's size before and after.

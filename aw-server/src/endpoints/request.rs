@@ -34,6 +34,25 @@ pub async fn read_json<T: DeserializeOwned>(
     data: Data<'_>,
     limit: ByteUnit,
 ) -> Result<T, ApiError> {
+    let body = read_bytes(data, limit).await?;
+    serde_json::from_slice(&body).map_err(|error| ApiError::from_json(&error))
+}
+
+/// [`read_json`] of at most [`JSON_LIMIT`] bytes for an endpoint whose body
+/// is optional: an empty (or all-blank) body is `None`.
+pub async fn read_optional_json<T: DeserializeOwned>(
+    data: Data<'_>,
+) -> Result<Option<T>, ApiError> {
+    let body = read_bytes(data, JSON_LIMIT).await?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|error| ApiError::from_json(&error))
+}
+
+async fn read_bytes(data: Data<'_>, limit: ByteUnit) -> Result<Vec<u8>, ApiError> {
     let body =
         data.open(limit).into_bytes().await.map_err(|error| {
             ApiError::BadRequest(format!("Failed to read request body: {error}"))
@@ -43,7 +62,7 @@ pub async fn read_json<T: DeserializeOwned>(
             "Request body is larger than the limit of {limit}"
         )));
     }
-    serde_json::from_slice(&body.value).map_err(|error| ApiError::from_json(&error))
+    Ok(body.into_inner())
 }
 
 /// Runs blocking work (a datastore call) on Rocket's blocking pool so the

@@ -1,10 +1,13 @@
 //! `GET /api/0/summary` and `GET /api/0/search` (`docs/API.md` §3.13):
 //! the `summary` module's answers over HTTP, computed on a query thread.
 
+use rocket::data::Data;
 use rocket::serde::json::Json;
-use rocket::{get, State};
+use rocket::{get, post, State};
+use serde::Deserialize;
 
 use super::background;
+use super::request::read_json;
 use crate::error::ApiError;
 use crate::summary::{
     search as find, summarize, Params, SearchParams, SearchResult, Summary, SummaryError,
@@ -33,7 +36,59 @@ pub async fn summary(
         host,
         tz,
         limit: positive_limit(limit)?,
+        categories: None,
     };
+    answer(params, state).await
+}
+
+/// The body of `POST /api/0/summary`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preview {
+    /// Categories in aw-webui's format, used instead of the settings'.
+    categories: serde_json::Value,
+}
+
+/// The summary `GET` answers, with the categories of the body instead of
+/// those in force: the dashboard's preview of categories being edited
+/// (each rule checked by the server's own regex dialect; 400 naming the
+/// category whose rule does not compile).
+#[post(
+    "/api/0/summary?<start>&<end>&<by>&<host>&<tz>&<limit>",
+    data = "<body>"
+)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one argument per query parameter, and the body"
+)]
+pub async fn preview(
+    start: Option<String>,
+    end: Option<String>,
+    by: Option<String>,
+    host: Option<String>,
+    tz: Option<String>,
+    limit: Option<&str>,
+    body: Data<'_>,
+    state: &State<ServerState>,
+) -> Result<Json<Summary>, ApiError> {
+    let preview: Preview = read_json(body, PREVIEW_LIMIT).await?;
+    let params = Params {
+        start,
+        end,
+        by,
+        host,
+        tz,
+        limit: positive_limit(limit)?,
+        categories: Some(preview.categories),
+    };
+    answer(params, state).await
+}
+
+/// Largest body of a preview: category lists are small, but a user's
+/// may hold hundreds of long rules.
+const PREVIEW_LIMIT: rocket::data::ByteUnit = rocket::data::ByteUnit::Mebibyte(4);
+
+async fn answer(params: Params, state: &State<ServerState>) -> Result<Json<Summary>, ApiError> {
     let source = state.datastore.clone();
     let summary = background(move || summarize(&source, &params).map_err(ApiError::from)).await?;
     Ok(Json(summary))

@@ -12,8 +12,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use aw_models::SettingValue;
+use aw_models::{SettingValue, TimeInterval, Timestamp};
+use aw_query::MemorySource;
 use serde_json::{json, Value};
+
+use super::program::literal;
+use super::types::ArgumentError;
 
 /// One of aw-webui's default categories: name path, regex (`None`: no
 /// rule), whether it ignores case, colour.
@@ -73,6 +77,76 @@ pub fn rules(settings: &BTreeMap<String, SettingValue>) -> Value {
             .map(|category| json!([category["name"], category["rule"]]))
             .collect(),
     )
+}
+
+/// Checks a category list given instead of the settings' (a preview of
+/// categories being edited): a list of categories with names, whose regex
+/// rules compile in the query language's dialect and within its limits,
+/// as `categorize` will compile them. The error names the category.
+pub fn check(categories: &Value) -> Result<(), ArgumentError> {
+    let Some(list) = categories.as_array() else {
+        return Err(ArgumentError::new(
+            "categories",
+            "must be a list of categories, as the classes setting holds",
+        ));
+    };
+    for (index, category) in list.iter().enumerate() {
+        if !is_category(category) {
+            return Err(ArgumentError::new(
+                "categories",
+                format!(
+                    "category {}: needs a name (a list of strings such as [\"Work\", \"Programming\"]) \
+                     and a rule ({{\"type\": \"regex\", \"regex\": ...}} or {{\"type\": null}})",
+                    index + 1
+                ),
+            ));
+        }
+        let rule = &category["rule"];
+        if rule.get("type").and_then(Value::as_str) != Some("regex") {
+            continue;
+        }
+        let name = category["name"]
+            .as_array()
+            .map(|names| names.iter().map(text).collect::<Vec<_>>().join(" > "))
+            .unwrap_or_default();
+        let problem = |message: String| {
+            ArgumentError::new("categories", format!("category '{name}': {message}"))
+        };
+        if !rule.get("regex").is_some_and(Value::is_string) {
+            return Err(problem("a regex rule needs a regex (a string)".to_string()));
+        }
+        // The rule compiled exactly as the summary will compile it: run
+        // alone over no events.
+        let program = format!(
+            "RETURN = categorize([], {});",
+            literal(&json!([[category["name"], rule]]))
+        );
+        let period = TimeInterval::new(Timestamp::from_nanos(0), Timestamp::from_nanos(0));
+        if let Err(error) = aw_query::query(&program, &[period], &MemorySource::default()) {
+            // The position is that of the little program above: no help.
+            let detail = match error.pos {
+                Some(pos) => error
+                    .message
+                    .strip_prefix(&format!("{pos}: "))
+                    .unwrap_or(&error.message)
+                    .to_string(),
+                None => error.message,
+            };
+            // It is the only rule of that program: its number says nothing.
+            let detail = detail
+                .strip_prefix("rule 1: ")
+                .unwrap_or(&detail)
+                .to_string();
+            return Err(problem(detail));
+        }
+    }
+    Ok(())
+}
+
+fn text(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_string)
 }
 
 /// The effective category list (objects with `name` and `rule`), parents

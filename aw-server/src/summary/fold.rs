@@ -75,7 +75,9 @@ pub struct Totals<'a> {
     calendar: &'a Calendar,
     seconds: f64,
     apps: HashMap<String, f64>,
-    titles: HashMap<(String, String), f64>,
+    /// Per (app, title): seconds and the category (the same for every
+    /// event of a title, as rules match app and title).
+    titles: HashMap<(String, String), (f64, Option<Vec<String>>)>,
     categories: HashMap<Vec<String>, f64>,
     domains: HashMap<String, f64>,
     urls: HashMap<String, f64>,
@@ -133,7 +135,11 @@ impl<'a> Totals<'a> {
             };
             *self.apps.entry(app.clone()).or_default() += piece.seconds;
             if self.wants(By::Title) {
-                *self.titles.entry((app, title)).or_default() += piece.seconds;
+                let entry = self.titles.entry((app, title)).or_default();
+                entry.0 += piece.seconds;
+                if entry.1.is_none() {
+                    entry.1 = piece.category();
+                }
             }
         }
         for piece in pieces(result, categories) {
@@ -243,9 +249,10 @@ impl<'a> Totals<'a> {
                 By::App => summary.app = Some(ranked(std::mem::take(&mut self.apps))),
                 By::Title => {
                     let rows = std::mem::take(&mut self.titles).into_iter().map(
-                        |((app, title), seconds)| {
+                        |((app, title), (seconds, category))| {
                             let mut row = row(title, seconds);
                             row.app = Some(app);
+                            row.category = category;
                             (row, seconds)
                         },
                     );

@@ -106,8 +106,17 @@ fn scope(
     end: Option<&str>,
     host: Option<&str>,
     tz: Option<&str>,
+    categories: Option<&serde_json::Value>,
 ) -> Result<Scope, SummaryError> {
     let settings = source.settings()?;
+    let rules = match categories {
+        Some(list) => {
+            categories::check(list)?;
+            let given = BTreeMap::from([("classes".to_string(), list.clone())]);
+            categories::rules(&given)
+        }
+        None => categories::rules(&settings),
+    };
     let calendar = Calendar::new(
         tz.filter(|tz| !tz.trim().is_empty()),
         settings.get("startOfDay"),
@@ -168,7 +177,7 @@ fn scope(
         start,
         end,
         hosts: program::host_buckets(&buckets, &chosen),
-        rules: categories::rules(&settings),
+        rules,
     })
 }
 
@@ -192,6 +201,7 @@ pub fn summarize(source: &dyn SummarySource, params: &Params) -> Result<Summary,
         params.end.as_deref(),
         params.host.as_deref(),
         params.tz.as_deref(),
+        params.categories.as_ref(),
     )?;
     let browser = by.iter().any(|by| by.needs_browser());
     let output = if by.iter().any(|by| by.needs_events()) {
@@ -255,6 +265,7 @@ pub fn search(
         params.end.as_deref(),
         params.host.as_deref(),
         params.tz.as_deref(),
+        None,
     )?;
     let output = Output::Matching(format!("(?i){}", regex::escape(text)));
     let days = scope.calendar.days(scope.start, scope.end);

@@ -160,7 +160,7 @@ pub fn program(buckets: &HostBuckets, rules: &Value, browser: bool, output: &Out
             };
             lines.push(format!(
                 "RETURN = {{\"duration\": sum_durations(events), \
-                 \"titles\": merge_events_by_keys(events, [\"app\", \"title\"]), \
+                 \"titles\": merge_events_by_keys(events, [\"app\", \"title\", \"$category\"]), \
                  \"categories\": merge_events_by_keys(events, [\"$category\"]), \
                  \"domains\": merge_events_by_keys(browser_events, [\"$domain\"]), \
                  \"urls\": merge_events_by_keys(browser_events, [\"url\"]){span}}};"
@@ -192,7 +192,7 @@ fn quote(text: &str) -> String {
 /// JSON for the query language, whose strings keep every backslash but the
 /// one before a quote: a JSON-escaped backslash is written single, as
 /// aw-webui writes its category rules.
-fn literal(value: &Value) -> String {
+pub fn literal(value: &Value) -> String {
     value.to_string().replace("\\\\", "\\")
 }
 

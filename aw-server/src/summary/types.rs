@@ -119,6 +119,11 @@ pub struct Params {
     pub tz: Option<String>,
     /// Rows per ranked grouping (default 100).
     pub limit: Option<usize>,
+    /// Categories to use instead of those the settings hold (a list in
+    /// aw-webui's format, as `classes`): a preview of categories being
+    /// edited. Each rule is checked first.
+    #[serde(default)]
+    pub categories: Option<serde_json::Value>,
 }
 
 /// A summary of active time.
@@ -208,7 +213,7 @@ pub struct Row {
     /// The application of a title row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<String>,
-    /// The names of a category row.
+    /// The names of a category row, and the category of a title row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<Vec<String>>,
 }
