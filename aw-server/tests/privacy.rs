@@ -488,3 +488,117 @@ fn vacuum_reports_the_file_size_before_and_after() {
     assert!(sizes["size_after"].as_u64().unwrap() > 0, "{sizes}");
     assert_eq!(client.get("/api/0/buckets/b/events/count").text(), "500");
 }
+
+#[test]
+fn a_dry_run_counts_what_unsaved_rules_would_do_and_checks_them() {
+    let dir = TempDir::new().unwrap();
+    let server = server(&dir, None);
+    let client = server.client();
+    create_bucket(&client, WINDOW);
+    let events: Vec<Value> = (0..9)
+        .map(|i| {
+            let text = ["Incognito", "banking", "page"][i % 3];
+            event(&format!("2026-01-01T10:{i:02}:00Z"), 30.0, title(text))
+        })
+        .collect();
+    client.post_json(&format!("/api/0/buckets/{WINDOW}/events"), &json!(events));
+    // Nothing saved: without a body the dry run finds nothing to do...
+    let saved = client.post("/api/0/privacy/apply?dry_run=true", b"").json();
+    assert_eq!(
+        (saved["dropped"].as_u64(), saved["redacted"].as_u64()),
+        (Some(0), Some(0))
+    );
+    // ...with the rules being edited, what they would do.
+    let edited = json!([
+        {"enabled": true, "field": "title", "pattern": "(?i)incognito", "action": "drop"},
+        {"enabled": true, "field": "title", "pattern": "bank", "action": "redact", "replacement": "X"},
+        {"enabled": false, "field": "title", "pattern": "page", "action": "drop"},
+    ]);
+    let reply = client.post_json("/api/0/privacy/apply?dry_run=true", &edited);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let preview = reply.json();
+    assert_eq!(
+        preview["buckets"][WINDOW],
+        json!({"examined": 9, "dropped": 3, "redacted": 3})
+    );
+    // Rules a save would refuse are refused here, named by number.
+    let mut broken = edited.clone();
+    broken[1]["pattern"] = json!("(bank");
+    let message = client
+        .post_json("/api/0/privacy/apply?dry_run=true", &broken)
+        .assert_error(400);
+    assert!(
+        message.starts_with("Invalid privacy filters: rule 2:"),
+        "{message}"
+    );
+    // Rules in the body are never applied: save them first.
+    let message = client
+        .post_json("/api/0/privacy/apply", &edited)
+        .assert_error(400);
+    assert!(message.contains("only for a dry run"), "{message}");
+    assert_eq!(titles(&client, WINDOW).len(), 9, "nothing changed");
+    assert_eq!(
+        client.get("/api/0/settings/privacy_filters").json(),
+        json!(null)
+    );
+    // `null` is no body.
+    let null = client
+        .post("/api/0/privacy/apply?dry_run=true", b"null")
+        .json();
+    assert_eq!(null["buckets"], json!({}));
+}
+
+#[test]
+fn the_status_says_what_retention_did_and_what_a_vacuum_would_give_back() {
+    let dir = TempDir::new().unwrap();
+    let server = server(&dir, None);
+    let client = server.client();
+    let off = client.get("/api/0/retention/status").json();
+    assert_eq!(off["enabled"], false);
+    assert_eq!(off["last_run"], json!(null));
+    create_bucket(&client, "b");
+    let big = "x".repeat(4000);
+    let events: Vec<Value> = (0..300)
+        .map(|i| {
+            event(
+                &format!("2026-01-01T10:{:02}:{:02}Z", i / 60, i % 60),
+                1.0,
+                json!({"t": format!("{big}{i}")}),
+            )
+        })
+        .collect();
+    client.post_json("/api/0/buckets/b/events", &json!(events));
+    let before = client.get("/api/0/database/status").json();
+    assert!(before["size"].as_u64().unwrap() > 1_000_000, "{before}");
+    // Deleting a bucket leaves its pages free in the file.
+    assert_eq!(client.delete("/api/0/buckets/b").status, 200);
+    let after = client.get("/api/0/database/status").json();
+    let reclaimable = after["reclaimable"].as_u64().unwrap();
+    assert!(reclaimable > 1_000_000, "{after}");
+    let vacuumed = client.post("/api/0/vacuum", b"").json();
+    let given_back =
+        vacuumed["size_before"].as_u64().unwrap() - vacuumed["size_after"].as_u64().unwrap();
+    assert!(given_back >= reclaimable / 2, "{vacuumed} after {after}");
+    assert_eq!(
+        client.get("/api/0/database/status").json()["reclaimable"],
+        0
+    );
+    drop(server);
+
+    let server = self::server(&dir, Some(30));
+    let client = server.client();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let status = client.get("/api/0/retention/status").json();
+        if !status["last_run"].is_null() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "retention did not run: {status}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status["enabled"], true);
+    assert_eq!(status["keep_days"], 30);
+    assert_eq!(status["last_run"]["deleted"], 0);
+    assert_eq!(status["last_error"], json!(null));
+    assert!(status["next_run"].is_string(), "{status}");
+}

@@ -293,3 +293,92 @@ fn bad_arguments_are_400s_naming_the_argument() {
     assert_eq!(empty["duration"], 0.0);
     assert_eq!(empty["app"], json!([]));
 }
+
+#[test]
+fn a_preview_uses_the_categories_given_and_saves_nothing() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let query = "start=2026-03-29&end=2026-03-30&host=laptop&tz=Europe/Berlin&by=category,title";
+    let saved = summary(&client, query);
+    // Title rows name their category; under the default categories the
+    // editor is not categorized.
+    let code = |summary: &Value| {
+        summary["title"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["key"] == "main.rs - Code")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(code(&saved)["category"], json!(["Uncategorized"]));
+    let categories = json!([
+        {"id": 1, "name": ["Work"], "rule": {"type": null}, "data": {"color": "#0F0"}},
+        {"id": 2, "name": ["Work", "Editing"], "rule": {"type": "regex", "regex": "main\\.rs", "ignore_case": false}},
+        {"id": 3, "name": ["Shell"], "rule": {"type": "regex", "regex": "BASH", "ignore_case": true}},
+    ]);
+    let reply = client.post_json(
+        &format!("/api/0/summary?{query}"),
+        &json!({ "categories": categories }),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let preview = reply.json();
+    assert_eq!(preview["duration"], saved["duration"]);
+    assert_eq!(code(&preview)["category"], json!(["Work", "Editing"]));
+    assert_eq!(
+        rows(&preview, "category"),
+        pairs(&[
+            ("Work > Editing", 5400.0),
+            ("Uncategorized", 3660.0),
+            ("Shell", 600.0),
+        ])
+    );
+    // Nothing was stored: the saved categories still apply.
+    assert_eq!(summary(&client, query), saved);
+    assert_eq!(client.get("/api/0/settings/classes").json(), json!(null));
+}
+
+#[test]
+fn a_preview_names_the_category_whose_rule_the_server_refuses() {
+    let server = TestServer::start();
+    let client = server.client();
+    seed(&client);
+    let query = "/api/0/summary?start=2026-03-29&end=2026-03-30&tz=Europe/Berlin&by=category";
+    let refused = |body: Value| client.post_json(query, &body).assert_error(400);
+    let message = refused(json!({"categories": [
+        {"name": ["Work"], "rule": {"type": "regex", "regex": "fine"}},
+        {"name": ["Work", "Broken"], "rule": {"type": "regex", "regex": "(unclosed"}},
+    ]}));
+    assert!(
+        message.starts_with("categories: category 'Work > Broken': invalid regex"),
+        "{message}"
+    );
+    // The server's dialect decides: look-around is fine here (aw-webui's
+    // rules use it), though Rust's plain `regex` refuses it.
+    let reply = client.post_json(
+        query,
+        &json!({"categories": [{"name": ["Ahead"], "rule": {"type": "regex", "regex": "Code(?=x)"}}]}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let message = refused(json!({"categories": [{"name": ["No rule"]}]}));
+    assert!(
+        message.starts_with("categories: category 1: needs a name"),
+        "{message}"
+    );
+    let message = refused(json!({"categories": {"name": ["Work"]}}));
+    assert!(
+        message.starts_with("categories: must be a list"),
+        "{message}"
+    );
+    let message = refused(json!({"categories": [{"name": ["R"], "rule": {"type": "regex"}}]}));
+    assert!(message.contains("needs a regex"), "{message}");
+    assert_eq!(client.post_json(query, &json!({})).status, 422);
+    assert_eq!(
+        client
+            .post_json(query, &json!({"categories": [], "other": 1}))
+            .status,
+        422
+    );
+    assert_eq!(client.post(query, b"{").status, 400);
+}
