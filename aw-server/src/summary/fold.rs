@@ -69,15 +69,17 @@ struct DayTotal {
     categories: BTreeMap<String, f64>,
 }
 
+/// A title's seconds and its category (the same for every event of a
+/// title, as rules match the application and title).
+type TitleTotal = (f64, Option<Vec<String>>);
+
 /// The running totals of a summary.
 pub struct Totals<'a> {
     by: Vec<By>,
     calendar: &'a Calendar,
     seconds: f64,
     apps: HashMap<String, f64>,
-    /// Per (app, title): seconds and the category (the same for every
-    /// event of a title, as rules match app and title).
-    titles: HashMap<(String, String), (f64, Option<Vec<String>>)>,
+    titles: HashMap<(String, String), TitleTotal>,
     categories: HashMap<Vec<String>, f64>,
     domains: HashMap<String, f64>,
     urls: HashMap<String, f64>,
