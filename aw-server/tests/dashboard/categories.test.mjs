@@ -347,7 +347,7 @@ describe('the Categories page', () => {
     await context.close();
   });
 
-  test('a rename to a name taken at that level is refused beside the field', async () => {
+  test('a rename to a name taken at that level is refused beside the field; the preview covers a week', async () => {
     const { page, context, problems } = await openPage();
     await drawn(page, () => page.goto(pageUrl(server)));
     await select(page, ['Media']);
@@ -359,6 +359,16 @@ describe('the Categories page', () => {
     assert.equal(await page.getByRole('button', { name: 'Save changes' }).isDisabled(), true);
     await assertAccessible(page, 'a refused rename');
     assert.deepEqual(await server.request('GET', '/api/0/settings/category_sets'), SEEDED_SETS);
+    // The preview's period: the week (from Monday) holds Monday's Code too.
+    await page.getByRole('button', { name: 'Week', exact: true }).click();
+    await previewed(page);
+    assert.equal(await page.locator('#preview-period').innerText(), 'Week of Mon, 9 Mar 2026');
+    assert.match(page.url(), /#\/categories\/week\/2026-03-10$/);
+    assert.deepEqual(await previewRows(page), [
+      ['Work > Programming', '1h 28m 43s', '54%', '1h 28m 43s'],
+      ['Shell', '45m', '27%', '45m'],
+      ['Media > Video', '30m', '18%', '30m'],
+    ]);
     assertClean(problems);
     await context.close();
   });
