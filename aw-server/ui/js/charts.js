@@ -15,8 +15,9 @@ const charts = (() => {
   }
 
   /**
-   * A ranked list: rows of `{label, seconds, color?, title?}`, each with a
-   * bar proportional to the longest.
+   * A ranked list: rows of `{label, seconds, color?, title?, action?}`,
+   * each with a bar proportional to the longest; `action` is an element
+   * (a link) shown between the label and the duration.
    */
   function topList(rows, { empty = 'Nothing in this period.', limit = 10 } = {}) {
     if (rows.length === 0) return h('p', { class: 'empty' }, empty);
@@ -30,8 +31,9 @@ const charts = (() => {
         if (row.color) bar.style.backgroundColor = row.color;
         return h(
           'li',
-          { title: row.title || row.label },
+          { title: row.title || row.label, class: row.action ? 'has-action' : null },
           h('span', { class: 'label' }, row.label),
+          row.action || null,
           duration(row.seconds),
           h('span', { class: 'track', 'aria-hidden': 'true' }, bar),
         );

@@ -153,6 +153,21 @@ const activityView = (() => {
       );
     }
 
+    // Opens the Categories page with a new category for an application or
+    // a window title, previewed over this period.
+    const makeCategory = (field, text) =>
+      text
+        ? h(
+            'a',
+            {
+              class: 'make-category',
+              href: `#/categories/new/${field}/${encodeURIComponent(text)}/${kind}/${time.dateKey(periodDate)}`,
+              'aria-label': `Make a category of ${text}`,
+            },
+            h('span', { 'aria-hidden': 'true' }, '+ '),
+            'category',
+          )
+        : null;
     const range = [new Date(summary.start), new Date(summary.end)];
     main.replaceChildren(
       header,
@@ -165,7 +180,7 @@ const activityView = (() => {
         card(
           'Top applications',
           topList(
-            summary.app.map(row => ({ label: row.key, seconds: row.duration })),
+            summary.app.map(row => ({ label: row.key, seconds: row.duration, action: makeCategory('app', row.key) })),
             { limit: ROWS },
           ),
         ),
@@ -176,6 +191,7 @@ const activityView = (() => {
               label: row.key || '(no title)',
               title: `${row.app}: ${row.key}`,
               seconds: row.duration,
+              action: makeCategory('title', row.key),
             })),
             { limit: ROWS },
           ),
