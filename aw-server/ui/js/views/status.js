@@ -28,6 +28,9 @@ window.statusView = (() => {
     buckets: '/api/0/buckets/',
   };
 
+  /** The columns of a pass's pulled files. */
+  const PULLED = ['Device', 'File', 'New', 'Updated', 'Deleted', 'Already here', 'Dropped by privacy filters'];
+
   const MODES = {
     both: 'both: pull the other devices’ copies, then push this device’s',
     pull: 'pull: read the other devices’ copies only',
@@ -110,7 +113,7 @@ window.statusView = (() => {
               return ['Synced: ', passSummary(report), '.'];
             },
             refresh,
-          failed: 'The sync pass failed',
+            failed: 'The sync pass failed',
           })
         : null;
     const element = card('sync', 'Sync through a shared folder', body, action);
@@ -126,13 +129,23 @@ window.statusView = (() => {
           body,
           facts(
             ['State', stateOf(status, 'a pass is running now')],
-            ['Schedule', status.enabled ? `a pass every ${every(status.interval_seconds)}` : 'off: passes run only when asked for (enabled = false)'],
+            [
+              'Schedule',
+              status.enabled
+                ? `a pass every ${every(status.interval_seconds)}`
+                : 'off: passes run only when asked for (enabled = false)',
+            ],
             ['Next pass', status.next_pass ? when(status.next_pass) : 'none scheduled'],
             ['Folder', h('code', {}, status.folder)],
             ['Mode', MODES[status.mode] || status.mode],
             ['Buckets', status.buckets && status.buckets.length ? status.buckets.join(', ') : 'all'],
             ['Passes', `${count(status.passes)} finished, ${count(status.failures)} failed since the server started`],
-            ['Last pass', last ? [when(last.finished), `, took ${milliseconds(last.duration_ms)}`] : 'none since the server started'],
+            [
+              'Last pass',
+              last
+                ? [when(last.finished), `, took ${milliseconds(last.duration_ms)}`]
+                : 'none since the server started',
+            ],
           ),
           lastError(status),
           last ? passDetails(last) : null,
@@ -144,7 +157,14 @@ window.statusView = (() => {
   /** The `[sync]` section to add, for a server without one. */
   function syncHowTo() {
     return [
-      h('p', {}, h('strong', {}, 'Not configured'), ': this server has no ', h('code', {}, '[sync]'), ' section in its config file.'),
+      h(
+        'p',
+        {},
+        h('strong', {}, 'Not configured'),
+        ': this server has no ',
+        h('code', {}, '[sync]'),
+        ' section in its config file.',
+      ),
       h(
         'p',
         {},
@@ -156,7 +176,12 @@ window.statusView = (() => {
       h(
         'pre',
         { class: 'config' },
-        h('code', {}, '[sync]\nenabled = true\nfolder = "/home/me/ActivityWatchSync"\n# seconds between passes\ninterval = 300\nmode = "both"'),
+        h(
+          'code',
+          {},
+          '[sync]\nenabled = true\nfolder = "/home/me/ActivityWatchSync"\n# seconds between passes\ninterval = 300\n' +
+            'mode = "both"',
+        ),
       ),
       h(
         'p',
@@ -186,16 +211,14 @@ window.statusView = (() => {
           : h(
               'table',
               { class: 'status-table pulled' },
-              h('caption', {}, `Pulled from ${count(pull.sources.length)} ${plural(pull.sources.length, 'device')}`),
+              h('caption', {}, `Pulled from ${counted(pull.sources.length, 'device')}`),
               h(
                 'thead',
                 {},
                 h(
                   'tr',
                   {},
-                  ['Device', 'File', 'New', 'Updated', 'Deleted', 'Already here', 'Dropped by privacy filters'].map(name =>
-                    h('th', { scope: 'col' }, name),
-                  ),
+                  PULLED.map(name => h('th', { scope: 'col' }, name)),
                 ),
               ),
               h(
@@ -220,7 +243,7 @@ window.statusView = (() => {
         ? h(
             'div',
             { class: 'skipped' },
-            h('p', {}, `Not read, ${count(pull.skipped.length)} ${plural(pull.skipped.length, 'file')} (tried again on the next pass):`),
+            h('p', {}, `Not read, ${counted(pull.skipped.length, 'file')} (tried again on the next pass):`),
             h('ul', {}, pull.skipped.map(skipped => h('li', {}, h('code', {}, skipped.name), ': ', skipped.reason))),
           )
         : null,
@@ -228,9 +251,9 @@ window.statusView = (() => {
         ? h(
             'p',
             { class: 'pushed' },
-            `Pushed ${count(push.buckets)} ${plural(push.buckets, 'bucket')} to `,
+            `Pushed ${counted(push.buckets, 'bucket')} to `,
             h('code', {}, push.file),
-            `: ${count(push.written)} ${plural(push.written, 'event')} written, ${count(push.deleted)} deleted.`,
+            `: ${counted(push.written, 'event')} written, ${count(push.deleted)} deleted.`,
           )
         : null,
     );
@@ -242,10 +265,10 @@ window.statusView = (() => {
     if (pass.pull) {
       const inserted = pass.pull.sources.reduce((sum, source) => sum + source.inserted, 0);
       const files = pass.pull.sources.length;
-      parts.push(`${count(inserted)} new ${plural(inserted, 'event')} from ${count(files)} ${plural(files, 'device')}`);
-      if (pass.pull.skipped.length) parts.push(`${count(pass.pull.skipped.length)} ${plural(pass.pull.skipped.length, 'file')} not read`);
+      parts.push(`${counted(inserted, 'new event')} from ${counted(files, 'device')}`);
+      if (pass.pull.skipped.length) parts.push(`${counted(pass.pull.skipped.length, 'file')} not read`);
     }
-    if (pass.push) parts.push(`${count(pass.push.written)} ${plural(pass.push.written, 'event')} pushed`);
+    if (pass.push) parts.push(`${counted(pass.push.written, 'event')} pushed`);
     return parts.join(', ');
   }
 
@@ -259,7 +282,7 @@ window.statusView = (() => {
           busy: 'Forwarding…',
           run: async () => {
             const pass = await postJson('/api/0/sync/run?mode=hub');
-            return [`Forwarded: ${count(pass.sent)} new ${plural(pass.sent, 'event')} sent in ${count(pass.chunks)} ${plural(pass.chunks, 'chunk')}.`];
+            return [`Forwarded: ${counted(pass.sent, 'new event')} sent in ${counted(pass.chunks, 'chunk')}.`];
           },
           refresh,
           failed: 'Forwarding failed',
@@ -276,7 +299,7 @@ window.statusView = (() => {
         dom.replace(
           body,
           facts(
-            ['State', hub.stopped ? h('strong', { class: 'problem' }, 'stopped') : stateOf(hub, 'a pass is running now')],
+            ['State', hub.stopped ? problem('stopped') : stateOf(hub, 'a pass is running now')],
             hub.stopped ? ['Why', hub.stopped] : null,
             ['Hub', h('code', {}, hub.url)],
             ['Schedule', `a pass every ${every(hub.interval_seconds)}`],
@@ -287,9 +310,9 @@ window.statusView = (() => {
               last
                 ? [
                     when(last.finished),
-                    `, took ${milliseconds(last.duration_ms)}: ${count(last.buckets)} ${plural(last.buckets, 'bucket')}, ` +
-                      `${count(last.sent)} new ${plural(last.sent, 'event')} sent, ${count(last.compared)} compared, ` +
-                      `${count(last.chunks)} ${plural(last.chunks, 'chunk')}, ${count(last.forgotten)} deleted ${plural(last.forgotten, 'bucket')} forgotten`,
+                    `, took ${milliseconds(last.duration_ms)}: ${counted(last.buckets, 'bucket')}, ` +
+                      `${counted(last.sent, 'new event')} sent, ${count(last.compared)} compared, ` +
+                      `${counted(last.chunks, 'chunk')}, ${counted(last.forgotten, 'deleted bucket')} forgotten`,
                   ]
                 : 'none since the server started',
             ],
@@ -311,7 +334,8 @@ window.statusView = (() => {
           confirm: () => {
             const database = latest || {};
             return [
-              'Vacuum now? It rebuilds the database file: the watchers’ writes wait while it runs, and it needs free disk space about the file’s size',
+              'Vacuum now? It rebuilds the database file: the watchers’ writes wait while it runs, ' +
+                'and it needs free disk space about the file’s size',
               database.size === undefined ? '' : [' (', bytes(database.size), ')'],
               '.',
               database.reclaimable === undefined ? '' : [' It gives back about ', bytes(database.reclaimable), '.'],
@@ -347,10 +371,17 @@ window.statusView = (() => {
         dom.replace(
           body,
           facts(
-            ['State', database.healthy ? 'healthy' : h('strong', { class: 'problem' }, 'damaged: see the notice above')],
+            ['State', database.healthy ? 'healthy' : problem('damaged: see the notice above')],
             ['File', h('code', {}, database.path)],
-            known(database.size) ? ['Size', [bytes(database.size, 'size'), h('span', { class: 'muted' }, ' with its write-ahead log')]] : null,
-            known(database.reclaimable) ? ['Reclaimable', [bytes(database.reclaimable, 'reclaimable'), h('span', { class: 'muted' }, ' a vacuum would give back')]] : null,
+            known(database.size)
+              ? ['Size', [bytes(database.size, 'size'), h('span', { class: 'muted' }, ' with its write-ahead log')]]
+              : null,
+            known(database.reclaimable)
+              ? [
+                  'Reclaimable',
+                  [bytes(database.reclaimable, 'reclaimable'), h('span', { class: 'muted' }, ' a vacuum would give back')],
+                ]
+              : null,
           ),
           admin
             ? h(
@@ -381,7 +412,8 @@ window.statusView = (() => {
             h(
               'p',
               {},
-              'To delete events that ended more than some days ago (at start and once a day), add this to the server’s ',
+              'To delete events that ended more than some days ago (at start and once a day), ' +
+                'add this to the server’s ',
               h('code', {}, 'config.toml'),
               ' and restart it:',
             ),
@@ -391,22 +423,27 @@ window.statusView = (() => {
         const run = retention.last_run;
         dom.replace(
           body,
-          h('p', {}, `Events that ended more than ${count(retention.keep_days)} ${plural(retention.keep_days, 'day')} ago are deleted, when the server starts and once a day.`),
+          h(
+            'p',
+            {},
+            `Events that ended more than ${counted(retention.keep_days, 'day')} ago are deleted, ` +
+              'when the server starts and once a day.',
+          ),
           facts(
-            ['State', stateOf({ running: retention.running, last_error: retention.last_error, last_pass: run }, 'a run is going on now')],
+            ['State', stateOf({ ...retention, last_pass: run }, 'a run is going on now')],
             [
               'Last run',
               run
                 ? [
                     when(run.finished),
-                    `: deleted ${count(run.deleted)} ${plural(run.deleted, 'event')} that ended before `,
+                    `: deleted ${counted(run.deleted, 'event')} that ended before `,
                     exact(run.cutoff),
                   ]
                 : 'none since the server started',
             ],
             ['Next run', retention.next_run ? when(retention.next_run) : 'none scheduled'],
           ),
-          retention.last_error ? h('p', { class: 'problem' }, h('strong', {}, 'Failed'), `: ${retention.last_error}`) : null,
+          lastError(retention),
         );
       },
     };
@@ -426,7 +463,13 @@ window.statusView = (() => {
           busy: 'Writing the snapshot…',
           run: async () => {
             const snapshot = await postJson('/api/0/backup');
-            return ['Snapshot written: ', h('code', {}, baseName(snapshot.path)), ', ', bytes(snapshot.bytes), `, in ${milliseconds(snapshot.duration_ms)}.`];
+            return [
+              'Snapshot written: ',
+              h('code', {}, baseName(snapshot.path)),
+              ', ',
+              bytes(snapshot.bytes),
+              `, in ${milliseconds(snapshot.duration_ms)}.`,
+            ];
           },
           refresh,
           failed: 'The snapshot failed',
@@ -449,9 +492,13 @@ window.statusView = (() => {
               'Schedule',
               backup.enabled
                 ? `a snapshot every ${every(backup.interval_seconds)}; after each, the newest of each of the last ` +
-                  `${count(backup.keep_daily)} ${plural(backup.keep_daily, 'day')} and ${count(backup.keep_weekly)} ` +
-                  `${plural(backup.keep_weekly, 'week')} stay and older snapshots are removed`
-                : ['off: snapshots only when asked for (', h('code', {}, '[backup] enabled = true'), ' in config.toml turns it on)'],
+                  `${counted(backup.keep_daily, 'day')} and ${counted(backup.keep_weekly, 'week')} stay, ` +
+                  'and older snapshots are removed'
+                : [
+                    'off: snapshots only when asked for (',
+                    h('code', {}, '[backup] enabled = true'),
+                    ' in config.toml turns it on)',
+                  ],
             ],
             backup.enabled ? ['Next', backup.next ? when(backup.next) : 'none scheduled'] : null,
             backup.running ? ['State', 'a snapshot is being written now'] : null,
@@ -459,7 +506,7 @@ window.statusView = (() => {
               'Last',
               last
                 ? [
-                    last.outcome === 'ok' ? 'ok' : h('strong', { class: 'problem' }, 'failed'),
+                    last.outcome === 'ok' ? 'ok' : problem('failed'),
                     ', ',
                     when(last.time),
                     last.scheduled ? ', scheduled' : ', asked for',
@@ -475,7 +522,7 @@ window.statusView = (() => {
             : h(
                 'table',
                 { class: 'status-table snapshots' },
-                h('caption', {}, `${count(snapshots.length)} ${plural(snapshots.length, 'snapshot')} in the folder, newest first`),
+                h('caption', {}, `${counted(snapshots.length, 'snapshot')} in the folder, newest first`),
                 h('thead', {}, h('tr', {}, ['File', 'Taken', 'Size'].map(name => h('th', { scope: 'col' }, name)))),
                 h(
                   'tbody',
@@ -521,8 +568,8 @@ window.statusView = (() => {
           h(
             'p',
             { class: 'muted' },
-            'When each bucket last got data, the silent ones first: a watcher that stopped sending for more than 15 minutes is ' +
-              'marked silent. Counts and exports are on the ',
+            'When each bucket last got data, the silent ones first: a watcher that stopped sending ' +
+              'for more than 15 minutes is marked silent. Counts and exports are on the ',
             h('a', { href: '#/buckets' }, 'Buckets page'),
             '.',
           ),
@@ -531,7 +578,11 @@ window.statusView = (() => {
             : h(
                 'table',
                 { class: 'status-table watchers' },
-                h('thead', {}, h('tr', {}, ['Bucket', 'Host', 'Last data', 'State'].map(name => h('th', { scope: 'col' }, name)))),
+                h(
+                  'thead',
+                  {},
+                  h('tr', {}, ['Bucket', 'Host', 'Last data', 'State'].map(name => h('th', { scope: 'col' }, name))),
+                ),
                 h(
                   'tbody',
                   {},
@@ -582,7 +633,11 @@ window.statusView = (() => {
     const element = h('div', { class: 'action' }, hint ? h('p', { class: 'muted' }, hint) : null, controls, message);
 
     function idle(focus) {
-      const button = h('button', { type: 'button', class: confirm ? 'danger' : 'primary', onclick: confirm ? ask : go }, label);
+      const button = h(
+        'button',
+        { type: 'button', class: confirm ? 'danger' : 'primary', onclick: confirm ? ask : go },
+        label,
+      );
       dom.replace(controls, button);
       if (focus) button.focus();
     }
@@ -593,7 +648,12 @@ window.statusView = (() => {
       dom.replace(
         controls,
         h('p', { class: 'confirm' }, confirm()),
-        h('div', { class: 'confirm-buttons' }, yes, h('button', { type: 'button', onclick: () => idle(true) }, 'Cancel')),
+        h(
+          'div',
+          { class: 'confirm-buttons' },
+          yes,
+          h('button', { type: 'button', onclick: () => idle(true) }, 'Cancel'),
+        ),
       );
       yes.focus();
     }
@@ -613,7 +673,7 @@ window.statusView = (() => {
       // The outcome is said once the page shows what it changed.
       await refresh();
       message.className = failure ? 'action-message problem' : 'action-message done';
-      if (failure) dom.replace(message, h('strong', {}, 'Failed'), `: ${failed}: ${failure.message}`);
+      if (failure) dom.replace(message, h('strong', {}, failed), `: ${failure.message}`);
       else dom.replace(message, outcome);
       idle(hadFocus);
     }
@@ -639,9 +699,14 @@ window.statusView = (() => {
   /** "ok", "failed" or what runs, in words. */
   function stateOf(status, runningText) {
     if (status.running) return runningText;
-    if (status.last_error) return h('strong', { class: 'problem' }, 'failed');
+    if (status.last_error) return problem('failed');
     if (status.last_pass) return 'ok';
     return 'nothing run since the server started';
+  }
+
+  /** A state that needs attention, said in a word and shown in the warning colour. */
+  function problem(text) {
+    return h('strong', { class: 'problem' }, text);
   }
 
   /** The last failure, if the last pass failed. */
@@ -688,11 +753,10 @@ window.statusView = (() => {
       ['minute', 60],
     ]) {
       if (seconds >= size) {
-        const whole = Math.floor(seconds / size);
-        return `${whole} ${plural(whole, name)}`;
+        return counted(Math.floor(seconds / size), name);
       }
     }
-    return `${seconds} ${plural(seconds, 'second')}`;
+    return counted(seconds, 'second');
   }
 
   /** "minute", "5 minutes", "24 hours", "3 days", "90 seconds": an interval of the config, in seconds. */
@@ -725,8 +789,10 @@ window.statusView = (() => {
     return h('data', { value, 'data-size': name || null }, text);
   }
 
+  /** "1,234". */
   const count = value => Number(value).toLocaleString('en');
-  const plural = (value, word) => (value === 1 ? word : `${word}s`);
+  /** "1 event", "3 new events". */
+  const counted = (value, words) => `${count(value)} ${value === 1 ? words : `${words}s`}`;
   const baseName = path => String(path).split(/[\\/]/).pop();
 
   return { render };
