@@ -336,9 +336,9 @@ window.statusView = (() => {
             return [
               'Vacuum now? It rebuilds the database file: the watchers’ writes wait while it runs, ' +
                 'and it needs free disk space about the file’s size',
-              database.size === undefined ? '' : [' (', bytes(database.size), ')'],
+              known(database.size) ? [' (', bytes(database.size), ')'] : '',
               '.',
-              database.reclaimable === undefined ? '' : [' It gives back about ', bytes(database.reclaimable), '.'],
+              known(database.reclaimable) ? [' It gives back about ', bytes(database.reclaimable), '.'] : '',
               ' ',
             ];
           },
@@ -367,7 +367,6 @@ window.statusView = (() => {
         const answer = answers.database;
         if (answer.error) return dom.replace(body, failedToLoad('the database status', answer.error));
         const database = (latest = answer.value);
-        const known = value => value !== undefined && value !== null;
         dom.replace(
           body,
           facts(
@@ -457,7 +456,7 @@ window.statusView = (() => {
           label: 'Take a snapshot now',
           hint: [
             'Writes a consistent copy of the database',
-            size === undefined ? '' : [' (about ', bytes(size), ')'],
+            known(size) ? [' (about ', bytes(size), ')'] : '',
             ' into the folder while the server goes on serving.',
           ],
           busy: 'Writing the snapshot…',
@@ -789,6 +788,8 @@ window.statusView = (() => {
     return h('data', { value, 'data-size': name || null }, text);
   }
 
+  /** Whether the server gave a value (`reclaimable` is null when it could not count it). */
+  const known = value => value !== undefined && value !== null;
   /** "1,234". */
   const count = value => Number(value).toLocaleString('en');
   /** "1 event", "3 new events". */
