@@ -42,17 +42,19 @@ export const HOST = 'testhost';
 /**
  * A running server: `url`, `request()`, `stop()`. `dbPath`: an existing
  * database to serve (kept), instead of a new one (removed on stop).
+ * `config`: more of config.toml (`[sync]`, `[retention]`...), after the
+ * API key's section; `args`: more flags (`--device-id`).
  * AW_WEBPATH=DIR serves the pages of DIR (`--webpath`) instead of those
  * embedded in the binary, to try a change of them without a build; they
  * are then served as any UI folder, without the built-in dashboard's
  * `Content-Security-Policy` and `Link` headers.
  */
-export async function startServer({ apiKey = null, dbPath = null } = {}) {
+export async function startServer({ apiKey = null, dbPath = null, config: extra = '', args = [] } = {}) {
   const binary = process.env.AW_SERVER_BIN;
   if (!binary) throw new Error('AW_SERVER_BIN is not set: run this through scripts/test-dashboard');
   const home = mkdtempSync(join(tmpdir(), 'aw-dashboard-'));
   const config = join(home, 'config.toml');
-  writeFileSync(config, apiKey ? `[auth]\napi_key = "${apiKey}"\n` : '');
+  writeFileSync(config, (apiKey ? `[auth]\napi_key = "${apiKey}"\n` : '') + extra);
   const child = spawn(
     binary,
     [
@@ -63,6 +65,7 @@ export async function startServer({ apiKey = null, dbPath = null } = {}) {
       '--config',
       config,
       ...(process.env.AW_WEBPATH ? ['--webpath', process.env.AW_WEBPATH] : []),
+      ...args,
     ],
     {
       env: {
