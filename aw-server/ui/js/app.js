@@ -41,29 +41,11 @@
     status: ['js/views/status.js', 'statusView'],
   };
 
-  /** Scripts asked for, by path: the promise of their loading. */
-  const loading = new Map();
-
   /** The view of route `name`, loading its script first if it is lazy. */
   async function viewOf(name) {
     if (VIEWS[name]) return VIEWS[name];
     const [path, global] = LAZY[name];
-    if (!loading.has(path)) {
-      loading.set(
-        path,
-        new Promise((resolve, reject) => {
-          const script = document.createElement('script');
-          script.src = path;
-          script.onload = resolve;
-          script.onerror = () => {
-            loading.delete(path); // so that opening it again retries
-            reject(new Error(`Could not load ${path}: is the server still running?`));
-          };
-          document.head.append(script);
-        }),
-      );
-    }
-    await loading.get(path);
+    await dom.script(path);
     VIEWS[name] = window[global];
     return VIEWS[name];
   }

@@ -1,6 +1,6 @@
 // Building DOM nodes without a framework or innerHTML: every text goes in
 // as text, so names from events (window titles, URLs) are never parsed as
-// markup.
+// markup. And loading the scripts of the parts not loaded with the page.
 
 const dom = (() => {
   'use strict';
@@ -49,5 +49,34 @@ const dom = (() => {
     append(element, children);
   }
 
-  return { h, svg, replace };
+  /** Scripts asked for, by path: the promise of their loading. */
+  const scripts = new Map();
+
+  /**
+   * Runs the script at `path` once, as the listed ones run (a classic
+   * script, one global scope); the promise settles when it has run. A
+   * failed load is forgotten, so that asking again retries. For the parts
+   * of the dashboard loaded when first needed (app.js's `LAZY` views).
+   */
+  function script(path) {
+    if (!scripts.has(path)) {
+      scripts.set(
+        path,
+        new Promise((resolve, reject) => {
+          const element = document.createElement('script');
+          element.src = path;
+          element.onload = resolve;
+          element.onerror = () => {
+            scripts.delete(path);
+            element.remove();
+            reject(new Error(`Could not load ${path}: is the server still running?`));
+          };
+          document.head.append(element);
+        }),
+      );
+    }
+    return scripts.get(path);
+  }
+
+  return { h, svg, replace, script };
 })();

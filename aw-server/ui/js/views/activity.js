@@ -176,7 +176,7 @@ const activityView = (() => {
         { class: 'cards' },
         card('Active time', summaryFacts(summary, buckets, all), 'wide summary'),
         chart,
-        isDay ? card('Timeline', timelines(summary, all, range, colorOf), 'wide') : null,
+        isDay ? card('Timeline', [timelines(summary, all, range, colorOf), rangeTool(buckets, shown, range)], 'wide') : null,
         card(
           'Top applications',
           topList(
@@ -228,6 +228,37 @@ const activityView = (() => {
     return [...byHost].map(([host, events]) =>
       h('div', { class: 'timeline-host' }, h('h3', {}, host), timeline(events, range, colorOf)),
     );
+  }
+
+  /**
+   * "Delete a time range…" under the day's timeline. Its form
+   * (views/range.js) is loaded when first opened, so that this view's
+   * script does not grow with it.
+   */
+  function rangeTool(buckets, hosts, day) {
+    const slot = h('div', { class: 'range-tool' });
+    const problem = h('p', { class: 'error-text', role: 'alert' });
+    const opener = h(
+      'button',
+      {
+        type: 'button',
+        onclick: async () => {
+          opener.disabled = true;
+          problem.textContent = '';
+          try {
+            await dom.script('js/views/range.js');
+            window.rangeDelete.open(slot, { opener, day, buckets, hosts });
+          } catch (error) {
+            problem.textContent = error.message;
+          } finally {
+            opener.disabled = false;
+          }
+        },
+      },
+      'Delete a time range…',
+    );
+    slot.append(opener, problem);
+    return slot;
   }
 
   /** The total and a few facts beside it: each host's time, for all devices. */
