@@ -1,8 +1,8 @@
-// The Categories page (views/categories.js): its pure edits of the list
-// under Node, then the page in Chromium against a seeded server (see
-// server.mjs `seed`: the categories edited are those of the set "base",
-// and the set "extra" is active too). What is saved is read back through
-// the settings API, in aw-webui's format.
+// The Categories page: its pure edits of the list (category-edits.js)
+// under Node, then the page (views/categories.js) in Chromium against a
+// seeded server (see server.mjs `seed`: the categories edited are those of
+// the set "base", and the set "extra" is active too). What is saved is
+// read back through the settings API, in aw-webui's format.
 
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
@@ -11,11 +11,8 @@ import { assertAccessible, assertClean, drawn, openPage, shoot, useBrowser } fro
 import { defined, loadScripts } from './scripts.mjs';
 import { HOST, seed, startServer } from './server.mjs';
 
-// The view script registers itself on `window` and listens for the page
-// being left; under Node a stand-in takes both.
-globalThis.window = { addEventListener() {} };
-loadScripts('dom.js', 'time.js', 'categories.js', 'charts.js', 'views/categories.js');
-const model = defined('window.categoriesView.model');
+loadScripts('categories.js', 'category-edits.js');
+const model = defined('categoryEdits');
 
 const DAY = '2026-03-10';
 const regex = (name, pattern) => ({ name, rule: { type: 'regex', regex: pattern } });

@@ -359,20 +359,21 @@ describe('a server with [sync] and [retention]', () => {
 
   test('the managing pages load when first opened, and once', async () => {
     const { page, context, problems } = await openPage();
-    const views = [];
+    const scripts = [];
     page.on('request', request => {
       const path = new URL(request.url()).pathname;
-      if (path.startsWith('/js/views/')) views.push(path.slice('/js/views/'.length));
+      if (path.startsWith('/js/')) scripts.push(path.slice('/js/'.length));
     });
-    const lazy = ['categories.js', 'privacy.js', 'status.js'];
-    const asked = name => views.filter(view => view === name).length;
+    // The Categories page's edits of the list are a script of their own, loaded with it.
+    const lazy = ['views/categories.js', 'category-edits.js', 'views/privacy.js', 'views/status.js'];
+    const asked = name => scripts.filter(script => script === name).length;
     await drawn(page, () => page.goto(`${server.url}/#/activity`));
     for (const name of lazy) assert.equal(asked(name), 0, `${name} was loaded with the day view`);
     const status = page.locator('header nav').getByRole('link', { name: 'Status' });
     const activity = page.locator('header nav').getByRole('link', { name: 'Activity' });
     await drawn(page, () => status.click());
     assert.equal(await page.locator('main h1').innerText(), 'Status');
-    assert.equal(asked('status.js'), 1);
+    assert.equal(asked('views/status.js'), 1);
     await drawn(page, () => activity.click());
     await drawn(page, () => status.click());
     await drawn(page, () => page.goBack());
@@ -381,11 +382,30 @@ describe('a server with [sync] and [retention]', () => {
     assert.deepEqual(
       lazy.map(name => [name, asked(name)]),
       [
-        ['categories.js', 0],
-        ['privacy.js', 0],
-        ['status.js', 1],
+        ['views/categories.js', 0],
+        ['category-edits.js', 0],
+        ['views/privacy.js', 0],
+        ['views/status.js', 1],
       ],
     );
+    // The Categories page brings its edits first, once.
+    const categories = page.locator('header nav').getByRole('link', { name: 'Categories' });
+    await drawn(page, () => categories.click());
+    assert.equal(await page.locator('main h1').innerText(), 'Categories');
+    await page.locator('#preview[data-state="ready"]').waitFor({ timeout: 30_000 });
+    await drawn(page, () => status.click());
+    await drawn(page, () => categories.click());
+    assert.deepEqual(
+      lazy.map(name => [name, asked(name)]),
+      [
+        ['views/categories.js', 1],
+        ['category-edits.js', 1],
+        ['views/privacy.js', 0],
+        ['views/status.js', 1],
+      ],
+    );
+    assert.ok(scripts.indexOf('category-edits.js') < scripts.indexOf('views/categories.js'), scripts.join(' '));
+    await page.locator('#preview[data-state="ready"]').waitFor({ timeout: 30_000 });
     assertClean(problems);
     await context.close();
   });

@@ -11,9 +11,10 @@
 // the later ones use. The server's build joins them into the one file it
 // serves (aw-server/src/ui_scripts.rs), so the first view's requests start
 // as soon as that file has arrived. The managing pages are not listed
-// there: each is a script of its own under js/views/, loaded the first
-// time its route is opened (`LAZY`), so the first view's figure does not
-// grow with them.
+// there: each is a script of its own under js/views/ (with any script
+// only it uses, such as category-edits.js), loaded the first time its
+// route is opened (`LAZY`), so the first view's figure does not grow with
+// them.
 
 (() => {
   'use strict';
@@ -29,23 +30,24 @@
   };
 
   /**
-   * Views loaded when first opened: route → [script, the name it defines].
-   * The script runs as the listed ones do (a classic script, one global
-   * scope), after all of them, and defines its view as a property of
-   * `window` (`window.statusView = ...`): a top-level `const` of a script
-   * is not one, and the policy forbids `eval`.
+   * Views loaded when first opened: route → [scripts, the name the last
+   * defines]. The scripts run in order, as the listed ones do (classic
+   * scripts, one global scope), after all of them; an earlier one holds
+   * what only its view uses (category-edits.js). The last defines its view
+   * as a property of `window` (`window.statusView = ...`): a top-level
+   * `const` of a script is not one, and the policy forbids `eval`.
    */
   const LAZY = {
-    categories: ['js/views/categories.js', 'categoriesView'],
-    privacy: ['js/views/privacy.js', 'privacyView'],
-    status: ['js/views/status.js', 'statusView'],
+    categories: [['js/category-edits.js', 'js/views/categories.js'], 'categoriesView'],
+    privacy: [['js/views/privacy.js'], 'privacyView'],
+    status: [['js/views/status.js'], 'statusView'],
   };
 
-  /** The view of route `name`, loading its script first if it is lazy. */
+  /** The view of route `name`, loading its scripts first if it is lazy. */
   async function viewOf(name) {
     if (VIEWS[name]) return VIEWS[name];
-    const [path, global] = LAZY[name];
-    await dom.script(path);
+    const [paths, global] = LAZY[name];
+    for (const path of paths) await dom.script(path);
     VIEWS[name] = window[global];
     return VIEWS[name];
   }
