@@ -125,6 +125,7 @@ describe('without an API key', () => {
     assert.equal(await pointAt(8, 0), '');
     await page.mouse.move(0, 0);
     await shoot(page, 'day-1280-light');
+    await assertAccessible(page, 'day-1280-light');
     assertClean(problems);
     await context.close();
   });
@@ -203,6 +204,7 @@ describe('without an API key', () => {
     assert.equal(days[0], 'Mon, 9 Mar 2026: 26m 40s');
     assert.equal(days[1], 'Tue, 10 Mar 2026: 2h 17m 3s');
     await shoot(page, 'week-1280-light');
+    await assertAccessible(page, 'week-1280-light');
     await drawn(page, () => page.getByRole('link', { name: 'Previous week' }).click());
     assert.equal(await total(page), '1h 5m');
     await drawn(page, () => page.keyboard.press('ArrowRight'));
@@ -212,6 +214,7 @@ describe('without an API key', () => {
     assert.equal(await total(page), '3h 48m 43s');
     assert.equal(await page.locator('.columns .column').count(), 31);
     await shoot(page, 'month-1280-light');
+    await assertAccessible(page, 'month-1280-light');
     assertClean(problems);
     await context.close();
   });
@@ -234,6 +237,7 @@ describe('without an API key', () => {
     assert.match(rows[2]['First event'], /6 Mar 2026/);
     assert.equal(await page.locator('tr.stale').count(), 3, 'stopped watchers stand out');
     await shoot(page, 'buckets-1280-light');
+    await assertAccessible(page, 'buckets-1280-light');
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: `Export aw-watcher-window_${HOST}` }).click(),
@@ -275,6 +279,7 @@ describe('without an API key', () => {
     assert.equal(seconds(active), Math.round(title.duration));
     assert.equal(await page.locator('table.results tbody tr').count(), answer.matches.length);
     await shoot(page, 'search-1280-light');
+    await assertAccessible(page, 'search-1280-light');
     await drawn(page, () => row.getByRole('link', { name: 'Tue, 10 Mar 2026' }).click());
     assert.equal(new URL(page.url()).hash, `#/activity/${HOST}/day/${DAY}`);
     assert.equal(await total(page), TUESDAY.total);
@@ -291,6 +296,7 @@ describe('without an API key', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window`);
     await shoot(page, 'search-390-dark');
+    await assertAccessible(page, 'search-390-dark');
     await page.getByLabel('Title or URL contains').fill('no such window');
     await drawn(page, () => page.getByRole('button', { name: 'Search' }).click());
     assert.match(await page.locator('main').innerText(), /Nothing contains “no such window” in this period\./);
@@ -319,6 +325,13 @@ describe('without an API key', () => {
       await drawn(page, () => page.goto(`${server.url}/#/buckets`));
       await shoot(page, `buckets-${suffix}`);
       await assertAccessible(page, `the buckets page at ${suffix}`);
+      await page.clock.setFixedTime(SEARCH_NOW);
+      await drawn(page, () => page.goto(`${server.url}/#/search/7d/youtube`));
+      await shoot(page, `search-${suffix}`);
+      await assertAccessible(page, `the search page at ${suffix}`);
+      await drawn(page, () => page.goto(`${server.url}/#/tokens`));
+      await shoot(page, `tokens-open-${suffix}`);
+      await assertAccessible(page, `the tokens page at ${suffix}`);
       await drawn(page, () => page.goto(`${server.url}/#/about`));
       assert.match(await page.locator('main').innerText(), /About this server[\s\S]*Web UI/);
       await shoot(page, `about-${suffix}`);
@@ -371,6 +384,7 @@ describe('with an API key', () => {
     assert.equal(await total(page), '2h 48m 43s');
     assert.deepEqual([...authorizations], [`Bearer ${API_KEY}`]);
     await shoot(page, 'week-with-api-key-1280-light');
+    await assertAccessible(page, 'week-with-api-key-1280-light');
     assertClean(problems);
     await context.close();
   });
@@ -381,6 +395,7 @@ describe('with an API key', () => {
     await page.locator('[role=alert]').waitFor({ timeout: 30_000 });
     assert.match(await page.locator('main').innerText(), /needs an API key[\s\S]*\?token=KEY/);
     await shoot(page, 'missing-api-key-1280-light');
+    await assertAccessible(page, 'missing-api-key-1280-light');
     // The refused API calls are the only problems.
     assert.ok(problems.length > 0);
     for (const problem of problems) assert.match(problem, /401|Unauthorized/);
@@ -423,6 +438,7 @@ describe('with an API key', () => {
       assert.ok(text.includes(READER), text);
       assert.equal(await page.locator('table.tokens, form').count(), 0);
       await shoot(page, 'tokens-read-token-1280-light');
+      await assertAccessible(page, 'tokens-read-token-1280-light');
       assertClean(problems);
       await context.close();
     });
@@ -489,6 +505,7 @@ describe('with an API key', () => {
       const table = await page.locator('table.tokens').innerText();
       assert.ok(!table.includes('awt_') && !table.includes(reader), table);
       await shoot(page, 'tokens-1280-light');
+      await assertAccessible(page, 'tokens-1280-light');
 
       // Revoking asks first; Cancel keeps the token.
       await page.getByRole('button', { name: 'Revoke backup-script', exact: true }).click();
@@ -510,6 +527,7 @@ describe('with an API key', () => {
       const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window at 390px`);
       await shoot(phone.page, 'tokens-390-dark');
+      await assertAccessible(phone.page, 'tokens-390-dark');
       assertClean(phone.problems);
       await phone.context.close();
     });
@@ -586,6 +604,7 @@ describe('a hub holding several devices', () => {
     assert.equal(strips.length, 2);
     for (const label of strips) assert.match(label, /^3 stretches of activity/);
     await shoot(page, 'all-devices-day-1280-light');
+    await assertAccessible(page, 'all-devices-day-1280-light');
 
     // The address keeps the choice, written out or encoded.
     await drawn(page, () => page.keyboard.press('w'));
@@ -606,6 +625,7 @@ describe('a hub holding several devices', () => {
     const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the window at 390px`);
     await shoot(phone.page, 'all-devices-day-390-dark');
+    await assertAccessible(phone.page, 'all-devices-day-390-dark');
     assertClean(phone.problems);
     await phone.context.close();
   });
@@ -669,6 +689,7 @@ describe('a damaged database', () => {
     const bulk = status.salvage.buckets.find(bucket => bucket.id === 'bulk');
     assert.equal(bulk.recovered, 3000 - lost);
     await shoot(page, 'salvaged-database-1280-light');
+    await assertAccessible(page, 'salvaged-database-1280-light');
     assertClean(problems);
     await context.close();
   });
