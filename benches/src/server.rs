@@ -58,6 +58,10 @@ impl ServerProcess {
             .env("XDG_DATA_HOME", &dirs[1])
             .env("XDG_CACHE_HOME", &dirs[2])
             .env_remove("RUST_LOG")
+            // Warnings only: the reference logs every request in testing
+            // mode otherwise (at about half its heartbeat throughput), while
+            // this server logs requests only with `--verbose`. Like for like.
+            .env("LOG_LEVEL", "warn")
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
