@@ -363,9 +363,12 @@ describe('a server with [sync] and [retention]', () => {
     page.on('request', request => {
       const path = new URL(request.url()).pathname;
       if (path.startsWith('/js/')) scripts.push(path.slice('/js/'.length));
+      if (path === '/css/manage.css') scripts.push('manage.css');
     });
     // The Categories page's edits of the list are a script of their own, loaded with it.
     const lazy = ['views/categories.js', 'category-edits.js', 'views/privacy.js', 'views/status.js'];
+    // So is the managing pages' style sheet, loaded with the first of them.
+    lazy.push('manage.css');
     const asked = name => scripts.filter(script => script === name).length;
     await drawn(page, () => page.goto(`${server.url}/#/activity`));
     for (const name of lazy) assert.equal(asked(name), 0, `${name} was loaded with the day view`);
@@ -386,6 +389,7 @@ describe('a server with [sync] and [retention]', () => {
         ['category-edits.js', 0],
         ['views/privacy.js', 0],
         ['views/status.js', 1],
+        ['manage.css', 1],
       ],
     );
     // The Categories page brings its edits first, once.
@@ -402,6 +406,7 @@ describe('a server with [sync] and [retention]', () => {
         ['category-edits.js', 1],
         ['views/privacy.js', 0],
         ['views/status.js', 1],
+        ['manage.css', 1],
       ],
     );
     assert.ok(scripts.indexOf('category-edits.js') < scripts.indexOf('views/categories.js'), scripts.join(' '));

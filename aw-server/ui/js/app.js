@@ -43,10 +43,14 @@
     status: [['js/views/status.js'], 'statusView'],
   };
 
+  /** The style sheet of the lazy views (and the day view's range form). */
+  const MANAGE_CSS = 'css/manage.css';
+
   /** The view of route `name`, loading its scripts first if it is lazy. */
   async function viewOf(name) {
     if (VIEWS[name]) return VIEWS[name];
     const [paths, global] = LAZY[name];
+    await dom.stylesheet(MANAGE_CSS);
     for (const path of paths) await dom.script(path);
     VIEWS[name] = window[global];
     return VIEWS[name];

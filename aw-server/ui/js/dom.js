@@ -78,5 +78,34 @@ const dom = (() => {
     return scripts.get(path);
   }
 
-  return { h, svg, replace, script };
+  /** Style sheets asked for, by path: the promise of their loading. */
+  const sheets = new Map();
+
+  /**
+   * Loads the style sheet at `path` once (as `script` loads a script), so
+   * what only the pages loaded later use stays out of the first view's
+   * style sheet.
+   */
+  function stylesheet(path) {
+    if (!sheets.has(path)) {
+      sheets.set(
+        path,
+        new Promise((resolve, reject) => {
+          const element = document.createElement('link');
+          element.rel = 'stylesheet';
+          element.href = path;
+          element.onload = resolve;
+          element.onerror = () => {
+            sheets.delete(path);
+            element.remove();
+            reject(new Error(`Could not load ${path}: is the server still running?`));
+          };
+          document.head.append(element);
+        }),
+      );
+    }
+    return sheets.get(path);
+  }
+
+  return { h, svg, replace, script, stylesheet };
 })();

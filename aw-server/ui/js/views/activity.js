@@ -246,6 +246,7 @@ const activityView = (() => {
           opener.disabled = true;
           problem.textContent = '';
           try {
+            await dom.stylesheet('css/manage.css');
             await dom.script('js/views/range.js');
             window.rangeDelete.open(slot, { opener, day, buckets, hosts });
           } catch (error) {
