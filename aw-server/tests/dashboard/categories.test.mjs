@@ -193,8 +193,18 @@ describe('the Categories page', () => {
       ['Shell', '45m'],
       ['Media > Video', '30m'],
     ]);
+    // By keyboard: the list of titles gets its links, then the link of "bash".
+    const titles = page.locator('section.card', { has: page.locator('h2', { hasText: 'Top window titles' }) });
+    assert.equal(await page.locator('.make-category').count(), 0, 'no links until asked for');
+    await titles.getByRole('button', { name: 'Make a category of one of these…' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Make a category of main.rs - Code' }).waitFor();
+    assert.ok(
+      await page.getByRole('link', { name: 'Make a category of main.rs - Code' }).evaluate(link => link === document.activeElement),
+      'the first link has the focus',
+    );
+    assert.equal(await titles.locator('.make-category').count(), 3);
     await assertAccessible(page, 'the day view with its "Make a category" links');
-    // By keyboard: the link of the title "bash".
     await page.getByRole('link', { name: 'Make a category of bash' }).focus();
     await drawn(page, () => page.keyboard.press('Enter'));
     assert.match(await page.locator('.cat-notice').innerText(), /New category “bash” for the window title “bash”, not saved yet/);

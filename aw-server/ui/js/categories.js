@@ -9,52 +9,25 @@
 //   set is used. This is aw-webui's `loadCategories` and
 //   `computeEffectiveClasses` (src/util/classes.ts, src/stores/categories.ts).
 // - else the older flat `classes` list;
-// - else aw-webui's default categories (below), which the Categories page
-//   (views/categories.js) starts from.
+// - else aw-webui's default categories (their colours below; the
+//   Categories page's category-edits.js has them whole).
 
 const categories = (() => {
   'use strict';
 
-  /**
-   * aw-webui's default categories, as the server applies them when neither
-   * setting exists (DEFAULTS in aw-server/src/summary/categories.rs): the
-   * list the Categories page starts from, and their colours.
-   */
-  const DEFAULTS = [
-    [['Work'], 'Google Docs|libreoffice|ReText', false, '#0F0'],
-    [['Work', 'Programming'], 'GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite', false, null],
-    [['Work', 'Programming', 'ActivityWatch'], 'ActivityWatch|aw-', true, null],
-    [['Work', 'Image'], 'GIMP|Inkscape', false, null],
-    [['Work', 'Video'], 'Kdenlive', false, null],
-    [['Work', 'Audio'], 'Audacity', false, null],
-    [['Work', '3D'], 'Blender', false, null],
-    [['Media'], null, false, '#F33'],
-    [['Media', 'Games'], 'Minecraft|RimWorld', false, '#F80'],
-    [['Media', 'Video'], 'YouTube|Plex|VLC', false, '#F33'],
-    [['Media', 'Social Media'], 'reddit|Facebook|Twitter|Instagram|devRant', true, '#FCC400'],
-    [['Media', 'Music'], 'Spotify|Deezer', true, '#A8FC00'],
-    [['Comms'], null, false, '#9FF'],
-    [
-      ['Comms', 'IM'],
-      'Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost',
-      false,
-      null,
-    ],
-    [['Comms', 'Email'], 'Gmail|Thunderbird|mutt|alpine', false, null],
+  /** The colours of aw-webui's default categories: [name path, color]. */
+  const DEFAULT_COLORS = [
+    [['Work'], '#0F0'],
+    [['Media'], '#F33'],
+    [['Media', 'Games'], '#F80'],
+    [['Media', 'Video'], '#F33'],
+    [['Media', 'Social Media'], '#FCC400'],
+    [['Media', 'Music'], '#A8FC00'],
+    [['Comms'], '#9FF'],
+    [['Uncategorized'], '#CCC'],
   ];
 
-  /** A fresh copy of the default categories, in aw-webui's format. */
-  function defaultCategories() {
-    const list = DEFAULTS.map(([name, regex, ignoreCase, color]) => {
-      let rule = { type: 'none' };
-      if (regex !== null) rule = ignoreCase ? { type: 'regex', regex, ignore_case: true } : { type: 'regex', regex };
-      const category = { name: [...name], rule };
-      if (color) category.data = { color };
-      return category;
-    });
-    list.push({ name: ['Uncategorized'], rule: { type: null }, data: { color: '#CCC' } });
-    return list;
-  }
+  const defaultCategories = () => DEFAULT_COLORS.map(([name, color]) => ({ name, data: { color } }));
 
   const isCategory = c => c && Array.isArray(c.name) && c.name.length > 0 && c.rule;
 
@@ -102,5 +75,5 @@ const categories = (() => {
     return PALETTE[Math.abs(hash) % PALETTE.length];
   }
 
-  return { effectiveCategories, categoryColor, defaultCategories };
+  return { effectiveCategories, categoryColor };
 })();

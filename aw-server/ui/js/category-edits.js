@@ -12,7 +12,7 @@
 // - `category_sets` when it holds any set: the first set (in its order)
 //   whose id is in `active_set_ids`, else the first set; the whole array
 //   is saved back with only that set's `categories` changed;
-// - else `classes`; else aw-webui's default categories (categories.js),
+// - else `classes`; else aw-webui's default categories (`DEFAULTS`),
 //   saved to `classes`.
 //
 // Which category an invalid rule belongs to is read from the server's
@@ -23,6 +23,48 @@ const categoryEdits = (() => {
 
   /** The separator of name paths as the server writes them ("Work > Programming"). */
   const SEP = ' > ';
+
+  /**
+   * aw-webui's default categories, as the server applies them when neither
+   * setting exists (DEFAULTS in aw-server/src/summary/categories.rs): the
+   * list the page starts from then. (categories.js has only their colours,
+   * for the first view's script.)
+   */
+  const DEFAULTS = [
+    [['Work'], 'Google Docs|libreoffice|ReText', false, '#0F0'],
+    [['Work', 'Programming'], 'GitHub|Stack Overflow|BitBucket|Gitlab|vim|Spyder|kate|Ghidra|Scite', false, null],
+    [['Work', 'Programming', 'ActivityWatch'], 'ActivityWatch|aw-', true, null],
+    [['Work', 'Image'], 'GIMP|Inkscape', false, null],
+    [['Work', 'Video'], 'Kdenlive', false, null],
+    [['Work', 'Audio'], 'Audacity', false, null],
+    [['Work', '3D'], 'Blender', false, null],
+    [['Media'], null, false, '#F33'],
+    [['Media', 'Games'], 'Minecraft|RimWorld', false, '#F80'],
+    [['Media', 'Video'], 'YouTube|Plex|VLC', false, '#F33'],
+    [['Media', 'Social Media'], 'reddit|Facebook|Twitter|Instagram|devRant', true, '#FCC400'],
+    [['Media', 'Music'], 'Spotify|Deezer', true, '#A8FC00'],
+    [['Comms'], null, false, '#9FF'],
+    [
+      ['Comms', 'IM'],
+      'Messenger|Telegram|Signal|WhatsApp|Rambox|Slack|Riot|Element|Discord|Nheko|NeoChat|Mattermost',
+      false,
+      null,
+    ],
+    [['Comms', 'Email'], 'Gmail|Thunderbird|mutt|alpine', false, null],
+  ];
+
+  /** A fresh copy of the default categories, in aw-webui's format. */
+  function defaultCategories() {
+    const list = DEFAULTS.map(([name, regex, ignoreCase, color]) => {
+      let rule = { type: 'none' };
+      if (regex !== null) rule = ignoreCase ? { type: 'regex', regex, ignore_case: true } : { type: 'regex', regex };
+      const category = { name: [...name], rule };
+      if (color) category.data = { color };
+      return category;
+    });
+    list.push({ name: ['Uncategorized'], rule: { type: null }, data: { color: '#CCC' } });
+    return list;
+  }
 
   // The list of categories, edited by pure functions that answer a new
   // list (changed categories are copies), so the list as saved stays as
@@ -252,7 +294,7 @@ const categoryEdits = (() => {
     } else if (Array.isArray(stored)) {
       draft.saved = clone(stored);
     } else {
-      draft.saved = categories.defaultCategories();
+      draft.saved = defaultCategories();
       draft.fromDefaults = true;
     }
     draft.list = clone(draft.saved);

@@ -49,63 +49,42 @@ const dom = (() => {
     append(element, children);
   }
 
-  /** Scripts asked for, by path: the promise of their loading. */
-  const scripts = new Map();
+  /** Files asked for (scripts, style sheets), by path: their loading. */
+  const loaded = new Map();
+
+  /**
+   * Adds the element `make()` answers for `path` to the page once; the
+   * promise settles when it has loaded. A failed load is forgotten, so that
+   * asking again retries.
+   */
+  function loadOnce(path, make) {
+    if (!loaded.has(path)) {
+      loaded.set(
+        path,
+        new Promise((resolve, reject) => {
+          const element = make();
+          element.onload = resolve;
+          element.onerror = () => {
+            loaded.delete(path);
+            element.remove();
+            reject(new Error(`Could not load ${path}: is the server still running?`));
+          };
+          document.head.append(element);
+        }),
+      );
+    }
+    return loaded.get(path);
+  }
 
   /**
    * Runs the script at `path` once, as the listed ones run (a classic
-   * script, one global scope); the promise settles when it has run. A
-   * failed load is forgotten, so that asking again retries. For the parts
-   * of the dashboard loaded when first needed (app.js's `LAZY` views).
+   * script, one global scope), for the parts of the dashboard loaded when
+   * first needed (app.js's `LAZY` views).
    */
-  function script(path) {
-    if (!scripts.has(path)) {
-      scripts.set(
-        path,
-        new Promise((resolve, reject) => {
-          const element = document.createElement('script');
-          element.src = path;
-          element.onload = resolve;
-          element.onerror = () => {
-            scripts.delete(path);
-            element.remove();
-            reject(new Error(`Could not load ${path}: is the server still running?`));
-          };
-          document.head.append(element);
-        }),
-      );
-    }
-    return scripts.get(path);
-  }
+  const script = path => loadOnce(path, () => h('script', { src: path }));
 
-  /** Style sheets asked for, by path: the promise of their loading. */
-  const sheets = new Map();
-
-  /**
-   * Loads the style sheet at `path` once (as `script` loads a script), so
-   * what only the pages loaded later use stays out of the first view's
-   * style sheet.
-   */
-  function stylesheet(path) {
-    if (!sheets.has(path)) {
-      sheets.set(
-        path,
-        new Promise((resolve, reject) => {
-          const element = document.createElement('link');
-          element.rel = 'stylesheet';
-          element.href = path;
-          element.onload = resolve;
-          element.onerror = () => {
-            sheets.delete(path);
-            element.remove();
-            reject(new Error(`Could not load ${path}: is the server still running?`));
-          };
-          document.head.append(element);
-        }),
-      );
-    }
-    return sheets.get(path);
-  }
+  /** Loads the style sheet at `path` once: the styles of those parts. */
+  const stylesheet = path => loadOnce(path, () => h('link', { rel: 'stylesheet', href: path }));
 
   return { h, svg, replace, script, stylesheet };
 })();

@@ -168,6 +168,30 @@ const activityView = (() => {
             'category',
           )
         : null;
+    // A top list whose rows get their "Make a category of …" links when
+    // asked: drawn with every first view, they made it paint later.
+    const categorizable = (rows, field) => {
+      const list = topList(rows, { limit: ROWS });
+      if (!rows.length) return list;
+      const opener = h(
+        'button',
+        {
+          type: 'button',
+          class: 'make-categories',
+          onclick: () => {
+            const linked = topList(
+              rows.map(row => ({ ...row, action: makeCategory(field, row.text) })),
+              { limit: ROWS },
+            );
+            list.replaceWith(linked);
+            opener.remove();
+            linked.querySelector('.make-category')?.focus();
+          },
+        },
+        'Make a category of one of these…',
+      );
+      return [list, opener];
+    };
     const range = [new Date(summary.start), new Date(summary.end)];
     main.replaceChildren(
       header,
@@ -179,21 +203,21 @@ const activityView = (() => {
         isDay ? card('Timeline', [timelines(summary, all, range, colorOf), rangeTool(buckets, shown, range)], 'wide') : null,
         card(
           'Top applications',
-          topList(
-            summary.app.map(row => ({ label: row.key, seconds: row.duration, action: makeCategory('app', row.key) })),
-            { limit: ROWS },
+          categorizable(
+            summary.app.map(row => ({ label: row.key, seconds: row.duration, text: row.key })),
+            'app',
           ),
         ),
         card(
           'Top window titles',
-          topList(
+          categorizable(
             summary.title.map(row => ({
               label: row.key || '(no title)',
               title: `${row.app}: ${row.key}`,
               seconds: row.duration,
-              action: makeCategory('title', row.key),
+              text: row.key,
             })),
-            { limit: ROWS },
+            'title',
           ),
         ),
         card(
