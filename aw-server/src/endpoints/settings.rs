@@ -4,7 +4,7 @@
 //! and a write or delete with `If-Match` happens only if the value is still
 //! the one the client read: two dashboard tabs editing the categories
 //! would otherwise drop the earlier save without a word. The comparison and
-//! the write are one step: conditional writes take [`WRITES`] in turn.
+//! the write are one step: conditional writes take the `WRITES` lock in turn.
 
 use std::collections::BTreeMap;
 
