@@ -45,15 +45,6 @@ pub struct Tagged<T> {
     etag: Header<'static>,
 }
 
-impl<T> Tagged<T> {
-    fn new(inner: T, value: &SettingValue) -> Tagged<T> {
-        Tagged {
-            inner,
-            etag: Header::new("ETag", etag(value)),
-        }
-    }
-}
-
 /// The entity tag of a stored value (`null` when unset): the first 16 hex
 /// digits of the SHA-256 of its JSON text, quoted.
 pub fn etag(value: &SettingValue) -> String {
@@ -88,13 +79,15 @@ impl<'r> FromRequest<'r> for IfMatch {
 }
 
 impl IfMatch {
-    /// Refuses with 412 when `current` (the stored value, `Null` when
-    /// unset) is not one the client accepts.
-    fn check(&self, key: &str, current: &SettingValue) -> Result<(), ApiError> {
+    /// Refuses with 412 when the stored value of `key` (`Null` when unset)
+    /// is not one the client accepts; without `If-Match`, reads nothing.
+    async fn check(&self, key: &str, state: &ServerState) -> Result<(), ApiError> {
         let Some(tags) = &self.0 else {
             return Ok(());
         };
-        let tag = etag(current);
+        let current = state.datastore.setting(key).await?;
+        let current = current.unwrap_or(SettingValue::Null);
+        let tag = etag(&current);
         if tags
             .iter()
             .any(|wanted| *wanted == tag || (wanted == "*" && !current.is_null()))
@@ -117,7 +110,11 @@ pub async fn get(
     check_key(key)?;
     let value = state.datastore.setting(key).await?;
     let value = value.unwrap_or(SettingValue::Null);
-    Ok(Tagged::new(Json(value.clone()), &value))
+    let etag = Header::new("ETag", etag(&value));
+    Ok(Tagged {
+        inner: Json(value),
+        etag,
+    })
 }
 
 /// Stores any JSON value (201, with the new `ETag`), if `If-Match` allows.
@@ -139,21 +136,23 @@ pub async fn set(
         PrivacyRules::compile(&value, aw_query::limits::MAX_REGEX_SIZE)
             .map_err(|error| ApiError::BadRequest(format!("Invalid privacy filters: {error}")))?;
     }
+    let etag = Header::new("ETag", etag(&value));
     let _turn = WRITES.lock().await;
-    let current = state.datastore.setting(key).await?;
-    if_match.check(key, current.as_ref().unwrap_or(&SettingValue::Null))?;
+    if_match.check(key, state).await?;
     let datastore = state.datastore.clone();
-    let owned_key = key.to_string();
-    let stored = value.clone();
+    let key = key.to_string();
     blocking(move || {
-        if stored.is_null() {
-            Ok(datastore.delete_setting(&owned_key)?)
+        if value.is_null() {
+            Ok(datastore.delete_setting(&key)?)
         } else {
-            Ok(datastore.set_setting(&owned_key, stored)?)
+            Ok(datastore.set_setting(&key, value)?)
         }
     })
     .await?;
-    Ok(Tagged::new(Empty(Status::Created), &value))
+    Ok(Tagged {
+        inner: Empty(Status::Created),
+        etag,
+    })
 }
 
 /// Deletes a setting, if `If-Match` allows; unset keys are fine.
@@ -165,8 +164,7 @@ pub async fn delete(
 ) -> Result<Empty, ApiError> {
     check_key(key)?;
     let _turn = WRITES.lock().await;
-    let current = state.datastore.setting(key).await?;
-    if_match.check(key, current.as_ref().unwrap_or(&SettingValue::Null))?;
+    if_match.check(key, state).await?;
     let datastore = state.datastore.clone();
     let key = key.to_string();
     blocking(move || Ok(datastore.delete_setting(&key)?)).await?;
