@@ -54,10 +54,13 @@ pub fn init(log_dir: &Path, testing: bool, verbose: bool) -> io::Result<PathBuf>
     }
     // At debug level Rocket and hyper print whole requests, headers
     // (`Authorization`) and addresses included: never below info, so no
-    // log shows a key or token, whatever the level asked for.
+    // log shows a key or token, whatever the level asked for. Nor above
+    // what was asked: `LOG_LEVEL=warn` keeps Rocket's line per request out.
     for module in ["rocket", "hyper"] {
-        let cap = if verbose || asked.is_ok() {
+        let cap = if verbose {
             log::LevelFilter::Info
+        } else if let Ok(filters) = &asked {
+            asked_level(filters, module).min(log::LevelFilter::Info)
         } else {
             log::LevelFilter::Warn
         };
@@ -71,6 +74,26 @@ pub fn init(log_dir: &Path, testing: bool, verbose: bool) -> io::Result<PathBuf>
         .try_init()
         .map_err(|error| io::Error::other(error.to_string()))?;
     Ok(path)
+}
+
+/// The most detailed level `filters` (`RUST_LOG` syntax) lets through for
+/// `module`'s messages; warnings where they name neither the module nor a
+/// default.
+fn asked_level(filters: &str, module: &str) -> log::LevelFilter {
+    use log::Log;
+    let logger = env_logger::Builder::new()
+        .parse_filters("warn")
+        .parse_filters(filters)
+        .build();
+    let enabled = |level: log::Level| {
+        logger.enabled(&log::Metadata::builder().target(module).level(level).build())
+    };
+    let levels: Vec<log::LevelFilter> = log::LevelFilter::iter().collect();
+    levels
+        .into_iter()
+        .rev()
+        .find(|level| level.to_level().is_none_or(enabled))
+        .unwrap_or(log::LevelFilter::Off)
 }
 
 /// Warnings and errors of a command (`export`, `import`, `sync`...) on
@@ -93,4 +116,23 @@ pub fn init_for_command() {
         .target(env_logger::Target::Stderr);
     // Only fails if a logger is already installed, which then logs.
     let _ = builder.try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use log::LevelFilter;
+
+    #[test]
+    fn rocket_logs_no_more_than_asked_and_never_below_info() {
+        let cap = |filters: &str| asked_level(filters, "rocket").min(LevelFilter::Info);
+        assert_eq!(cap("warn"), LevelFilter::Warn);
+        assert_eq!(cap("error"), LevelFilter::Error);
+        assert_eq!(cap("off"), LevelFilter::Off);
+        assert_eq!(cap("info"), LevelFilter::Info);
+        assert_eq!(cap("trace"), LevelFilter::Info);
+        assert_eq!(cap("warn,rocket=debug"), LevelFilter::Info);
+        assert_eq!(cap("debug,rocket=error"), LevelFilter::Error);
+        assert_eq!(cap("aw_server=debug"), LevelFilter::Warn);
+    }
 }
