@@ -56,6 +56,7 @@ mod memory;
 mod pending;
 mod privacy;
 mod queries;
+mod queue;
 mod reader;
 mod replica;
 pub mod restore;
@@ -67,7 +68,6 @@ mod snapshot;
 mod stats;
 mod tokens;
 mod wal_sync;
-mod watch;
 mod worker;
 mod writer_stats;
 mod writes;
@@ -87,6 +87,7 @@ use crate::bounds::DurationBounds;
 use crate::commands::{ReadCommand, Reply};
 use crate::local::LocalReads;
 use crate::memory::WriterMemory;
+use crate::queue::WriterQueue;
 use crate::route::OnCaller;
 use crate::stats::{SharedStats, StatsWriter};
 use crate::wal_sync::WalSyncer;
@@ -135,15 +136,13 @@ pub struct EventQuery {
 /// the worker.
 #[derive(Debug, Clone)]
 pub struct Datastore {
-    writer: Sender<WorkerMessage>,
+    writer: Arc<WriterQueue<WorkerMessage>>,
     /// `None` for in-memory databases, whose reads the writer serves.
     readers: Option<Sender<ReadCommand>>,
     /// Connections for reads on the calling thread (`local.rs`); `None`
     /// for in-memory databases.
     local: Option<Arc<LocalReads>>,
     closed: Arc<AtomicBool>,
-    /// Set while the writer sleeps on its queue.
-    writer_asleep: Arc<AtomicBool>,
     /// Damage met while serving (`salvage.rs`).
     damage: Arc<salvage::DamageSeen>,
     /// The writer's commit times (`writer_stats.rs`).
@@ -275,9 +274,7 @@ impl Datastore {
             Arc::clone(&damage),
             Arc::clone(&commit_times),
         )?;
-        let (writer, messages) = bounded(WRITE_QUEUE);
-        let queue = watch::Queue::new(messages);
-        let writer_asleep = queue.asleep();
+        let (writer, queue) = queue::bounded(WRITE_QUEUE);
         for (index, reader_conn) in readers.into_iter().enumerate() {
             let bounds = Arc::clone(&bounds);
             let stats = Arc::clone(&shared_stats);
@@ -296,11 +293,10 @@ impl Datastore {
             worker.run(queue)
         })?;
         Ok(Datastore {
-            writer,
+            writer: Arc::new(writer),
             readers: Some(read_sender),
             local: Some(Arc::new(local)),
             closed,
-            writer_asleep,
             damage,
             commit_times,
         })
@@ -375,16 +371,13 @@ impl Datastore {
             Arc::clone(&damage),
             Arc::clone(&commit_times),
         )?;
-        let (writer, messages) = bounded(WRITE_QUEUE);
-        let queue = watch::Queue::new(messages);
-        let writer_asleep = queue.asleep();
+        let (writer, queue) = queue::bounded(WRITE_QUEUE);
         spawn("aw-datastore-writer".to_string(), move || worker.run(queue))?;
         Ok(Datastore {
-            writer,
+            writer: Arc::new(writer),
             readers: None,
             local: local.map(Arc::new),
             closed,
-            writer_asleep,
             damage,
             commit_times,
         })
@@ -520,13 +513,7 @@ impl Datastore {
             pulsetime,
             reply: Reply::Task(reply),
         });
-        // An awake writer needs some tens of microseconds for a heartbeat:
-        // less than a sleep and a wake-up of the waiting task (`watch.rs`).
-        if self.writer_asleep.load(Ordering::Relaxed) {
-            pending
-        } else {
-            pending.watched(watch::budget())
-        }
+        pending
     }
 
     /// Events newest first, selected and clipped (`docs/API.md`,

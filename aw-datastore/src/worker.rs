@@ -80,11 +80,11 @@ use crate::lock::{self, FileLock};
 use crate::memory::{RulesInForce, WriterMemory};
 use crate::privacy::{PrivacyRules, PRIVACY_FILTERS_KEY};
 use crate::queries;
+use crate::queue::Queue;
 use crate::reader;
 use crate::salvage::{self, DamageSeen};
 use crate::stats::{self, StatsWriter, Stored};
 use crate::wal_sync::{self, WalSyncer};
-use crate::watch::Queue;
 use crate::writer_stats::CommitTimes;
 use crate::writes;
 use crate::{DatastoreError, Result};
@@ -327,14 +327,14 @@ impl Worker {
 
     /// Serves until closed or until every handle is dropped.
     pub(crate) fn run(mut self, queue: Queue<WorkerMessage>) {
-        let mut guard = ExitGuard {
+        let guard = ExitGuard {
             closed: Arc::clone(&self.closed),
             queue,
         };
-        self.serve(&mut guard.queue);
+        self.serve(&guard.queue);
     }
 
-    fn serve(&mut self, queue: &mut Queue<WorkerMessage>) {
+    fn serve(&mut self, queue: &Queue<WorkerMessage>) {
         loop {
             let message = if self.scanning.is_some() || !self.unscanned.is_empty() {
                 match queue.receiver().try_recv() {
@@ -346,7 +346,7 @@ impl Worker {
                     Err(TryRecvError::Disconnected) => break,
                 }
             } else {
-                // Watched for a moment first while busy: see `watch.rs`.
+                // Sleeps until a sender wakes it (`queue.rs`).
                 match queue.recv() {
                     Ok(message) => message,
                     Err(_) => break,
