@@ -33,9 +33,11 @@
 //! The WAL is bounded all the same. A checkpoint copies the WAL into the
 //! main file, which needs free space about the size of what it copies, so
 //! a WAL that takes most of what is left of the disk could never be
-//! folded in again. Every [`SIZE_CHECK`] while commits come, the WAL syncer
-//! looks at the WAL's size and the disk's free space, and checkpoints
-//! early when the WAL is over [`WAL_LIMIT`] or over a quarter of the free
+//! folded in again. At a commit at least [`SIZE_CHECK`] after the last
+//! look, the writer looks at the WAL's size and the disk's free space
+//! (two small system calls, on the thread that is awake anyway: a timer of
+//! the WAL syncer's own woke it four times a second under the lightest
+//! load), and the WAL syncer checkpoints early when the WAL is over [`WAL_LIMIT`] or over a quarter of the free
 //! space ([`wal_too_large`]), and in the second case ([`space_is_low`])
 //! also truncates it, so its space goes back; a checkpoint that a reader kept from
 //! finishing is tried again every [`CHECKPOINT_RETRY`] while the WAL is
@@ -64,9 +66,9 @@ pub(crate) const IDLE_SYNC: StdDuration = StdDuration::from_secs(1);
 pub(crate) const MAX_UNSYNCED: StdDuration = StdDuration::from_secs(15);
 /// Longest time between checkpoints under constant writes.
 pub(crate) const CHECKPOINT_INTERVAL: StdDuration = StdDuration::from_secs(60);
-/// How often the WAL's size is looked at while commits come: two small
-/// system calls, often enough that a WAL growing by megabytes a second
-/// does not outrun a nearly full disk between two looks.
+/// How often, at most, the WAL's size is looked at while commits come:
+/// two small system calls, often enough that a WAL growing by megabytes a
+/// second does not outrun a nearly full disk between two looks.
 pub(crate) const SIZE_CHECK: StdDuration = StdDuration::from_millis(250);
 /// A WAL larger than this is checkpointed without waiting for the
 /// interval.
@@ -203,16 +205,26 @@ impl Schedule {
         Some(self.retry_at.map_or(due, |retry| due.max(retry)))
     }
 
-    /// When the WAL syncer must wake next: a sync, a wanted checkpoint, or a
-    /// look at the WAL's size while commits are unsynced.
+    /// When the WAL syncer must wake next: a sync or a wanted checkpoint.
     fn wake_at(&self) -> Option<Instant> {
-        let size_check = self
-            .first_unsynced
-            .map(|first| self.last_size_check.unwrap_or(first) + SIZE_CHECK);
-        [self.due(), self.checkpoint_at, size_check]
-            .into_iter()
-            .flatten()
-            .min()
+        [self.due(), self.checkpoint_at].into_iter().flatten().min()
+    }
+
+    /// Whether a commit at `now` should look at the WAL's size.
+    fn size_due(&self, now: Instant) -> bool {
+        self.last_size_check
+            .is_none_or(|last| now >= last + SIZE_CHECK)
+    }
+
+    /// Takes in a WAL of `size` bytes with `free` bytes left, looked at
+    /// `now`; whether that wants a checkpoint not wanted before.
+    fn measured(&mut self, now: Instant, size: u64, free: Option<u64>) -> bool {
+        self.space_low = space_is_low(size, free);
+        let wanted = wal_too_large(size, free) && self.checkpoint_at.is_none();
+        if wanted {
+            self.checkpoint_at = Some(now);
+        }
+        wanted
     }
 
     /// How much a sync at `now` should checkpoint: everything while the
@@ -257,6 +269,7 @@ impl Shared {
 pub(crate) struct WalSyncer {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    wal: PathBuf,
 }
 
 impl WalSyncer {
@@ -269,24 +282,36 @@ impl WalSyncer {
             .name("aw-datastore-wal-sync".to_string())
             .spawn({
                 let shared = Arc::clone(&shared);
+                let wal = wal.clone();
                 move || run(&conn, &wal, &shared)
             })
             .map_err(DatastoreError::Io)?;
         Ok(WalSyncer {
             shared,
             thread: Some(thread),
+            wal,
         })
     }
 
-    /// A commit happened; it will be synced on schedule.
+    /// A commit happened; it will be synced on schedule. Called by the
+    /// writer, which looks at the WAL's size here at most every
+    /// [`SIZE_CHECK`].
     pub(crate) fn committed(&self) {
         let now = Instant::now();
         let mut schedule = self.shared.schedule();
         schedule.last_commit = Some(now);
-        if schedule.first_unsynced.is_none() {
-            schedule.first_unsynced = Some(now);
-            // Only an idle WAL syncer needs waking: one already waiting for a
-            // due time finds the later `last_commit` when it wakes.
+        // Only an idle WAL syncer needs waking: one already waiting for a
+        // due time finds the later `last_commit` when it wakes.
+        let mut wake = schedule.first_unsynced.is_none();
+        schedule.first_unsynced.get_or_insert(now);
+        if schedule.size_due(now) {
+            schedule.last_size_check = Some(now);
+            drop(schedule);
+            let (size, free) = measure(&self.wal);
+            schedule = self.shared.schedule();
+            wake |= schedule.measured(now, size, free);
+        }
+        if wake {
             self.shared.wake.notify_one();
         }
     }
@@ -347,20 +372,6 @@ fn run(conn: &Connection, wal: &Path, shared: &Shared) {
                 .wait_timeout(schedule, wake - now)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
-            continue;
-        }
-        if schedule.due().is_none_or(|due| now < due)
-            && schedule.checkpoint_at.is_none_or(|at| now < at)
-        {
-            // Only the size is due: measure it without the lock.
-            schedule.last_size_check = Some(now);
-            drop(schedule);
-            let (size, free) = measure(wal);
-            schedule = shared.schedule();
-            schedule.space_low = space_is_low(size, free);
-            if wal_too_large(size, free) {
-                schedule.checkpoint_at.get_or_insert(now);
-            }
             continue;
         }
         // Commits from here on may miss this sync: they start a new round.
@@ -478,21 +489,41 @@ mod tests {
     }
 
     #[test]
-    fn the_size_is_looked_at_while_commits_come() {
+    fn the_wal_syncer_wakes_only_for_a_sync_or_a_wanted_checkpoint() {
         let start = Instant::now();
         let mut schedule = Schedule {
             first_unsynced: Some(start),
             last_commit: Some(start + MAX_UNSYNCED),
+            last_size_check: Some(start),
             ..Schedule::default()
         };
-        assert_eq!(schedule.wake_at(), Some(start + SIZE_CHECK));
-        schedule.last_size_check = Some(start + SIZE_CHECK);
-        assert_eq!(schedule.wake_at(), Some(start + SIZE_CHECK * 2));
+        assert_eq!(schedule.wake_at(), Some(start + MAX_UNSYNCED));
         schedule.checkpoint_at = Some(start + SIZE_CHECK / 2);
         assert_eq!(schedule.wake_at(), Some(start + SIZE_CHECK / 2));
         // Nothing unsynced and nothing wanted: sleep until a commit.
         let idle = Schedule::default();
         assert_eq!(idle.wake_at(), None);
+    }
+
+    #[test]
+    fn commits_look_at_the_size_at_most_every_size_check() {
+        let start = Instant::now();
+        let mut schedule = Schedule::default();
+        assert!(schedule.size_due(start), "the first commit looks");
+        schedule.last_size_check = Some(start);
+        assert!(!schedule.size_due(start + SIZE_CHECK / 2));
+        assert!(schedule.size_due(start + SIZE_CHECK));
+        // A small WAL on a roomy disk wants nothing.
+        assert!(!schedule.measured(start, 4 << 20, Some(1 << 40)));
+        assert!(!schedule.space_low);
+        assert_eq!(schedule.checkpoint_at, None);
+        // One taking much of what is left wants a truncating checkpoint,
+        // once: a later look while it is wanted wakes nobody again.
+        assert!(schedule.measured(start, 4 << 20, Some(8 << 20)));
+        assert!(schedule.space_low);
+        assert_eq!(schedule.checkpoint_at, Some(start));
+        assert_eq!(schedule.checkpoint(start), Checkpoint::Truncate);
+        assert!(!schedule.measured(start + SIZE_CHECK, 4 << 20, Some(8 << 20)));
     }
 
     #[test]
