@@ -131,6 +131,22 @@ fn no_transparent_huge_pages() {
     }
 }
 
+/// The runtime the HTTP side runs on: one async worker. It only parses,
+/// routes and writes answers; everything heavy runs on the datastore's
+/// threads or the background pool. With more workers, tokio hands a task
+/// woken from outside (a heartbeat answered by the writer) to whichever
+/// worker sleeps, so a heartbeat from a sequential client woke both
+/// workers: 4.5 context switches per heartbeat against 3.1 with one
+/// (`benches/runs/2026-11-28-heartbeat-cpu.md`).
+fn serving_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("rocket-worker-thread")
+        .enable_all()
+        .build()
+        .context("cannot start the server's runtime")
+}
+
 fn main() -> anyhow::Result<()> {
     let purge_delay = allocator::set_purge_delay();
     no_transparent_huge_pages();
@@ -283,7 +299,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         }),
     );
 
-    let launched = match rocket::execute(rocket.launch()) {
+    let launched = match serving_runtime()?.block_on(rocket.launch()) {
         // Rocket reports a shutdown as failed when connection tasks still
         // ran as its accept loop ended, which a busy server hit now and
         // then right after SIGTERM. Those requests either got their answer
