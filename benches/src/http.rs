@@ -107,6 +107,15 @@ impl Connection {
         self.round_trip(&request)
     }
 
+    /// `DELETE path`.
+    pub fn delete(&mut self, path: &str) -> std::io::Result<Reply> {
+        let request = format!(
+            "DELETE {path} HTTP/1.1\r\nHost: {}\r\n{}Content-Length: 0\r\n\r\n",
+            self.address, self.headers
+        );
+        self.round_trip(request.as_bytes())
+    }
+
     /// `GET path`.
     pub fn get(&mut self, path: &str) -> std::io::Result<Reply> {
         let request = format!(

@@ -1,6 +1,7 @@
 //! A server binary under test: started on a free port and a fresh database,
 //! measured through `/proc`, stopped with SIGTERM.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::net::TcpListener;
@@ -141,6 +142,30 @@ impl ServerProcess {
         Duration::from_millis(ticks * 10)
     }
 
+    /// Context switches (voluntary and involuntary) of each of the
+    /// server's threads so far, by thread id (`/proc/<pid>/task/*/status`).
+    pub fn thread_switches(&self) -> HashMap<u32, u64> {
+        let Some(pid) = self.pid() else {
+            return HashMap::new();
+        };
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            return HashMap::new();
+        };
+        tasks
+            .filter_map(|task| {
+                let task = task.ok()?;
+                let tid = task.file_name().to_str()?.parse::<u32>().ok()?;
+                let status = fs::read_to_string(task.path().join("status")).ok()?;
+                let switches = status
+                    .lines()
+                    .filter(|line| line.contains("ctxt_switches:"))
+                    .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+                    .sum();
+                Some((tid, switches))
+            })
+            .collect()
+    }
+
     /// Makes the kernel's record of the server's peak resident memory
     /// (`VmHWM`) its current size, so that [`ServerProcess::memory`] then gives
     /// the peak since this call (Linux 4.0 and later; elsewhere, or if
@@ -256,4 +281,50 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// Counts a server's wake-ups over a stretch of time: the context
+/// switches (voluntary and involuntary) of all its threads, each a thread
+/// put to sleep or preempted. Threads come and go (Rocket's blocking pool
+/// ends idle ones), so each thread's count is followed by its id: a thread
+/// that ended since the last [`Switches::sample`] takes its switches since
+/// then along, which sampling every second keeps small.
+#[derive(Debug, Default)]
+pub struct Switches {
+    first: HashMap<u32, u64>,
+    last: HashMap<u32, u64>,
+    ended: u64,
+}
+
+impl Switches {
+    /// Starts counting now.
+    pub fn start(server: &ServerProcess) -> Switches {
+        let first = server.thread_switches();
+        Switches {
+            last: first.clone(),
+            first,
+            ended: 0,
+        }
+    }
+
+    /// Looks at the threads again.
+    pub fn sample(&mut self, server: &ServerProcess) {
+        let now = server.thread_switches();
+        for (tid, last) in &self.last {
+            if !now.contains_key(tid) {
+                self.ended += last - self.first.get(tid).copied().unwrap_or(0);
+            }
+        }
+        self.last = now;
+    }
+
+    /// The switches since [`Switches::start`], up to the last sample.
+    pub fn count(&self) -> u64 {
+        self.ended
+            + self
+                .last
+                .iter()
+                .map(|(tid, last)| last.saturating_sub(self.first.get(tid).copied().unwrap_or(0)))
+                .sum::<u64>()
+    }
 }

@@ -13,6 +13,8 @@ pub struct Measurement {
     pub wall: Duration,
     /// Server CPU time over the loop.
     pub server_cpu: Duration,
+    /// The server's context switches over the loop (all threads).
+    pub server_switches: u64,
     /// Requests that did not answer 2xx.
     pub failures: usize,
     /// Extra figures of the scenario (RSS, events, ...).
@@ -25,6 +27,7 @@ impl Measurement {
         self.latencies.extend(other.latencies);
         self.wall += other.wall;
         self.server_cpu += other.server_cpu;
+        self.server_switches += other.server_switches;
         self.failures += other.failures;
         for (name, value) in other.extra {
             match self
@@ -60,6 +63,11 @@ impl Measurement {
         self.server_cpu.as_secs_f64() * 1_000.0 / self.latencies.len().max(1) as f64
     }
 
+    /// Server context switches per request.
+    pub fn switches_per_request(&self) -> f64 {
+        self.server_switches as f64 / self.latencies.len().max(1) as f64
+    }
+
     /// The figures as JSON.
     pub fn to_json(&self) -> Value {
         let extra: serde_json::Map<String, Value> = self
@@ -76,6 +84,7 @@ impl Measurement {
             "max_ms": self.quantile_ms(1.0),
             "requests_per_s": self.throughput(),
             "server_cpu_ms_per_request": self.cpu_ms_per_request(),
+            "server_switches_per_request": self.switches_per_request(),
             "extra": extra,
         })
     }

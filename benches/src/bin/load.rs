@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use aw_benches::dashboard::{self, DashboardBuckets};
 use aw_benches::dataset::{self, DatasetSpec};
 use aw_benches::http;
-use aw_benches::server::ServerProcess;
+use aw_benches::server::{ServerProcess, Switches};
 use aw_benches::stats::Measurement;
 use aw_models::{Duration as AwDuration, Timestamp};
 use clap::Parser;
@@ -55,6 +55,11 @@ struct Args {
     /// stored them in document order.
     #[arg(long)]
     oldest_first: bool,
+    /// Minutes of the watcher-load row (three watchers at 1 Hz on every
+    /// server at once); 0 leaves it out. A `--only` that names no part of
+    /// "watcher load" leaves it out too.
+    #[arg(long, default_value_t = 5.0)]
+    watch_minutes: f64,
     /// Where to write the JSON results.
     #[arg(long, default_value = "target/bench/load.json")]
     json: PathBuf,
@@ -178,6 +183,7 @@ fn paced_on(
     mut request: impl FnMut(usize) -> Option<http::Reply>,
 ) -> Measurement {
     let cpu_before = server.cpu_time();
+    let mut switches = Switches::start(server);
     let started = Instant::now();
     let mut measurement = Measurement::default();
     for index in 0..max {
@@ -196,6 +202,8 @@ fn paced_on(
     }
     measurement.wall = started.elapsed();
     measurement.server_cpu = server.cpu_time().saturating_sub(cpu_before);
+    switches.sample(server);
+    measurement.server_switches = switches.count();
     measurement
 }
 
@@ -208,6 +216,7 @@ fn parallel(
     request: &(dyn Fn(&ureq::Agent, usize) -> Option<http::Reply> + Sync),
 ) -> Measurement {
     let cpu_before = server.cpu_time();
+    let mut switches = Switches::start(server);
     let started = Instant::now();
     let parts: Vec<Measurement> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..clients)
@@ -238,6 +247,8 @@ fn parallel(
     }
     measurement.wall = started.elapsed();
     measurement.server_cpu = server.cpu_time().saturating_sub(cpu_before);
+    switches.sample(server);
+    measurement.server_switches = switches.count();
     measurement
 }
 
@@ -450,6 +461,11 @@ fn scenarios() -> Vec<Scenario> {
         );
     }
     add(
+        "100 devices' watchers: 300 heartbeats/s spread evenly",
+        "",
+        Box::new(|w, s| devices(s, if w.quick { 5 } else { 20 })),
+    );
+    add(
         "heartbeat every 20 ms while 1-year queries loop",
         "p50 0.9, max 3,300-4,100 ms",
         Box::new(|w, s| {
@@ -488,6 +504,9 @@ fn scenarios() -> Vec<Scenario> {
     list
 }
 
+/// The name of the watcher-load row.
+const WATCHER_ROW: &str = "watcher load: 3 buckets at 1 Hz, all servers at once";
+
 fn unique() -> u128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -502,6 +521,287 @@ fn create_bucket(server: &ServerProcess, bucket: &str) -> String {
     let url = format!("{}{path}", server.url());
     let _ = http::post_json(&agent, &url, body.to_string().as_bytes());
     format!("{path}/heartbeat?pulsetime=2")
+}
+
+/// Devices in the many-devices row, each with three watchers.
+const DEVICES: usize = 100;
+
+/// The hub's load: [`DEVICES`] devices, each a thread with its own
+/// kept-alive connection and (where the server has tokens) its own write
+/// token, each sending one heartbeat a second to each of its three
+/// buckets, for `seconds`. The 300 heartbeats of a second are spread
+/// evenly over it: bucket `b` of device `d` at `(b * 100 + d) / 300` s.
+fn devices(server: &ServerProcess, seconds: u64) -> Measurement {
+    let run = unique();
+    // Where the server has tokens: an admin token makes one write token
+    // per device, each for its own host only.
+    let admin_name = format!("bench-admin-{}", run % 1_000_000);
+    let admin = make_token(server, None, json!({"name": admin_name, "scope": "admin"}));
+    let tokens: Vec<Option<String>> = (0..DEVICES)
+        .map(|device| {
+            let host = device_host(run, device);
+            let admin = admin.as_deref()?;
+            make_token(
+                server,
+                Some(admin),
+                json!({"name": host, "scope": "write", "hosts": [host]}),
+            )
+        })
+        .collect();
+    let paths: Vec<[String; 3]> = (0..DEVICES)
+        .map(|device| {
+            let host = device_host(run, device);
+            WATCHERS.map(|(watcher, kind, _)| {
+                create_bucket_as(
+                    server,
+                    &format!("{watcher}_{host}"),
+                    kind,
+                    &host,
+                    tokens[device].as_deref(),
+                )
+            })
+        })
+        .collect();
+    let cpu_before = server.cpu_time();
+    let mut switches = Switches::start(server);
+    let started = Instant::now() + Duration::from_millis(100);
+    let beats = seconds as usize;
+    let parts: Vec<Measurement> = std::thread::scope(|scope| {
+        let handles: Vec<_> = paths
+            .iter()
+            .zip(&tokens)
+            .enumerate()
+            .map(|(device, (paths, token))| {
+                scope.spawn(move || {
+                    let mut connection = http::Connection::new(&server.url());
+                    if let Some(token) = token {
+                        connection =
+                            connection.with_header("Authorization", &format!("Bearer {token}"));
+                    }
+                    let mut part = Measurement::default();
+                    for beat in 0..beats {
+                        for (watcher, path) in paths.iter().enumerate() {
+                            let slot = (watcher * DEVICES + device) as u32;
+                            let at = started
+                                + Duration::from_secs(beat as u64)
+                                + Duration::from_secs(1) * slot / (3 * DEVICES as u32);
+                            if let Some(wait) = at.checked_duration_since(Instant::now()) {
+                                std::thread::sleep(wait);
+                            }
+                            send_heartbeat(&mut connection, path, watcher, beat, &mut part);
+                        }
+                    }
+                    part
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut measurement = Measurement::default();
+    for part in parts {
+        measurement.absorb(part);
+    }
+    measurement.wall = started.elapsed();
+    measurement.server_cpu = server.cpu_time().saturating_sub(cpu_before);
+    switches.sample(server);
+    measurement.server_switches = switches.count();
+    // The server as it was: without tokens it asks local clients for none.
+    if let Some(admin) = &admin {
+        let mut connection = http::Connection::new(&server.url())
+            .with_header("Authorization", &format!("Bearer {admin}"));
+        for name in (0..DEVICES)
+            .map(|device| device_host(run, device))
+            .chain([admin_name])
+        {
+            let _ = connection.delete(&format!("/api/0/tokens/{name}"));
+        }
+    }
+    measurement
+}
+
+fn device_host(run: u128, device: usize) -> String {
+    format!("device-{}-{device}", run % 1_000_000)
+}
+
+/// The three watchers of a device: bucket name prefix, event type, and
+/// whether the Python `aw-client` sends its heartbeats (a new connection
+/// for each, as `requests.post` makes).
+const WATCHERS: [(&str, &str, bool); 3] = [
+    ("aw-watcher-window", "currentwindow", true),
+    ("aw-watcher-afk", "afkstatus", true),
+    ("aw-watcher-web-chrome", "web.tab.current", false),
+];
+
+/// Watcher `watcher`'s heartbeat number `beat`: the window changes every
+/// 30 s, the tab every 60 s, the AFK state never, so most heartbeats
+/// merge, as a watcher's do.
+fn watcher_heartbeat(watcher: usize, beat: usize, now: Timestamp) -> String {
+    let data = match watcher {
+        0 => {
+            json!({"app": format!("app-{}", beat / 30 % 5), "title": format!("window {}", beat / 30)})
+        }
+        1 => json!({"status": "not-afk"}),
+        _ => json!({"url": format!("https://example.org/{}", beat / 60), "title": "page",
+                    "audible": false, "incognito": false}),
+    };
+    json!({"timestamp": now, "duration": 0, "data": data}).to_string()
+}
+
+/// Sends watcher `watcher`'s heartbeat number `beat`, stamped now, and
+/// records its latency (and a failure for any answer but 200) in `part`.
+fn send_heartbeat(
+    connection: &mut http::Connection,
+    path: &str,
+    watcher: usize,
+    beat: usize,
+    part: &mut Measurement,
+) {
+    let body = watcher_heartbeat(watcher, beat, Timestamp::now());
+    let sent = Instant::now();
+    let reply = connection.post_json(path, body.as_bytes()).ok();
+    part.latencies.push(sent.elapsed());
+    if reply.is_none_or(|reply| reply.status != 200) {
+        part.failures += 1;
+    }
+}
+
+/// Makes a token (`body`), with `admin` as the credential if given; `None`
+/// if the server has no tokens (the reference: its watchers then send no
+/// `Authorization` header).
+fn make_token(server: &ServerProcess, admin: Option<&str>, body: Value) -> Option<String> {
+    let mut connection = http::Connection::new(&server.url());
+    if let Some(admin) = admin {
+        connection = connection.with_header("Authorization", &format!("Bearer {admin}"));
+    }
+    let reply = connection
+        .post_json("/api/0/tokens", body.to_string().as_bytes())
+        .ok()?;
+    if reply.status != 201 {
+        return None;
+    }
+    let made: Value = serde_json::from_slice(&reply.body).ok()?;
+    Some(made["token"].as_str()?.to_string())
+}
+
+/// Creates a watcher's bucket on `host` (with `token`, if any); returns
+/// the path of its heartbeats.
+fn create_bucket_as(
+    server: &ServerProcess,
+    bucket: &str,
+    kind: &str,
+    host: &str,
+    token: Option<&str>,
+) -> String {
+    let mut connection = http::Connection::new(&server.url());
+    if let Some(token) = token {
+        connection = connection.with_header("Authorization", &format!("Bearer {token}"));
+    }
+    let body = json!({"type": kind, "client": "aw-bench", "hostname": host});
+    let path = format!("/api/0/buckets/{bucket}");
+    let _ = connection.post_json(&path, body.to_string().as_bytes());
+    format!("{path}/heartbeat?pulsetime=2")
+}
+
+/// The watcher-load row: three watchers at 1 Hz on every server at once
+/// (the load is light enough not to disturb the others; running together,
+/// every server meets the same machine) for `duration`. Per server: the
+/// heartbeats' latencies, its CPU per minute and its wake-ups (context
+/// switches of all its threads) per second.
+fn watcher_load(servers: &[ServerProcess], duration: Duration) -> Vec<Measurement> {
+    let run = unique();
+    let host = format!("watched-{}", run % 1_000_000);
+    let paths: Vec<[String; 3]> = servers
+        .iter()
+        .map(|server| {
+            WATCHERS.map(|(watcher, kind, _)| {
+                create_bucket_as(server, &format!("{watcher}_{host}"), kind, &host, None)
+            })
+        })
+        .collect();
+    settle_disk();
+    let cpu_before: Vec<Duration> = servers.iter().map(ServerProcess::cpu_time).collect();
+    let mut switches: Vec<Switches> = servers.iter().map(Switches::start).collect();
+    let started = Instant::now();
+    let done = AtomicBool::new(false);
+    let beats = duration.as_secs() as usize;
+    let mut measurements: Vec<Measurement> = std::thread::scope(|scope| {
+        // Every second, so threads that end are counted (see `Switches`).
+        let sampler = scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_secs(1));
+                for (counter, server) in switches.iter_mut().zip(servers) {
+                    counter.sample(server);
+                }
+            }
+        });
+        let handles: Vec<_> = servers
+            .iter()
+            .zip(&paths)
+            .enumerate()
+            .map(|(index, (server, paths))| {
+                scope.spawn(move || {
+                    let watchers: Vec<_> = paths
+                        .iter()
+                        .enumerate()
+                        .map(|(watcher, path)| {
+                            scope.spawn(move || {
+                                let fresh_connections = WATCHERS[watcher].2;
+                                let mut connection = http::Connection::new(&server.url());
+                                let mut part = Measurement::default();
+                                // Watchers and servers a little apart, as
+                                // separate processes would be.
+                                let offset = Duration::from_millis(
+                                    (watcher * 333 + index * 111) as u64 % 1000,
+                                );
+                                for beat in 0..beats {
+                                    let at = started + offset + Duration::from_secs(beat as u64);
+                                    if let Some(wait) = at.checked_duration_since(Instant::now()) {
+                                        std::thread::sleep(wait);
+                                    }
+                                    if fresh_connections {
+                                        connection = http::Connection::new(&server.url());
+                                    }
+                                    send_heartbeat(&mut connection, path, watcher, beat, &mut part);
+                                }
+                                part
+                            })
+                        })
+                        .collect();
+                    let mut measurement = Measurement::default();
+                    for part in watchers.into_iter().filter_map(|h| h.join().ok()) {
+                        measurement.absorb(part);
+                    }
+                    measurement
+                })
+            })
+            .collect();
+        let measurements = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        done.store(true, Ordering::Relaxed);
+        let _ = sampler.join();
+        measurements
+    });
+    let wall = started.elapsed();
+    for (((measurement, server), cpu), mut counter) in measurements
+        .iter_mut()
+        .zip(servers)
+        .zip(cpu_before)
+        .zip(switches)
+    {
+        measurement.wall = wall;
+        measurement.server_cpu = server.cpu_time().saturating_sub(cpu);
+        counter.sample(server);
+        measurement.server_switches = counter.count();
+        let minutes = wall.as_secs_f64() / 60.0;
+        measurement.extra.push((
+            "cpu_ms_per_min".into(),
+            measurement.server_cpu.as_secs_f64() * 1e3 / minutes,
+        ));
+        measurement.extra.push((
+            "wakeups_per_s".into(),
+            measurement.server_switches as f64 / wall.as_secs_f64(),
+        ));
+    }
+    measurements
 }
 
 /// Imports the dataset (one request per bucket) and restarts the server on
@@ -649,6 +949,19 @@ fn main() -> io::Result<()> {
         ));
     }
     bar.finish_and_clear();
+    let watched = WATCHER_ROW;
+    if args.watch_minutes > 0.0
+        && (args.only.is_empty() || args.only.iter().any(|only| watched.contains(only.as_str())))
+    {
+        let minutes = if args.quick {
+            args.watch_minutes.min(1.0)
+        } else {
+            args.watch_minutes
+        };
+        eprintln!("Watcher load: {minutes} min on every server at once...");
+        let measurements = watcher_load(&servers, Duration::from_secs_f64(minutes * 60.0));
+        rows.push((watched.to_string(), String::new(), measurements));
+    }
     for server in &mut servers {
         server.stop()?;
     }
@@ -724,7 +1037,15 @@ fn print_table(servers: &[ServerProcess], rows: &[(String, String, Vec<Measureme
                 // Rows whose tail matters report it.
                 measurements
                     .iter()
-                    .filter(|_| name.starts_with("heartbeat every"))
+                    .filter(|_| name.starts_with("heartbeat"))
+                    .map(|m| format!("wakeups/req={:.2}", m.switches_per_request())),
+            )
+            .chain(
+                measurements
+                    .iter()
+                    .filter(|_| {
+                        name.starts_with("heartbeat every") || name.starts_with("100 devices")
+                    })
                     .map(|m| {
                         format!(
                             "p99={:.1} max={:.1}",
