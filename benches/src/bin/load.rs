@@ -216,7 +216,7 @@ fn parallel(
     request: &(dyn Fn(&ureq::Agent, usize) -> Option<http::Reply> + Sync),
 ) -> Measurement {
     let cpu_before = server.cpu_time();
-    let mut switches = Switches::start(server);
+    let switches = Switches::start(server);
     let started = Instant::now();
     let parts: Vec<Measurement> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..clients)
@@ -241,6 +241,18 @@ fn parallel(
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
+    pooled(parts, server, started, cpu_before, switches)
+}
+
+/// The parts of a parallel run as one measurement, with the server's CPU
+/// and wake-ups since `cpu_before` and `switches` started.
+fn pooled(
+    parts: Vec<Measurement>,
+    server: &ServerProcess,
+    started: Instant,
+    cpu_before: Duration,
+    mut switches: Switches,
+) -> Measurement {
     let mut measurement = Measurement::default();
     for part in parts {
         measurement.absorb(part);
@@ -563,7 +575,7 @@ fn devices(server: &ServerProcess, seconds: u64) -> Measurement {
         })
         .collect();
     let cpu_before = server.cpu_time();
-    let mut switches = Switches::start(server);
+    let switches = Switches::start(server);
     let started = Instant::now() + Duration::from_millis(100);
     let beats = seconds as usize;
     let parts: Vec<Measurement> = std::thread::scope(|scope| {
@@ -597,14 +609,7 @@ fn devices(server: &ServerProcess, seconds: u64) -> Measurement {
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
-    let mut measurement = Measurement::default();
-    for part in parts {
-        measurement.absorb(part);
-    }
-    measurement.wall = started.elapsed();
-    measurement.server_cpu = server.cpu_time().saturating_sub(cpu_before);
-    switches.sample(server);
-    measurement.server_switches = switches.count();
+    let measurement = pooled(parts, server, started, cpu_before, switches);
     // The server as it was: without tokens it asks local clients for none.
     if let Some(admin) = &admin {
         let mut connection = http::Connection::new(&server.url())
