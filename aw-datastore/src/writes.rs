@@ -22,7 +22,7 @@ use crate::key_value::{self, SETTINGS_PREFIX};
 use crate::memory::WriterMemory;
 use crate::privacy::{PrivacyRules, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
 use crate::queries::{bucket_row, contains_identical, newest_event};
-use crate::rows::{created_text, data_text, parse_data};
+use crate::rows::{created_text, data_text, is_canonical_data, parse_data};
 use crate::stats::BucketStats;
 use crate::{DatastoreError, ImportSummary, Result};
 
@@ -439,6 +439,40 @@ impl PreparedEvent {
         })
     }
 
+    /// An event of an import document whose data is the document's JSON
+    /// text for it: validated as [`PreparedEvent::new`] validates an
+    /// event, the text kept as it is when it is already what would be
+    /// stored (an export's always is), else parsed and written out.
+    ///
+    /// Refused, as well as data that is not a JSON object: data nested
+    /// more than 100 levels deep that is not kept as it is. A
+    /// document's own parser stops there; the caller reads such a
+    /// document the way that refuses it with its own message.
+    pub fn from_document(
+        timestamp: Timestamp,
+        duration: Duration,
+        data: String,
+    ) -> Result<PreparedEvent> {
+        let event = Event::new(timestamp, duration, Data::new());
+        validate(&event)?;
+        let data = if is_canonical_data(&data) {
+            data
+        } else if nesting(&data) > DOCUMENT_DATA_DEPTH {
+            return Err(DatastoreError::InvalidInput(
+                "event data nested too deeply".into(),
+            ));
+        } else {
+            let parsed = parse_data(&data)
+                .map_err(|error| DatastoreError::InvalidInput(format!("event data: {error}")))?;
+            data_text(&parsed)
+        };
+        Ok(PreparedEvent {
+            start: timestamp.nanos(),
+            end: event.end().nanos(),
+            data,
+        })
+    }
+
     /// An event as another database stored it (a pulled event): its
     /// times and data text are taken as they are.
     pub fn stored(start: i64, end: i64, data: String) -> PreparedEvent {
@@ -466,6 +500,30 @@ impl PreparedEvent {
     pub fn sort_oldest_first(events: &mut [PreparedEvent]) {
         events.sort_by_key(|event| (event.start, std::cmp::Reverse(event.end)));
     }
+}
+
+/// Deepest data [`PreparedEvent::from_document`] parses: below what
+/// serde_json's parser allows data inside a document (128 levels, less the
+/// document's own).
+const DOCUMENT_DATA_DEPTH: usize = 100;
+
+/// How deeply arrays and objects nest in a JSON text (outside strings).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for byte in text.bytes() {
+        match (in_string, byte) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'{' | b'[') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b'}' | b']') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Merges events into an existing bucket, skipping identical ones.
