@@ -597,9 +597,7 @@ fn devices(server: &ServerProcess, seconds: u64) -> Measurement {
                             let at = started
                                 + Duration::from_secs(beat as u64)
                                 + Duration::from_secs(1) * slot / (3 * DEVICES as u32);
-                            if let Some(wait) = at.checked_duration_since(Instant::now()) {
-                                std::thread::sleep(wait);
-                            }
+                            sleep_until(at);
                             send_heartbeat(&mut connection, path, watcher, beat, &mut part);
                         }
                     }
@@ -760,9 +758,7 @@ fn watcher_load(servers: &[ServerProcess], duration: Duration) -> Vec<Measuremen
                                 );
                                 for beat in 0..beats {
                                     let at = started + offset + Duration::from_secs(beat as u64);
-                                    if let Some(wait) = at.checked_duration_since(Instant::now()) {
-                                        std::thread::sleep(wait);
-                                    }
+                                    sleep_until(at);
                                     if fresh_connections {
                                         connection = http::Connection::new(&server.url());
                                     }
@@ -807,6 +803,14 @@ fn watcher_load(servers: &[ServerProcess], duration: Duration) -> Vec<Measuremen
         ));
     }
     measurements
+}
+
+/// Sleeps until `at`, or not at all when it has passed: the watcher and
+/// device rows send each heartbeat at its slot.
+fn sleep_until(at: Instant) {
+    if let Some(wait) = at.checked_duration_since(Instant::now()) {
+        std::thread::sleep(wait);
+    }
 }
 
 /// Imports the dataset (one request per bucket) and restarts the server on
