@@ -685,7 +685,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
             return Ok(());
         }
         if self.walker.sink.prepares() {
-            while let Some(event) = seq.next_element::<DocumentEvent>()? {
+            while let Some(event) = seq.next_element::<RawEvent>()? {
                 let event = PreparedEvent::from_document(
                     event.timestamp,
                     event.duration,
@@ -703,35 +703,30 @@ impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
     }
 }
 
+/// An event as a document holds it, read without building an `Event`:
+/// the fields `Event`'s deserializer reads, with the data as `D`.
+#[derive(serde::Deserialize)]
+struct DocumentEvent<D> {
+    #[serde(default)]
+    #[allow(dead_code)]
+    id: Option<i64>,
+    timestamp: Timestamp,
+    #[serde(default)]
+    duration: aw_models::Duration,
+    #[allow(dead_code)]
+    data: D,
+}
+
 /// An event read for a sink that [`Sink::prepares`]: its data is kept as
 /// the document's text, so an export's data goes to the datastore without
 /// being built into maps and written back (half of the parsing time of a
 /// year's import).
-#[derive(serde::Deserialize)]
-struct DocumentEvent {
-    #[serde(default)]
-    #[allow(dead_code)]
-    id: Option<i64>,
-    timestamp: Timestamp,
-    #[serde(default)]
-    duration: aw_models::Duration,
-    data: Box<serde_json::value::RawValue>,
-}
+type RawEvent = DocumentEvent<Box<serde_json::value::RawValue>>;
 
 /// An event checked as `Event`'s deserializer checks it, without building
 /// its data: pass 1 of a year's import spent most of its time making maps
 /// and strings only to drop them.
-#[derive(serde::Deserialize)]
-struct EventCheck {
-    #[serde(default)]
-    #[allow(dead_code)]
-    id: Option<i64>,
-    timestamp: Timestamp,
-    #[serde(default)]
-    duration: aw_models::Duration,
-    #[allow(dead_code)]
-    data: ObjectCheck,
-}
+type EventCheck = DocumentEvent<ObjectCheck>;
 
 impl EventCheck {
     fn validate<E: de::Error>(&self) -> Result<(), E> {
@@ -844,16 +839,38 @@ mod tests {
         Ok(count)
     }
 
-    /// A sink that builds every event, as pass 2 does.
+    /// A document of one bucket holding `event` alone.
+    fn in_a_document(event: &[u8]) -> Vec<u8> {
+        let mut text =
+            br#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": ["#
+                .to_vec();
+        text.extend_from_slice(event);
+        text.extend_from_slice(b"]}}}");
+        text
+    }
+
+    /// A sink that keeps every event prepared: built as pass 2 builds
+    /// them (`Event`, then `PreparedEvent::new`), or, when it `prepares`,
+    /// read the one-pass import's way.
     #[derive(Default)]
-    struct Build(u64);
+    struct Build {
+        prepares: bool,
+        events: Vec<PreparedEvent>,
+    }
 
     impl Sink for Build {
         fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
             Ok(())
         }
-        fn event(&mut self, _index: usize, _event: Event) -> Result<(), TransferError> {
-            self.0 += 1;
+        fn event(&mut self, _index: usize, event: Event) -> Result<(), TransferError> {
+            self.events.push(PreparedEvent::new(&event)?);
+            Ok(())
+        }
+        fn prepares(&self) -> bool {
+            self.prepares
+        }
+        fn prepared(&mut self, _index: usize, event: PreparedEvent) -> Result<(), TransferError> {
+            self.events.push(event);
             Ok(())
         }
         fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
@@ -885,11 +902,7 @@ mod tests {
         ];
         let mut accepted = Vec::new();
         for event in events {
-            let mut text =
-                br#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": ["#
-                    .to_vec();
-            text.extend_from_slice(event);
-            text.extend_from_slice(b"]}}}");
+            let text = in_a_document(event);
             let mut checked = Tally::default();
             let checking = InMemory(&text).walk(&mut checked);
             let mut built = Build::default();
@@ -900,54 +913,13 @@ mod tests {
                 building.as_ref().map_err(status).err(),
                 "{shown}: {checking:?} / {building:?}"
             );
-            assert_eq!(checked.events, built.0, "{shown}");
+            assert_eq!(checked.events, built.events.len() as u64, "{shown}");
             accepted.push(building.is_ok());
         }
         // Valid: the first three, tiny and huge numbers (read as floats)
         // and deep nesting; the rest are not.
         let valid: Vec<usize> = (0..accepted.len()).filter(|&i| accepted[i]).collect();
         assert_eq!(valid, [0, 1, 2, 4, 5, 17]);
-    }
-
-    /// A sink that prepares every event, as the one-pass import does.
-    #[derive(Default)]
-    struct Prepare(Vec<PreparedEvent>);
-
-    impl Sink for Prepare {
-        fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
-            Ok(())
-        }
-        fn event(&mut self, _index: usize, _event: Event) -> Result<(), TransferError> {
-            unreachable!("a preparing sink gets prepared events")
-        }
-        fn prepares(&self) -> bool {
-            true
-        }
-        fn prepared(&mut self, _index: usize, event: PreparedEvent) -> Result<(), TransferError> {
-            self.0.push(event);
-            Ok(())
-        }
-        fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
-            Ok(())
-        }
-    }
-
-    /// Every event of `text` prepared through `Event`, as before the
-    /// prepared path.
-    #[derive(Default)]
-    struct Built(Vec<PreparedEvent>);
-
-    impl Sink for Built {
-        fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
-            Ok(())
-        }
-        fn event(&mut self, _index: usize, event: Event) -> Result<(), TransferError> {
-            self.0.push(PreparedEvent::new(&event)?);
-            Ok(())
-        }
-        fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
-            Ok(())
-        }
     }
 
     #[test]
@@ -976,21 +948,20 @@ mod tests {
         let events = events.iter().copied().chain([deep.as_bytes()]);
         let mut prepared_count = 0;
         for event in events {
-            let mut text =
-                br#"{"buckets": {"b": {"type": "t", "client": "c", "hostname": "h", "events": ["#
-                    .to_vec();
-            text.extend_from_slice(event);
-            text.extend_from_slice(b"]}}}");
+            let text = in_a_document(event);
             let shown = String::from_utf8_lossy(event);
-            let mut prepared = Prepare::default();
+            let mut prepared = Build {
+                prepares: true,
+                ..Build::default()
+            };
             let preparing = InMemory(&text).walk(&mut prepared);
-            let mut built = Built::default();
+            let mut built = Build::default();
             let building = InMemory(&text).walk(&mut built);
             match preparing {
                 Ok(()) => {
                     prepared_count += 1;
                     assert!(building.is_ok(), "{shown}: {building:?}");
-                    assert_eq!(prepared.0, built.0, "{shown}");
+                    assert_eq!(prepared.events, built.events, "{shown}");
                 }
                 // Refused here, the import reads the document the other way.
                 Err(_) => assert!(
