@@ -31,18 +31,18 @@
 //! of every 15 s.
 //!
 //! The WAL is bounded all the same. A checkpoint copies the WAL into the
-//! main file, which needs free space about the size of what it copies, so
-//! a WAL that takes most of what is left of the disk could never be
-//! folded in again. At a commit at least [`SIZE_CHECK`] after the last
-//! look, the writer looks at the WAL's size and the disk's free space
-//! (two small system calls, on the thread that is awake anyway: a timer of
-//! the WAL syncer's own woke it four times a second under the lightest
-//! load), and the WAL syncer checkpoints early when the WAL is over [`WAL_LIMIT`] or over a quarter of the free
-//! space ([`wal_too_large`]), and in the second case ([`space_is_low`])
-//! also truncates it, so its space goes back; a checkpoint that a reader kept from
-//! finishing is tried again every [`CHECKPOINT_RETRY`] while the WAL is
-//! that large, so a long read delays the WAL's reset by about that much
-//! after it ends.
+//! main file, which needs free space about the size of what it copies, so a
+//! WAL that takes most of what is left of the disk could never be folded in
+//! again. At a commit at least [`SIZE_CHECK`] after the last look, the
+//! writer looks at the WAL's size and the disk's free space (two small
+//! system calls, on the thread that is awake anyway: a timer of the WAL
+//! syncer's own woke it four times a second under the lightest load), and
+//! the WAL syncer checkpoints early when the WAL is over [`WAL_LIMIT`] or
+//! over a quarter of the free space ([`wal_too_large`]), and in the second
+//! case ([`space_is_low`]) also truncates it, so its space goes back; a
+//! checkpoint that a reader kept from finishing is tried again every
+//! [`CHECKPOINT_RETRY`] while the WAL is that large, so a long read delays
+//! the WAL's reset by about that much after it ends.
 //!
 //! When a commit fails because the disk is full, the writer calls
 //! [`WalSyncer::disk_full`]: until the WAL has been emptied, the WAL syncer tries

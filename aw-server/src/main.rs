@@ -132,13 +132,13 @@ fn no_transparent_huge_pages() {
 }
 
 /// The runtime the HTTP side runs on: one async worker. It parses, routes
-/// and writes answers, and reads short event listings (estimated at no
-/// more than `aw_datastore::SMALL_READ` events) itself; everything heavier
-/// runs on the datastore's threads or the background pool. With more workers, tokio hands a task
-/// woken from outside (a heartbeat answered by the writer) to whichever
-/// worker sleeps, so a heartbeat from a sequential client woke both
-/// workers: 4.5 context switches per heartbeat against 3.1 with one
-/// (`benches/runs/2026-11-28-heartbeat-cpu.md`).
+/// and writes answers, and reads short event listings (estimated at no more
+/// than `aw_datastore::SMALL_READ` events) itself; everything heavier runs
+/// on the datastore's threads or the background pool. With more workers,
+/// tokio hands a task woken from outside (a heartbeat answered by the
+/// writer) to whichever worker sleeps, so a heartbeat from a sequential
+/// client woke both workers: 4.5 context switches per heartbeat against 3.1
+/// with one (`benches/runs/2026-11-28-heartbeat-cpu.md`).
 fn serving_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
