@@ -16,6 +16,13 @@ pub fn is_own_bucket(bucket_id: &str) -> bool {
     !bucket_id.contains(SYNCED_FROM)
 }
 
+/// Whether a bucket's host name names no host: empty, or `unknown`, as
+/// aw-watcher-web reported before it sent `!local`. Such a bucket is the
+/// device's whose server its watcher wrote to.
+pub fn is_hostless(hostname: &str) -> bool {
+    hostname.is_empty() || hostname == "unknown"
+}
+
 /// Checks a bucket id a client gives: 1 to 1000 bytes, no control
 /// characters (`docs/API.md` §2.4).
 pub fn check_bucket_id(bucket_id: &str) -> Result<(), ModelError> {

@@ -31,8 +31,8 @@ mod time;
 mod token;
 
 pub use bucket::{
-    check_bucket_id, is_own_bucket, Bucket, BucketMetadata, CreateBucket, UpdateBucket, ORIGIN_KEY,
-    SYNCED_FROM,
+    check_bucket_id, is_hostless, is_own_bucket, Bucket, BucketMetadata, CreateBucket,
+    UpdateBucket, ORIGIN_KEY, SYNCED_FROM,
 };
 pub use data::{hash_json, EventData, SharedEntries, StringPool};
 pub use error::ModelError;

@@ -111,6 +111,12 @@ pub fn sync_dir() -> io::Result<PathBuf> {
         })
 }
 
+/// This machine's host name, as `/api/0/info` reports it and `!local`
+/// resolves to.
+pub fn hostname() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
 /// The persisted device id in `data_dir`: read if present, otherwise a new
 /// UUID v4 is written (atomically, so a crash never leaves a torn id).
 pub fn device_id(data_dir: &Path) -> io::Result<String> {

@@ -262,7 +262,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         Some(id) => id.clone(),
         None => dirs::device_id(&dirs::data_dir()?).context("cannot read the device id")?,
     };
-    config.hostname = gethostname::gethostname().to_string_lossy().into_owned();
+    config.hostname = dirs::hostname();
 
     let key =
         cli::database_key(args.db_password.as_deref()).map_err(|error| anyhow::anyhow!(error))?;

@@ -7,6 +7,12 @@ mod common;
 use common::{seed_two_hosts as seed, Client, TestServer};
 use serde_json::{json, Value};
 
+/// A server on the laptop: the seed's browser bucket without a host is
+/// its own watcher's.
+fn laptop() -> TestServer {
+    TestServer::start_with(|config| config.hostname = "laptop".to_string())
+}
+
 fn summary(client: &Client, query: &str) -> Value {
     let reply = client.get(&format!("/api/0/summary?{query}"));
     assert_eq!(reply.status, 200, "{query}: {}", reply.text());
@@ -35,7 +41,7 @@ fn pairs(list: &[(&str, f64)]) -> Vec<(String, f64)> {
 
 #[test]
 fn a_day_is_summed_as_the_dashboard_counts_it() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let day = summary(
@@ -89,7 +95,7 @@ fn a_day_is_summed_as_the_dashboard_counts_it() {
 
 #[test]
 fn days_and_hours_follow_the_zone_and_daylight_saving() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let week = summary(
@@ -144,9 +150,42 @@ fn days_and_hours_follow_the_zone_and_daylight_saving() {
     assert_eq!(midnight["day"][1]["duration"], 1800.0);
 }
 
+/// Every grouping's rows summed over the hosts asked alone equal the
+/// rows of all hosts together.
+fn assert_all_is_the_sum(client: &Client, period: &str, hosts: &[&str]) {
+    let by = "app,title,category,domain,url,host,hour";
+    let all = summary(client, &format!("{period}&by={by}&limit=100000"));
+    let alone: Vec<Value> = hosts
+        .iter()
+        .map(|host| {
+            summary(
+                client,
+                &format!("{period}&by={by}&limit=100000&host={host}"),
+            )
+        })
+        .collect();
+    let sum = |grouping: &str, summary: &Value| -> f64 {
+        summary[grouping]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| row["duration"].as_f64().unwrap())
+            .sum()
+    };
+    for grouping in ["app", "title", "category", "domain", "url", "host", "hour"] {
+        let each: f64 = alone.iter().map(|one| sum(grouping, one)).sum();
+        assert_eq!(sum(grouping, &all), each, "{grouping}: {all}");
+    }
+    let each: f64 = alone
+        .iter()
+        .map(|one| one["duration"].as_f64().unwrap())
+        .sum();
+    assert_eq!(all["duration"].as_f64().unwrap(), each);
+}
+
 #[test]
-fn all_hosts_add_up_and_count_hostless_browsers_once() {
-    let server = TestServer::start();
+fn browser_time_without_a_host_is_this_machines_and_all_hosts_are_their_sum() {
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let period = "start=2026-03-29&end=2026-03-30&tz=Europe/Berlin";
@@ -161,21 +200,142 @@ fn all_hosts_add_up_and_count_hostless_browsers_once() {
         rows(&all, "host"),
         pairs(&[("laptop", 9660.0), ("desktop", 5400.0)])
     );
-    // The hostless Firefox bucket is read for the first host only: both
-    // hosts had a Firefox window open, yet its time counts once.
     assert_eq!(rows(&all, "domain"), pairs(&[("github.com", 1200.0)]));
-    // Asked alone, each host reads it.
+    // The hostless Firefox bucket was sent by the laptop's watcher (this
+    // server is the laptop): the desktop's Firefox window had none.
     let desktop = summary(&client, &format!("{period}&host=desktop&by=app,domain"));
     assert_eq!(
         rows(&desktop, "app"),
         pairs(&[("Blender", 3600.0), ("Firefox", 1800.0)])
     );
-    assert_eq!(rows(&desktop, "domain"), pairs(&[("github.com", 1200.0)]));
+    assert_eq!(rows(&desktop, "domain"), pairs(&[]));
+    let laptop = summary(&client, &format!("{period}&host=laptop&by=domain"));
+    assert_eq!(rows(&laptop, "domain"), pairs(&[("github.com", 1200.0)]));
+    assert_all_is_the_sum(&client, period, &["laptop", "desktop"]);
+
+    // On a hub whose own machine runs no watcher, a browser bucket without
+    // a host is no device's: counted for none, so still the sum.
+    let hub = TestServer::start_with(|config| config.hostname = "hub".to_string());
+    let hub_client = hub.client();
+    seed(&hub_client);
+    let desktop = summary(&hub_client, &format!("{period}&host=desktop&by=domain"));
+    assert_eq!(rows(&desktop, "domain"), pairs(&[]));
+    assert_all_is_the_sum(&hub_client, period, &["laptop", "desktop"]);
+    // A device's browser bucket as forwarding now names it: its host's.
+    let reply = hub_client.post_json(
+        "/api/0/buckets/aw-watcher-web-chrome-synced-from-desktop",
+        &json!({"type": "web.tab.current", "client": "test", "hostname": "desktop"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let reply = hub_client.post_json(
+        "/api/0/buckets/window_desktop/events",
+        &json!([common::event(
+            "2026-03-29T17:00:00Z",
+            600.0,
+            json!({"app": "Google-chrome", "title": "Docs"})
+        )]),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let reply = hub_client.post_json(
+        "/api/0/buckets/aw-watcher-web-chrome-synced-from-desktop/events",
+        &json!([common::event(
+            "2026-03-29T17:00:00Z",
+            600.0,
+            json!({"url": "https://docs.rs/", "title": "Docs"})
+        )]),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let desktop = summary(&hub_client, &format!("{period}&host=desktop&by=domain"));
+    assert_eq!(rows(&desktop, "domain"), pairs(&[("docs.rs", 600.0)]));
+    let laptop = summary(&hub_client, &format!("{period}&host=laptop&by=domain"));
+    assert_eq!(rows(&laptop, "domain"), pairs(&[]));
+    assert_all_is_the_sum(&hub_client, period, &["laptop", "desktop"]);
+}
+
+#[test]
+fn a_second_window_or_afk_bucket_of_a_host_adds_its_time_and_hides_none() {
+    let server = laptop();
+    let client = server.client();
+    seed(&client);
+    let query = "start=2026-03-29&end=2026-03-30&host=laptop&tz=Europe/Berlin&by=app";
+    let before = summary(&client, query);
+    assert_eq!(before["duration"], 9660.0);
+    let create = |id: &str, kind: &str| {
+        let reply = client.post_json(
+            &format!("/api/0/buckets/{id}"),
+            &json!({"type": kind, "client": "test", "hostname": "laptop"}),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    };
+    let insert = |id: &str, events: Value| {
+        let reply = client.post_json(&format!("/api/0/buckets/{id}/events"), &events);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    };
+    // A Wayland watcher beside the X11 one, one heartbeat after the other's
+    // last event: its (zero) time adds nothing, the first bucket still counts.
+    create("aw-watcher-window-wayland_laptop", "currentwindow");
+    let reply = client.post_json(
+        "/api/0/buckets/aw-watcher-window-wayland_laptop/heartbeat?pulsetime=60",
+        &json!({"timestamp": "2026-03-30T02:00:00Z", "duration": 0.0,
+                "data": {"app": "Code", "title": "late.rs - Code"}}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(summary(&client, query), before);
+    // Where both cover the same time, the bucket made first counts: the
+    // Wayland bucket's overlapping event changes nothing...
+    insert(
+        "aw-watcher-window-wayland_laptop",
+        json!([
+            common::event(
+                "2026-03-29T07:00:00Z",
+                1800.0,
+                json!({"app": "Other", "title": "o"})
+            ),
+            // ...nor does one in the future, for this day.
+            common::event(
+                "2099-01-01T00:00:00Z",
+                60.0,
+                json!({"app": "Future", "title": "f"})
+            ),
+        ]),
+    );
+    assert_eq!(summary(&client, query), before);
+    // Time only the second buckets have counts: 12:00-12:05 local is not
+    // AFK only by a second AFK watcher, and only the Wayland bucket has a
+    // window then.
+    create("aw-watcher-afk-wayland_laptop", "afkstatus");
+    insert(
+        "aw-watcher-afk-wayland_laptop",
+        json!([
+            common::event("2026-03-29T10:00:00Z", 300.0, json!({"status": "not-afk"})),
+            // Overlaps the first AFK bucket's "afk" 11:10-11:20: that one counts.
+            common::event("2026-03-29T09:05:00Z", 900.0, json!({"status": "not-afk"})),
+            // The same span as the first's not-afk morning, saying afk: hidden.
+            common::event("2026-03-29T07:00:00Z", 600.0, json!({"status": "afk"})),
+        ]),
+    );
+    insert(
+        "aw-watcher-window-wayland_laptop",
+        json!([common::event(
+            "2026-03-29T10:00:00Z",
+            300.0,
+            json!({"app": "Wayland", "title": "w"})
+        )]),
+    );
+    let after = summary(&client, query);
+    assert_eq!(
+        rows(&after, "app"),
+        rows(&before, "app")
+            .into_iter()
+            .chain([("Wayland".to_string(), 300.0)])
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(after["duration"], 9660.0 + 300.0);
 }
 
 #[test]
 fn events_come_oldest_first_with_their_host_and_category() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let day = summary(
@@ -199,7 +359,7 @@ fn events_come_oldest_first_with_their_host_and_category() {
 
 #[test]
 fn the_user_categories_and_limit_apply() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     client.post_json(
@@ -216,7 +376,7 @@ fn the_user_categories_and_limit_apply() {
 
 #[test]
 fn search_finds_titles_and_urls_with_their_time() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let reply =
@@ -241,7 +401,7 @@ fn search_finds_titles_and_urls_with_their_time() {
 
 #[test]
 fn bad_arguments_are_400s_naming_the_argument() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let cases = [
@@ -296,7 +456,7 @@ fn bad_arguments_are_400s_naming_the_argument() {
 
 #[test]
 fn a_preview_uses_the_categories_given_and_saves_nothing() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let query = "start=2026-03-29&end=2026-03-30&host=laptop&tz=Europe/Berlin&by=category,title";
@@ -341,7 +501,7 @@ fn a_preview_uses_the_categories_given_and_saves_nothing() {
 
 #[test]
 fn a_preview_names_the_category_whose_rule_the_server_refuses() {
-    let server = TestServer::start();
+    let server = laptop();
     let client = server.client();
     seed(&client);
     let query = "/api/0/summary?start=2026-03-29&end=2026-03-30&tz=Europe/Berlin&by=category";

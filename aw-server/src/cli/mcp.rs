@@ -190,7 +190,8 @@ impl Activity {
             let summary = match target {
                 Target::Online(server) => server.summary(&params)?,
                 Target::Offline { datastore, .. } => {
-                    summary::summarize(datastore, &params).map_err(|e| CliError(e.to_string()))?
+                    summary::summarize(&super::served(datastore), &params)
+                        .map_err(|e| CliError(e.to_string()))?
                 }
             };
             serde_json::to_value(summary).map_err(|error| CliError(error.to_string()))
@@ -216,7 +217,8 @@ impl Activity {
             let found = match target {
                 Target::Online(server) => server.search(&params)?,
                 Target::Offline { datastore, .. } => {
-                    summary::search(datastore, &params).map_err(|e| CliError(e.to_string()))?
+                    summary::search(&super::served(datastore), &params)
+                        .map_err(|e| CliError(e.to_string()))?
                 }
             };
             serde_json::to_value(found).map_err(|error| CliError(error.to_string()))

@@ -95,6 +95,15 @@ pub fn device_id(explicit: Option<&str>) -> Result<String, CliError> {
     }
 }
 
+/// The file's store as the server of this machine reads it for
+/// summaries.
+pub fn served(datastore: &Datastore) -> crate::summary::Served {
+    crate::summary::Served {
+        datastore: datastore.clone(),
+        own_host: dirs::hostname(),
+    }
+}
+
 /// What a command works on.
 #[derive(Debug)]
 pub enum Target {

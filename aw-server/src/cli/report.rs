@@ -134,12 +134,11 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
     let spinner = progress::spinner("Summing up".into());
     let summary: Summary = match target {
         Target::Online(server) => server.summary(&params)?,
-        Target::Offline { datastore, .. } => {
-            summary::summarize(datastore, &params).map_err(|error| match error {
+        Target::Offline { datastore, .. } => summary::summarize(&super::served(datastore), &params)
+            .map_err(|error| match error {
                 summary::SummaryError::Argument(error) => flag_error(error),
                 other => CliError(format!("the summary failed: {other}")),
-            })?
-        }
+            })?,
     };
     spinner.finish_and_clear();
     Ok(match args.format {

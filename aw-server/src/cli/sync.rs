@@ -93,7 +93,7 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
             let folder = SyncFolder {
                 folder,
                 device_id,
-                hostname: gethostname::gethostname().to_string_lossy().into_owned(),
+                hostname: crate::dirs::hostname(),
             };
             let filter = SyncFilter {
                 buckets: args.bucket_ids().or(configured.buckets.clone()),

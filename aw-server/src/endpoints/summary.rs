@@ -10,7 +10,7 @@ use super::background;
 use super::request::read_json;
 use crate::error::ApiError;
 use crate::summary::{
-    search as find, summarize, Params, SearchParams, SearchResult, Summary, SummaryError,
+    search as find, summarize, Params, SearchParams, SearchResult, Served, Summary, SummaryError,
 };
 use crate::ServerState;
 
@@ -88,8 +88,16 @@ pub async fn preview(
 /// may hold hundreds of long rules.
 const PREVIEW_LIMIT: rocket::data::ByteUnit = rocket::data::ByteUnit::Mebibyte(4);
 
+/// The store, as this server's summaries read it.
+fn served(state: &ServerState) -> Served {
+    Served {
+        datastore: state.datastore.clone(),
+        own_host: state.info.hostname.clone(),
+    }
+}
+
 async fn answer(params: Params, state: &State<ServerState>) -> Result<Json<Summary>, ApiError> {
-    let source = state.datastore.clone();
+    let source = served(state);
     let summary = background(move || summarize(&source, &params).map_err(ApiError::from)).await?;
     Ok(Json(summary))
 }
@@ -117,7 +125,7 @@ pub async fn search(
         tz,
         limit: positive_limit(limit)?,
     };
-    let source = state.datastore.clone();
+    let source = served(state);
     let result = background(move || find(&source, &params).map_err(ApiError::from)).await?;
     Ok(Json(result))
 }

@@ -67,7 +67,8 @@ impl From<ArgumentError> for SummaryError {
 /// Longest search text.
 const MAX_SEARCH_CHARS: usize = 500;
 
-/// What a summary reads: the store's buckets, settings and events.
+/// What a summary reads: the store's buckets, settings and events, and
+/// which machine it serves.
 pub trait SummarySource {
     /// Every bucket.
     fn buckets(&self) -> Result<BTreeMap<String, Bucket>, SummaryError>;
@@ -75,19 +76,36 @@ pub trait SummarySource {
     fn settings(&self) -> Result<BTreeMap<String, SettingValue>, SummaryError>;
     /// The events.
     fn events(&self) -> &dyn EventSource;
+    /// The host name of the machine whose watchers write to the store:
+    /// browser buckets without a host of their own are its
+    /// ([`program::browser_host`]).
+    fn own_host(&self) -> &str;
 }
 
-impl SummarySource for Datastore {
+/// A datastore and the host name of the machine it serves.
+#[derive(Debug, Clone)]
+pub struct Served {
+    /// The store.
+    pub datastore: Datastore,
+    /// This machine's host name (`/api/0/info`'s `hostname`).
+    pub own_host: String,
+}
+
+impl SummarySource for Served {
     fn buckets(&self) -> Result<BTreeMap<String, Bucket>, SummaryError> {
-        Ok(Datastore::buckets(self).wait()?)
+        Ok(self.datastore.buckets().wait()?)
     }
 
     fn settings(&self) -> Result<BTreeMap<String, SettingValue>, SummaryError> {
-        Ok(Datastore::settings(self).wait()?)
+        Ok(self.datastore.settings().wait()?)
     }
 
     fn events(&self) -> &dyn EventSource {
-        self
+        &self.datastore
+    }
+
+    fn own_host(&self) -> &str {
+        &self.own_host
     }
 }
 
@@ -176,7 +194,7 @@ fn scope(
         calendar,
         start,
         end,
-        hosts: program::host_buckets(&buckets, &chosen),
+        hosts: program::host_buckets(&buckets, &chosen, source.own_host()),
         rules,
     })
 }

@@ -585,8 +585,8 @@ describe('a hub holding several devices', () => {
       ['Media > Video', '45m'],
       ['Shell', '30m'],
     ]);
-    // The browser bucket without a host goes with the first host only: its
-    // YouTube time is not counted again for the desktop's Firefox.
+    // The browser time is the laptop's only: its YouTube time is not
+    // counted again for the desktop's Firefox.
     assert.deepEqual(await cardRows(page, 'Top browser domains'), [
       ['youtube.com', '20m'],
       ['docs.rs', '10m'],

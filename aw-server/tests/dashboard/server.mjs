@@ -181,15 +181,15 @@ export async function seed(server) {
 export const DEVICES = ['laptop', 'desktop'];
 
 /**
- * Seeds a hub holding two devices' buckets, as folder sync or several
- * watchers reporting to one server leave them: each host's window and AFK
- * buckets, and one Firefox bucket whose watcher reported no host name
- * ("unknown"). On the test day (2026-03-10) the laptop is active 1h 40m
+ * Seeds a hub holding two devices' buckets, as forwarding leaves them:
+ * each host's window and AFK buckets, and the laptop's Firefox bucket
+ * (its watcher reported no host name; the laptop forwarded it under its
+ * own). On the test day (2026-03-10) the laptop is active 1h 40m
  * (Code 1h, Firefox 30m, Terminal 10m; the last at 14:00, after the
  * desktop's last event), the desktop 1h (Code 25m, Firefox 15m, Terminal
  * 20m of its 30m, the rest away). Both had Firefox in front at 10:30-10:45,
- * when the browser bucket says YouTube: counted for both hosts, that
- * would be 15m of YouTube too many.
+ * when the laptop's browser bucket says YouTube: counted for the desktop
+ * too, that would be 15m of YouTube too many.
  */
 export async function seedDevices(server) {
   const bucket = (id, type, hostname) =>
@@ -203,7 +203,7 @@ export async function seedDevices(server) {
     await bucket(`aw-watcher-window_${host}`, 'currentwindow', host);
     await bucket(`aw-watcher-afk_${host}`, 'afkstatus', host);
   }
-  await bucket('aw-watcher-web-firefox', 'web.tab.current', 'unknown');
+  await bucket('aw-watcher-web-firefox', 'web.tab.current', laptop);
   await events(`aw-watcher-window_${laptop}`, [
     event(day, '09:00:00', 3600, window('Code', 'main.rs - Code')),
     event(day, '10:30:00', 1800, youtube),
