@@ -29,8 +29,8 @@ use std::collections::HashMap;
 use aw_datastore::format::StoredRow;
 use aw_datastore::{PreparedEvent, PulledChunk, Replacement, Replica};
 use aw_models::{
-    check_bucket_id, is_own_bucket, Bucket, ForwardChunk, ForwardState, ForwardedEvent, StartSpan,
-    TailEvent, Timestamp, MAX_FORWARD_EVENTS, SYNCED_FROM,
+    check_bucket_id, is_hostless, is_own_bucket, Bucket, ForwardChunk, ForwardState,
+    ForwardedEvent, StartSpan, TailEvent, Timestamp, MAX_FORWARD_EVENTS, SYNCED_FROM,
 };
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +52,17 @@ pub trait HubLink {
     fn forget(&self, bucket_id: &str) -> Result<()>;
 }
 
+/// A bucket a pass did not forward because the hub refused it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedBucket {
+    /// The bucket's id here.
+    pub bucket: String,
+    /// The host it was sent as.
+    pub host: String,
+    /// The hub's refusal and the ways out.
+    pub reason: String,
+}
+
 /// What a forwarding pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForwardReport {
@@ -65,13 +76,22 @@ pub struct ForwardReport {
     pub chunks: u64,
     /// Buckets deleted here whose copies the hub dropped.
     pub forgotten: u64,
+    /// Buckets the hub refused (another host's than the token's); every
+    /// other bucket was forwarded.
+    #[serde(default)]
+    pub skipped: Vec<SkippedBucket>,
 }
 
 /// Forwards this device's own buckets that `filter` takes to the hub.
+/// A bucket without a host of its own is sent as `own_host`'s, this
+/// device's host name: its watcher wrote to this device. A bucket the hub
+/// refuses (a host the token does not cover) is skipped and reported;
+/// only a refusal of the token itself ends the pass.
 pub fn forward(
     store: &dyn Replica,
     hub: &dyn HubLink,
     filter: &SyncFilter,
+    own_host: &str,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> Result<ForwardReport> {
     let states: HashMap<String, ForwardState> = hub
@@ -85,26 +105,77 @@ pub fn forward(
         .filter(|bucket| is_own_bucket(&bucket.id) && filter.takes_bucket(&bucket.id))
         .collect();
     let mut report = ForwardReport::default();
+    let skip = |report: &mut ForwardReport, bucket: &str, host: &str, message: String| {
+        report.skipped.push(SkippedBucket {
+            bucket: bucket.to_string(),
+            host: host.to_string(),
+            reason: format!(
+                "{}; it is skipped and every other bucket forwarded. Either give the hub \
+                 token the host '{host}' too (on the hub: aw-server token add NAME --scope \
+                 write --host {own_host} --host {host}, then put the new token in [hub] token), \
+                 or leave the bucket out with [hub] buckets",
+                message.trim_end_matches('.')
+            ),
+        });
+    };
     for bucket in &buckets {
-        let state = states
+        let mut sent = bucket.clone();
+        if is_hostless(&sent.hostname) {
+            sent.hostname = own_host.to_string();
+        }
+        let mut state = states
             .get(&bucket.id)
             .cloned()
             .unwrap_or_else(|| ForwardState::new(&bucket.id, ""));
-        match forward_bucket(store, hub, bucket, state, &mut report, progress) {
-            Ok(()) => report.buckets += 1,
-            // Deleted while being forwarded: the next pass forgets it.
-            Err(FolderSyncError::Store(aw_datastore::DatastoreError::NoSuchBucket(_))) => {}
-            Err(error) => return Err(error),
+        // A hub that starts the bucket afresh (a new bucket for it there)
+        // answers a new state once: the bucket is then sent again whole.
+        let mut again = true;
+        loop {
+            match forward_bucket(store, hub, &sent, state, &mut report, progress) {
+                Ok(Forwarded::Done) => report.buckets += 1,
+                Ok(Forwarded::Restarted(fresh)) if again => {
+                    again = false;
+                    state = fresh;
+                    continue;
+                }
+                Ok(Forwarded::Restarted(_)) => {
+                    return Err(FolderSyncError::Refused(format!(
+                        "the hub started bucket {} afresh twice in one pass",
+                        bucket.id
+                    )))
+                }
+                // Deleted while being forwarded: the next pass forgets it.
+                Err(FolderSyncError::Store(aw_datastore::DatastoreError::NoSuchBucket(_))) => {}
+                Err(FolderSyncError::HubRefusedBucket { message }) => {
+                    skip(&mut report, &bucket.id, &sent.hostname, message);
+                }
+                Err(error) => return Err(error),
+            }
+            break;
         }
     }
     for gone in states.keys() {
         let here = buckets.iter().any(|bucket| &bucket.id == gone);
         if !here && filter.takes_bucket(gone) && store.find_bucket(gone)?.is_none() {
-            hub.forget(gone)?;
-            report.forgotten += 1;
+            match hub.forget(gone) {
+                Ok(()) => report.forgotten += 1,
+                Err(FolderSyncError::HubRefusedBucket { message }) => {
+                    skip(&mut report, gone, "", message);
+                }
+                Err(error) => return Err(error),
+            }
         }
     }
     Ok(report)
+}
+
+/// How forwarding one bucket ended.
+enum Forwarded {
+    /// Sent up to the hub's cursor.
+    Done,
+    /// The hub keeps the bucket in a new place from now on and answered
+    /// its new, empty state: send it again from there.
+    Restarted(ForwardState),
 }
 
 fn forward_bucket(
@@ -114,7 +185,7 @@ fn forward_bucket(
     mut state: ForwardState,
     report: &mut ForwardReport,
     progress: &mut dyn FnMut(&SyncProgress),
-) -> Result<()> {
+) -> Result<Forwarded> {
     let mut meta = bucket.clone();
     meta.events = None;
     let counter = store.change_count(&bucket.id)?;
@@ -194,6 +265,9 @@ fn forward_bucket(
                 report.compared += chunk.events.len() as u64;
                 stage.done += rows.len() as u64;
                 state = hub.send(&chunk)?;
+                if restarted(&state) {
+                    return Ok(Forwarded::Restarted(state));
+                }
                 report.chunks += 1;
                 progress(&stage);
                 if last_page {
@@ -230,9 +304,13 @@ fn forward_bucket(
                 .any(|old| old.id == event.id && old.start == event.start && old.end == event.end)
         });
         let needs_state = (fresh && (state.changes != counter || state.created.is_none()))
-            || state.count != Some(count);
+            || state.count != Some(count)
+            || state
+                .host
+                .as_ref()
+                .is_some_and(|host| host != &meta.hostname);
         if rows.is_empty() && !tail_moved && !(first && needs_state) {
-            return Ok(());
+            return Ok(Forwarded::Done);
         }
         let last = rows.len() < CHUNK;
         let read_to = rows.last().map(|row| row.id);
@@ -251,6 +329,9 @@ fn forward_bucket(
         report.sent += chunk.events.len() as u64;
         stage.done += rows.len() as u64;
         state = hub.send(&chunk)?;
+        if restarted(&state) && !fresh {
+            return Ok(Forwarded::Restarted(state));
+        }
         report.chunks += 1;
         progress(&stage);
         first = false;
@@ -262,9 +343,16 @@ fn forward_bucket(
             )));
         }
         if last && state.high_water >= expected {
-            return Ok(());
+            return Ok(Forwarded::Done);
         }
     }
+}
+
+/// Whether the hub answered a state it has applied nothing to: it keeps
+/// the bucket in a new place from now on (a chunk it applies records the
+/// bucket's creation time).
+fn restarted(state: &ForwardState) -> bool {
+    state.created.is_none() && state.high_water == 0 && state.tail.is_empty()
 }
 
 /// Bounds of the times a forwarded span may name.
@@ -324,11 +412,17 @@ pub fn states(store: &dyn Replica, device: &str) -> Result<Vec<ForwardState>> {
         "{FORWARDED}[{},",
         serde_json::to_string(device).unwrap_or_default()
     );
-    Ok(store
+    let mut states: Vec<ForwardState> = store
         .states_under(&prefix)?
         .into_iter()
         .filter_map(|(_, text)| serde_json::from_str(&text).ok())
-        .collect())
+        .collect();
+    for state in &mut states {
+        state.host = store
+            .find_bucket(&state.target)?
+            .map(|bucket| bucket.hostname);
+    }
+    Ok(states)
 }
 
 /// The hub's state of one of `device`'s buckets.
@@ -336,6 +430,45 @@ pub fn state(store: &dyn Replica, device: &str, bucket_id: &str) -> Result<Optio
     Ok(store
         .state(&state_key(device, bucket_id))?
         .and_then(|text| serde_json::from_str(&text).ok()))
+}
+
+/// The state a chunk from `device` applies to, and the bucket the hub kept
+/// it in before when that is a new place: the state the hub keeps;
+/// for a bucket it has nothing of, a new one in the bucket's id (or
+/// `<id>-synced-from-<host>` when another device's bucket has that id);
+/// and a new one the same way when the device now names a host for a
+/// bucket the hub keeps without one (several devices' hostless buckets
+/// may share that one: each device's goes apart from now on).
+pub fn state_for(
+    store: &dyn Replica,
+    device: &str,
+    bucket: &Bucket,
+) -> Result<(ForwardState, Option<String>)> {
+    let origin = if bucket.hostname.is_empty() {
+        device
+    } else {
+        &bucket.hostname
+    };
+    let elsewhere = || format!("{}{SYNCED_FROM}{origin}", bucket.id);
+    match state(store, device, &bucket.id)? {
+        Some(known) => {
+            let kept = store.find_bucket(&known.target)?;
+            let named_now = kept
+                .as_ref()
+                .is_some_and(|kept| is_hostless(&kept.hostname) && !is_hostless(&bucket.hostname));
+            if named_now && known.target != elsewhere() {
+                let fresh = ForwardState::new(&bucket.id, &elsewhere());
+                Ok((fresh, Some(known.target)))
+            } else {
+                Ok((known, None))
+            }
+        }
+        None => {
+            let free = store.find_bucket(&bucket.id)?.is_none();
+            let target = if free { bucket.id.clone() } else { elsewhere() };
+            Ok((ForwardState::new(&bucket.id, &target), None))
+        }
+    }
 }
 
 /// Checks a chunk before anything of it is applied.
@@ -397,27 +530,31 @@ pub fn check_chunk(chunk: &ForwardChunk) -> Result<()> {
 pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result<ForwardState> {
     check_chunk(&chunk)?;
     let key = state_key(device, &chunk.bucket.id);
-    let mut state = match state(store, device, &chunk.bucket.id)? {
-        Some(state) => state,
-        None => {
-            let free = store.find_bucket(&chunk.bucket.id)?.is_none();
-            let target = if free {
-                chunk.bucket.id.clone()
-            } else {
-                let origin = if chunk.bucket.hostname.is_empty() {
-                    device
-                } else {
-                    &chunk.bucket.hostname
-                };
-                format!("{}{SYNCED_FROM}{origin}", chunk.bucket.id)
-            };
-            ForwardState::new(&chunk.bucket.id, &target)
-        }
-    };
+    let (mut state, moved) = state_for(store, device, &chunk.bucket)?;
     let mut target = chunk.bucket.clone();
     target.id.clone_from(&state.target);
     target.events = None;
     target.metadata = Default::default();
+    if let Some(before) = moved {
+        // Nothing of the chunk is applied: the device sends the bucket
+        // again, whole, into its new place.
+        log::info!(
+            "Device {device} names host '{}' for bucket {}, kept without a host in {before}: \
+             it goes into {} from now on",
+            chunk.bucket.hostname,
+            chunk.bucket.id,
+            state.target
+        );
+        let value = serde_json::to_string(&state).unwrap_or_default();
+        store.apply_pulled(PulledChunk {
+            target,
+            replacements: Vec::new(),
+            events: Vec::new(),
+            window: None,
+            state: Some((key, value)),
+        })?;
+        return Ok(state);
+    }
     store.follow_metadata(&target)?;
     if state.created.is_none() {
         state.created = chunk.bucket.created;
@@ -503,6 +640,7 @@ pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result
     if let Some(changes) = chunk.changes {
         state.changes = changes;
     }
+    state.host = None;
     let value = serde_json::to_string(&state).unwrap_or_default();
     store.apply_pulled(PulledChunk {
         target,

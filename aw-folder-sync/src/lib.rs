@@ -61,6 +61,13 @@ pub enum FolderSyncError {
         /// What went wrong, for the status and the log.
         message: String,
     },
+    /// The hub refused one bucket, not the token: its host is not one of
+    /// the token's. The pass skips it and goes on.
+    #[error("{message}")]
+    HubRefusedBucket {
+        /// The hub's message.
+        message: String,
+    },
     /// The folder could not be read or written.
     #[error("System call failed: {0}")]
     Io(#[from] std::io::Error),

@@ -22,13 +22,16 @@ use serde_json::json;
 const WINDOW: &str = "aw-watcher-window_laptop";
 
 /// The hub's side called in process; `repeat` sends every chunk twice,
-/// `fail_after` fails every chunk after that many.
+/// `fail_after` fails every chunk after that many, `hosts` are those the
+/// device's token may write (`None`: any), refused as the hub refuses a
+/// bucket.
 struct Direct<'h> {
     hub: &'h Datastore,
     device: &'static str,
     repeat: bool,
     fail_after: Option<usize>,
     sent: Cell<usize>,
+    hosts: Option<Vec<&'static str>>,
 }
 
 impl<'h> Direct<'h> {
@@ -39,6 +42,18 @@ impl<'h> Direct<'h> {
             repeat: false,
             fail_after: None,
             sent: Cell::new(0),
+            hosts: None,
+        }
+    }
+
+    /// Refuses a bucket of a host the token does not have, as the hub's
+    /// endpoint does.
+    fn may_write(&self, host: &str) -> aw_folder_sync::Result<()> {
+        match &self.hosts {
+            Some(hosts) if !hosts.contains(&host) => Err(FolderSyncError::HubRefusedBucket {
+                message: format!("This token may not write buckets of host '{host}'"),
+            }),
+            _ => Ok(()),
         }
     }
 }
@@ -58,6 +73,11 @@ impl HubLink for Direct<'_> {
                 message: "the hub is down".to_string(),
             });
         }
+        self.may_write(&chunk.bucket.hostname)?;
+        let (into, _) = forward::state_for(self.hub, self.device, &chunk.bucket)?;
+        if let Ok(there) = self.hub.bucket(&into.target).wait() {
+            self.may_write(&there.hostname)?;
+        }
         self.sent.set(self.sent.get() + 1);
         let state = forward::receive(self.hub, self.device, chunk.clone())?;
         if self.repeat {
@@ -68,13 +88,23 @@ impl HubLink for Direct<'_> {
     }
 
     fn forget(&self, bucket_id: &str) -> aw_folder_sync::Result<()> {
+        if let Some(state) = forward::state(self.hub, self.device, bucket_id)? {
+            if let Ok(there) = self.hub.bucket(&state.target).wait() {
+                self.may_write(&there.hostname)?;
+            }
+        }
         forward::forget(self.hub, self.device, bucket_id)?;
         Ok(())
     }
 }
 
 fn pass(device: &Datastore, link: &Direct<'_>) -> ForwardReport {
-    forward::forward(device, link, &SyncFilter::default(), &mut |_| {}).unwrap()
+    pass_as(device, link, "laptop")
+}
+
+/// A pass of a device whose host is `own_host`.
+fn pass_as(device: &Datastore, link: &Direct<'_>, own_host: &str) -> ForwardReport {
+    forward::forward(device, link, &SyncFilter::default(), own_host, &mut |_| {}).unwrap()
 }
 
 fn laptop_bucket() -> aw_models::Bucket {
@@ -224,7 +254,13 @@ fn a_pass_cut_short_between_chunks_is_finished_by_the_next() {
     device.insert_events(WINDOW, backlog).unwrap();
     let mut link = Direct::new(&hub, "dev-a");
     link.fail_after = Some(2);
-    let failed = forward::forward(&device, &link, &SyncFilter::default(), &mut |_| {});
+    let failed = forward::forward(
+        &device,
+        &link,
+        &SyncFilter::default(),
+        "laptop",
+        &mut |_| {},
+    );
     assert!(matches!(failed, Err(FolderSyncError::Hub { .. })));
     assert!(hub.count_events(WINDOW, None, None).wait().unwrap() > 0);
     // History changes while the hub is away.
@@ -302,4 +338,136 @@ fn forwarded_events_pass_the_hubs_privacy_rules_and_windows_keep_them() {
         common::oldest_first(&hub, WINDOW)[0].duration,
         Duration::from_secs(6)
     );
+}
+
+const BROWSER: &str = "aw-watcher-web-chrome";
+
+/// A browser bucket without a host of its own, as aw-watcher-web made
+/// them before it sent `!local`.
+fn hostless_browser() -> aw_models::Bucket {
+    let mut bucket = bucket(BROWSER);
+    bucket.kind = "web.tab.current".to_string();
+    bucket.hostname = "unknown".to_string();
+    bucket
+}
+
+fn tab(start: i64, url: &str) -> Event {
+    event(start, 5, json!({"url": url, "title": url}))
+}
+
+#[test]
+fn a_bucket_without_a_host_goes_as_its_devices_and_stays_apart_from_others() {
+    let (a_db, b_db, hub_db) = (TempDb::new(), TempDb::new(), TempDb::new());
+    let (a, b, hub) = (a_db.open(), b_db.open(), hub_db.open());
+    for (store, url) in [(&a, "https://a.example/"), (&b, "https://b.example/")] {
+        store.create_bucket(hostless_browser()).unwrap();
+        store
+            .insert_events(BROWSER, vec![tab(0, url), tab(10, url)])
+            .unwrap();
+    }
+    // Each token covers its device's host only: both buckets go through.
+    let mut to_a = Direct::new(&hub, "dev-a");
+    to_a.hosts = Some(vec!["laptop"]);
+    let mut to_b = Direct::new(&hub, "dev-b");
+    to_b.hosts = Some(vec!["desktop"]);
+    assert!(pass_as(&a, &to_a, "laptop").skipped.is_empty());
+    assert!(pass_as(&b, &to_b, "desktop").skipped.is_empty());
+    let of_b = format!("{BROWSER}-synced-from-desktop");
+    assert_equal(&a, &hub, BROWSER, BROWSER);
+    assert_equal(&b, &hub, BROWSER, &of_b);
+    assert_eq!(hub.bucket(BROWSER).wait().unwrap().hostname, "laptop");
+    assert_eq!(hub.bucket(&of_b).wait().unwrap().hostname, "desktop");
+    // New events keep their place.
+    b.insert_events(BROWSER, vec![tab(20, "https://b.example/more")])
+        .unwrap();
+    pass_as(&b, &to_b, "desktop");
+    assert_equal(&b, &hub, BROWSER, &of_b);
+    assert_equal(&a, &hub, BROWSER, BROWSER);
+}
+
+#[test]
+fn a_hub_bucket_kept_without_a_host_is_left_for_one_of_each_device() {
+    let (a_db, b_db, c_db, hub_db) = (TempDb::new(), TempDb::new(), TempDb::new(), TempDb::new());
+    let (a, b, c, hub) = (a_db.open(), b_db.open(), c_db.open(), hub_db.open());
+    let devices = [
+        (&a, "dev-a", "laptop"),
+        (&b, "dev-b", "desktop"),
+        (&c, "dev-c", "tablet"),
+    ];
+    for (store, name, _) in devices {
+        store.create_bucket(hostless_browser()).unwrap();
+        let url = format!("https://{name}.example/");
+        store
+            .insert_events(BROWSER, vec![tab(0, &url), tab(10, &url)])
+            .unwrap();
+    }
+    // As devices forwarded before: hostless, so the second and third
+    // devices' events share one bucket on the hub.
+    for (store, name, _) in devices {
+        pass_as(store, &Direct::new(&hub, name), "unknown");
+    }
+    let shared = format!("{BROWSER}-synced-from-unknown");
+    assert_eq!(hub.count_events(&shared, None, None).wait().unwrap(), 4);
+    // Now each names its host: each device's history goes whole into a
+    // bucket of its own; the old buckets stay as they were.
+    for (store, name, host) in devices {
+        let mut link = Direct::new(&hub, name);
+        link.hosts = Some(vec![host, "unknown"]);
+        let report = pass_as(store, &link, host);
+        assert!(report.skipped.is_empty(), "{report:?}");
+        assert_equal(
+            store,
+            &hub,
+            BROWSER,
+            &format!("{BROWSER}-synced-from-{host}"),
+        );
+        // A second pass sends nothing.
+        let before = link.sent.get();
+        pass_as(store, &link, host);
+        assert_eq!(link.sent.get(), before);
+    }
+    assert_eq!(hub.count_events(&shared, None, None).wait().unwrap(), 4);
+    assert_eq!(hub.bucket(BROWSER).wait().unwrap().hostname, "unknown");
+}
+
+#[test]
+fn a_bucket_the_token_may_not_write_is_skipped_and_the_rest_goes_on() {
+    let (device_db, hub_db) = (TempDb::new(), TempDb::new());
+    let (device, hub) = (device_db.open(), hub_db.open());
+    device.create_bucket(laptop_bucket()).unwrap();
+    let mut other = bucket("aw-watcher-window_vm");
+    other.hostname = "vm".to_string();
+    device.create_bucket(other).unwrap();
+    device
+        .insert_events(WINDOW, vec![window(0, 5, "a")])
+        .unwrap();
+    device
+        .insert_events("aw-watcher-window_vm", vec![window(0, 5, "vm")])
+        .unwrap();
+    let mut link = Direct::new(&hub, "dev-a");
+    link.hosts = Some(vec!["laptop"]);
+    let report = pass(&device, &link);
+    assert_eq!(report.buckets, 1);
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert_eq!(report.skipped[0].bucket, "aw-watcher-window_vm");
+    assert_eq!(report.skipped[0].host, "vm");
+    assert!(
+        report.skipped[0].reason.contains("--host vm"),
+        "{}",
+        report.skipped[0].reason
+    );
+    assert!(report.skipped[0].reason.contains("[hub] buckets"));
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+    assert!(hub.bucket("aw-watcher-window_vm").wait().is_err());
+    // Later events and a delete still reach the hub.
+    device
+        .insert_events(WINDOW, vec![window(10, 5, "b")])
+        .unwrap();
+    let report = pass(&device, &link);
+    assert_eq!(report.skipped.len(), 1);
+    assert_equal(&device, &hub, WINDOW, WINDOW);
+    device.delete_bucket(WINDOW).unwrap();
+    let report = pass(&device, &link);
+    assert_eq!(report.forgotten, 1);
+    assert!(hub.bucket(WINDOW).wait().is_err());
 }

@@ -105,6 +105,11 @@ pub struct ForwardState {
     /// device whose count and counter are still these added nothing.
     #[serde(default)]
     pub count: Option<u64>,
+    /// The host name of the hub's bucket, in the hub's listing of states
+    /// (never stored): a device that now sends another host for it sends
+    /// a chunk, so the hub follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl ForwardState {
@@ -118,6 +123,7 @@ impl ForwardState {
             tail: Vec::new(),
             changes: 0,
             count: None,
+            host: None,
         }
     }
 }

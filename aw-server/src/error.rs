@@ -27,6 +27,11 @@ pub enum ApiError {
     /// The caller's token may not do this (its scope or hosts).
     #[error("{0}")]
     Forbidden(String),
+    /// 403: the caller's token may not write this bucket's host, though
+    /// it may do the rest (forwarding tells the two apart: the body has
+    /// `"refused": "bucket"`).
+    #[error("{0}")]
+    ForbiddenBucket(String),
     /// The resource does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -59,7 +64,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => Status::BadRequest,
             ApiError::Unprocessable(_) => Status::UnprocessableEntity,
-            ApiError::Forbidden(_) => Status::Forbidden,
+            ApiError::Forbidden(_) | ApiError::ForbiddenBucket(_) => Status::Forbidden,
             ApiError::NotFound(_) => Status::NotFound,
             ApiError::Conflict(_) => Status::Conflict,
             ApiError::PayloadTooLarge(_) => Status::PayloadTooLarge,
@@ -137,7 +142,10 @@ impl From<crate::sync::SyncError> for ApiError {
             SyncError::Pass(FolderSyncError::Io(error)) => {
                 ApiError::Datastore(DatastoreError::Io(error))
             }
-            SyncError::Pass(FolderSyncError::Hub { message, .. }) => ApiError::BadGateway(message),
+            SyncError::Pass(
+                FolderSyncError::Hub { message, .. }
+                | FolderSyncError::HubRefusedBucket { message },
+            ) => ApiError::BadGateway(message),
         }
     }
 }
@@ -147,6 +155,14 @@ impl<'r> Responder<'r, 'static> for ApiError {
         let status = self.status();
         if status.code >= 500 {
             log::error!("{status}: {self}");
+        }
+        if let ApiError::ForbiddenBucket(message) = &self {
+            let body = serde_json::json!({ "message": message, "refused": "bucket" }).to_string();
+            return Ok(Response::build()
+                .status(status)
+                .header(ContentType::JSON)
+                .sized_body(body.len(), Cursor::new(body))
+                .finalize());
         }
         Ok(json_message(status, &self.to_string()))
     }

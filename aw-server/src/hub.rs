@@ -133,10 +133,23 @@ impl HttpHub {
         if (200..300).contains(&status) {
             return Ok(body);
         }
-        let message = serde_json::from_str::<serde_json::Value>(&body)
-            .ok()
+        let parsed = serde_json::from_str::<serde_json::Value>(&body).ok();
+        let message = parsed
+            .as_ref()
             .and_then(|value| value.get("message")?.as_str().map(str::to_string))
             .unwrap_or_else(|| body.chars().take(200).collect());
+        // A hub that refuses one bucket, not the token, says so
+        // (`refused: "bucket"`); an older hub does not: its 403 stops the
+        // schedule as a refused token does.
+        let bucket_refused = parsed
+            .as_ref()
+            .and_then(|value| value.get("refused")?.as_str())
+            == Some("bucket");
+        if status == 403 && bucket_refused {
+            return Err(FolderSyncError::HubRefusedBucket {
+                message: format!("the hub at {} refused a bucket: {message}", self.base),
+            });
+        }
         Err(failed(
             Some(status),
             match status {
@@ -250,13 +263,16 @@ pub struct HubState {
     /// `[hub]`, if configured.
     pub settings: Option<HubSettings>,
     device_id: String,
+    hostname: String,
     status: Mutex<HubStatus>,
     running: Mutex<()>,
 }
 
 impl HubState {
-    /// The state of a server with these settings, as device `device_id`.
-    pub fn new(settings: Option<HubSettings>, device_id: String) -> HubState {
+    /// The state of a server with these settings, as device `device_id`
+    /// of host `hostname` (its buckets without a host are sent as that
+    /// host's).
+    pub fn new(settings: Option<HubSettings>, device_id: String, hostname: String) -> HubState {
         let status = HubStatus {
             url: settings.as_ref().map(|s| s.url.clone()).unwrap_or_default(),
             interval_seconds: settings.as_ref().map_or(0, |s| s.interval.as_secs()),
@@ -265,6 +281,7 @@ impl HubState {
         HubState {
             settings,
             device_id,
+            hostname,
             status: Mutex::new(status),
             running: Mutex::new(()),
         }
@@ -297,7 +314,13 @@ impl HubState {
                     buckets: settings.buckets.clone(),
                     start: None,
                 };
-                aw_folder_sync::forward::forward(datastore, &hub, &filter, &mut |_| {})
+                aw_folder_sync::forward::forward(
+                    datastore,
+                    &hub,
+                    &filter,
+                    &self.hostname,
+                    &mut |_| {},
+                )
             });
         let mut status = lock(&self.status);
         status.running = false;
@@ -318,6 +341,20 @@ impl HubState {
                         pass.report.compared,
                         pass.duration_ms
                     );
+                }
+                let skipped_before = status
+                    .last_pass
+                    .as_ref()
+                    .map(|last| last.report.skipped.as_slice())
+                    .unwrap_or_default();
+                if pass.report.skipped != skipped_before {
+                    for skipped in &pass.report.skipped {
+                        log::warn!(
+                            "Not forwarding bucket {}: {}",
+                            skipped.bucket,
+                            skipped.reason
+                        );
+                    }
                 }
                 status.passes += 1;
                 status.last_pass = Some(pass.clone());

@@ -179,6 +179,7 @@ pub fn build_rocket(
     let hub_state = Arc::new(hub::HubState::new(
         config.hub.clone(),
         config.device_id.clone(),
+        config.hostname.clone(),
     ));
     let hub_schedule = config
         .hub

@@ -537,3 +537,123 @@ fn a_self_signed_hub_is_reached_with_its_ca_file_and_refused_without() {
     assert!(error.to_lowercase().contains("certificate"), "{error}");
     assert!(status["stopped"].is_null(), "{status}");
 }
+
+/// A device served in this process, forwarding to `hub_port` with `token`
+/// as host `laptop`; its schedule's passes are an hour apart, so the test
+/// asks for each.
+fn device_in_process(hub_port: u16, token: &str) -> common::TestServer {
+    let token = token.to_string();
+    common::TestServer::start_with(move |config| {
+        config.hostname = "laptop".to_string();
+        config.hub = Some(aw_server::hub::HubSettings {
+            url: format!("http://127.0.0.1:{hub_port}"),
+            token,
+            ca_file: None,
+            interval: Duration::from_secs(3600),
+            buckets: None,
+        });
+    })
+}
+
+fn create(client: &Client, id: &str, kind: &str, host: &str) {
+    let reply = client.post_json(
+        &format!("/api/0/buckets/{id}"),
+        &json!({"type": kind, "client": "test", "hostname": host}),
+    );
+    assert!(
+        reply.status == 200 || reply.status == 304,
+        "{}",
+        reply.text()
+    );
+}
+
+#[test]
+fn a_bucket_of_another_host_is_skipped_and_a_hostless_one_goes_as_the_devices() {
+    let hub = common::TestServer::start();
+    let hub_client = hub.client();
+    // The first token is the admin's; the device's is for its own host only.
+    let made = hub_client.post_json("/api/0/tokens", &json!({"name": "me", "scope": "admin"}));
+    assert_eq!(made.status, 201, "{}", made.text());
+    let admin = hub_client.clone().with_header(
+        "Authorization",
+        &format!("Bearer {}", made.json()["token"].as_str().unwrap()),
+    );
+    let made = admin.post_json(
+        "/api/0/tokens",
+        &json!({"name": "laptop", "scope": "write", "hosts": ["laptop"]}),
+    );
+    assert_eq!(made.status, 201, "{}", made.text());
+    let device = device_in_process(hub.port, made.json()["token"].as_str().unwrap());
+    let client = device.client();
+    create(&client, LAPTOP, "currentwindow", "laptop");
+    create(
+        &client,
+        "aw-watcher-web-chrome",
+        "web.tab.current",
+        "unknown",
+    );
+    create(&client, "aw-watcher-window_vm", "currentwindow", "vm");
+    for id in [LAPTOP, "aw-watcher-web-chrome", "aw-watcher-window_vm"] {
+        let reply = client.post_json(
+            &format!("/api/0/buckets/{id}/events"),
+            &json!([window(0, 5.0, "a"), window(10, 5.0, "b")]),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let reply = client.post("/api/0/sync/run?mode=hub", b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let pass = reply.json();
+    assert_eq!(pass["buckets"], 2, "{pass}");
+    assert_eq!(
+        pass["skipped"][0]["bucket"], "aw-watcher-window_vm",
+        "{pass}"
+    );
+    let reason = pass["skipped"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("--host vm") && reason.contains("[hub] buckets"),
+        "{reason}"
+    );
+    // The status names it and the schedule goes on.
+    let status = client.get("/api/0/sync/status").json();
+    assert_eq!(status["hub"]["stopped"], Value::Null, "{status}");
+    assert_eq!(status["hub"]["last_pass"]["skipped"][0]["host"], "vm");
+    // On the hub: the device's own buckets, the hostless one as the laptop's.
+    let buckets = admin.get("/api/0/buckets/").json();
+    assert_eq!(
+        buckets["aw-watcher-web-chrome"]["hostname"], "laptop",
+        "{buckets}"
+    );
+    assert!(buckets.get(LAPTOP).is_some());
+    assert!(buckets.get("aw-watcher-window_vm").is_none());
+    let events = admin
+        .get("/api/0/buckets/aw-watcher-web-chrome/events")
+        .json();
+    assert_eq!(events.as_array().unwrap().len(), 2);
+    // Later events and a delete still reach it.
+    let reply = client.post_json(
+        &format!("/api/0/buckets/{LAPTOP}/events"),
+        &json!([window(20, 5.0, "c")]),
+    );
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        client
+            .delete("/api/0/buckets/aw-watcher-web-chrome?force=1")
+            .status,
+        200
+    );
+    let reply = client.post("/api/0/sync/run?mode=hub", b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["forgotten"], 1);
+    let events = admin.get(&format!("/api/0/buckets/{LAPTOP}/events")).json();
+    assert_eq!(events.as_array().unwrap().len(), 3);
+    assert_eq!(
+        admin.get("/api/0/buckets/aw-watcher-web-chrome").status,
+        404
+    );
+    // A refused token still stops the schedule.
+    assert_eq!(admin.delete("/api/0/tokens/laptop").status, 200);
+    let reply = client.post("/api/0/sync/run?mode=hub", b"");
+    assert_eq!(reply.status, 502, "{}", reply.text());
+    let status = client.get("/api/0/sync/status").json();
+    assert!(status["hub"]["stopped"].is_string(), "{status}");
+}

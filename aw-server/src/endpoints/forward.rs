@@ -46,15 +46,17 @@ fn refused(error: FolderSyncError) -> ApiError {
     }
 }
 
+/// The refusal of a bucket of `host`: the token may forward others.
+fn host_refused(host: &str) -> ApiError {
+    ApiError::ForbiddenBucket(format!("This token may not write buckets of host '{host}'"))
+}
+
 /// Refuses a caller that may not write the hub's bucket `target` (one
 /// that is gone is nobody's).
 async fn may_write(access: &Access, state: &ServerState, target: &str) -> Result<(), ApiError> {
     match state.datastore.bucket(target).await {
         Ok(bucket) if !access.may_write_host(&bucket.hostname) => {
-            Err(ApiError::Forbidden(format!(
-                "This token may not write buckets of host '{}'",
-                bucket.hostname
-            )))
+            Err(host_refused(&bucket.hostname))
         }
         _ => Ok(()),
     }
@@ -96,20 +98,15 @@ pub async fn receive(
     check_device(device)?;
     let chunk: ForwardChunk = read_json(body, CHUNK_LIMIT).await?;
     if !access.may_write_host(&chunk.bucket.hostname) {
-        return Err(ApiError::Forbidden(format!(
-            "This token may not write buckets of host '{}'",
-            chunk.bucket.hostname
-        )));
+        return Err(host_refused(&chunk.bucket.hostname));
     }
     // The copy it goes into, if there is one, must be the caller's too: a
     // device id names no one, the token does.
     let datastore = state.datastore.clone();
-    let (owned, bucket) = (device.to_string(), chunk.bucket.id.clone());
-    let known =
-        blocking(move || forward::state(&datastore, &owned, &bucket).map_err(refused)).await?;
-    if let Some(known) = known {
-        may_write(access, state, &known.target).await?;
-    }
+    let (owned, bucket) = (device.to_string(), chunk.bucket.clone());
+    let (into, _) =
+        blocking(move || forward::state_for(&datastore, &owned, &bucket).map_err(refused)).await?;
+    may_write(access, state, &into.target).await?;
     let datastore = state.datastore.clone();
     let owned = device.to_string();
     let answer =

@@ -316,6 +316,10 @@ window.statusView = (() => {
                   ]
                 : 'none since the server started',
             ],
+            ...(last && last.skipped ? last.skipped : []).map(skipped => [
+              problem('Skipped'),
+              [h('code', {}, skipped.bucket), `: ${skipped.reason}`],
+            ]),
           ),
           lastError(hub),
         );
