@@ -92,6 +92,8 @@ fn token(hub_root: &Path, args: &[&str]) -> String {
 /// The hub's tokens, made with the command: a write token for the laptop's
 /// host, one for the desktop's, an admin token.
 fn hub_tokens(hub_root: &Path) -> [String; 3] {
+    // The admin's first: a write token cannot be the first credential.
+    let admin = token(hub_root, &["admin", "--scope", "admin"]);
     [
         token(
             hub_root,
@@ -101,7 +103,7 @@ fn hub_tokens(hub_root: &Path) -> [String; 3] {
             hub_root,
             &["desktop", "--scope", "write", "--host", "desktop"],
         ),
-        token(hub_root, &["admin", "--scope", "admin"]),
+        admin,
     ]
 }
 
@@ -332,11 +334,11 @@ fn kills_an_absent_hub_and_a_revoked_token_lose_nothing() {
     let (hub_root, a_root) = (temp.path().join("hub"), temp.path().join("laptop"));
     let shared = temp.path().join("shared");
     std::fs::create_dir_all(&shared).unwrap();
+    let admin = token(&hub_root, &["admin", "--scope", "admin"]);
     let laptop_token = token(
         &hub_root,
         &["laptop", "--scope", "write", "--host", "laptop"],
     );
-    let admin = token(&hub_root, &["admin", "--scope", "admin"]);
     let mut hub = Node::start(&hub_root, 0);
     let hub_port = hub.client.port;
     let hub_client = || hub_client_of(hub_port, &admin);

@@ -148,7 +148,20 @@ fn the_token_command_on_the_file_and_through_the_server() {
     let db = root.join("tokens.db");
     let db = db.to_str().unwrap();
 
-    // On the file.
+    // On the file: a read or write token cannot be the first credential.
+    let refused = fails(
+        root,
+        &["token", "add", "dash", "--scope", "read", "--dbpath", db],
+        1,
+    );
+    assert!(
+        refused.contains("the first credential must be an admin token"),
+        "{refused}"
+    );
+    stdout_of(
+        root,
+        &["token", "add", "owner", "--scope", "admin", "--dbpath", db],
+    );
     let output = run(
         root,
         &[
@@ -275,6 +288,11 @@ fn no_log_line_shows_a_token_even_when_verbose() {
     write_testing_config(root, "[auth]\napi_key = \"the-config-key\"\n");
     let db = root.join("logs.db");
     let db = db.to_str().unwrap();
+    // The first credential is an admin's.
+    stdout_of(
+        root,
+        &["token", "add", "owner", "--scope", "admin", "--dbpath", db],
+    );
     let secret = stdout_of(
         root,
         &["token", "add", "reader", "--scope", "read", "--dbpath", db],
@@ -396,7 +414,7 @@ fn https_with_the_configured_certificate() {
             "add",
             "over-tls",
             "--scope",
-            "read",
+            "admin",
             "--testing",
             "--port",
             &port,

@@ -252,10 +252,8 @@ fn api_key_is_required_on_api_paths() {
     let bearer = format!("Bearer {KEY}");
     for (name, value) in [
         ("Authorization", format!("Bearer {KEY}x")),
-        ("Authorization", format!("bearer {KEY}")),
         ("Authorization", format!("Basic {KEY}")),
         ("Authorization", KEY.to_string()),
-        ("Authorization", format!("Bearer  {KEY}")),
         ("Authorization", "Bearer ".to_string()),
         ("X-Api-Key", KEY.to_string()),
     ] {

@@ -791,3 +791,65 @@ fn walk(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn the_first_credential_is_an_admin_token_or_nothing_is_made() {
+    let server = TestServer::start();
+    let open = server.client();
+    for body in [
+        json!({"name": "dash", "scope": "read"}),
+        json!({"name": "watcher", "scope": "write", "hosts": ["laptop"]}),
+    ] {
+        let message = open.post_json("/api/0/tokens", &body).assert_error(409);
+        assert!(
+            message.contains("the first credential must be an admin token")
+                && message.contains("--scope admin"),
+            "{message}"
+        );
+    }
+    // Nothing changed: the API is still open, and no token exists.
+    assert_eq!(open.get("/api/0/tokens").json(), json!([]));
+    assert_eq!(open.get("/api/0/access").json()["authenticated"], false);
+    assert_eq!(open.get("/api/0/buckets/").status, 200);
+    // An admin first, then the others through it.
+    let owner = add_token(&open, json!({"name": "me", "scope": "admin"}));
+    let owner = bearer(&open, &owner);
+    add_token(&owner, json!({"name": "dash", "scope": "read"}));
+    // With a configured key, the key is the admin: a read token may come first.
+    let temp = tempfile::tempdir().unwrap();
+    let keyed = keyed(temp.path());
+    add_token(&admin(&keyed), json!({"name": "dash", "scope": "read"}));
+}
+
+#[test]
+fn the_authorization_scheme_is_read_in_any_letter_case() {
+    let temp = tempfile::tempdir().unwrap();
+    let server = keyed(temp.path());
+    let client = server.client();
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let reply = client
+            .clone()
+            .with_header("Authorization", &format!("{scheme} {KEY}"))
+            .get("/api/0/buckets/");
+        assert_eq!(reply.status, 200, "{scheme}: {}", reply.text());
+    }
+    let basic = basic(KEY);
+    let lower = basic.replacen("Basic", "BASIC", 1);
+    let reply = client
+        .clone()
+        .with_header("Authorization", &lower)
+        .get("/api/0/buckets/");
+    assert_eq!(reply.status, 200);
+    // Another scheme, or none, is still refused.
+    for header in [
+        format!("Token {KEY}"),
+        KEY.to_string(),
+        format!("Bearer{KEY}"),
+    ] {
+        let reply = client
+            .clone()
+            .with_header("Authorization", &header)
+            .get("/api/0/buckets/");
+        assert_eq!(reply.status, 401, "{header}");
+    }
+}

@@ -269,7 +269,7 @@ impl Auth {
         request: &NewToken,
         now: Timestamp,
     ) -> Result<Option<CreatedToken>, AddError> {
-        let made = make_token(&self.datastore, request, now)?;
+        let made = make_token(&self.datastore, request, self.api_key.is_some(), now)?;
         if made.is_some() {
             self.reload()?;
         }
@@ -408,6 +408,14 @@ pub enum AddError {
     /// Storing failed.
     #[error("{0}")]
     Store(#[from] aw_datastore::DatastoreError),
+    /// No admin credential exists and the token asked for is not one:
+    /// made first, it would lock the owner out.
+    #[error(
+        "the first credential must be an admin token: with only a {0} token nothing could \
+         make or revoke tokens (and every client without a credential would be refused). Make \
+         an admin token first: aw-server token add NAME --scope admin"
+    )]
+    NoAdminYet(Scope),
 }
 
 /// Every token of `datastore` (a served one through [`Auth`], or a file
@@ -423,13 +431,25 @@ pub fn list_tokens(datastore: &Datastore) -> Result<Vec<TokenInfo>, aw_datastore
 }
 
 /// Makes and stores a token in `datastore` (a served one through [`Auth`],
-/// or a file no server holds); `Ok(None)` when the name is taken.
+/// or a file no server holds); `Ok(None)` when the name is taken. While
+/// no admin credential exists (`api_key`: whether one is configured; no
+/// admin token that has not expired), only an admin token is made.
 pub fn make_token(
     datastore: &Datastore,
     request: &NewToken,
+    api_key: bool,
     now: Timestamp,
 ) -> Result<Option<CreatedToken>, AddError> {
     let expires = request.validate(now)?;
+    if request.scope != Scope::Admin && !api_key {
+        let admin = datastore.tokens()?.iter().any(|stored| {
+            stored.info.scope == Scope::Admin
+                && stored.info.expires.is_none_or(|expires| expires > now)
+        });
+        if !admin {
+            return Err(AddError::NoAdminYet(request.scope));
+        }
+    }
     // Whole seconds: the listing shows what was stored.
     let created = Timestamp::from_nanos(now.nanos() - now.nanos().rem_euclid(1_000_000_000));
     let secret = new_secret().map_err(aw_datastore::DatastoreError::Io)?;
@@ -465,12 +485,17 @@ fn new_secret() -> std::io::Result<String> {
 /// The secret of an `Authorization` header: Bearer's, or Basic's password
 /// (its user name when the password is empty).
 fn credential(header: &str) -> Option<String> {
-    if let Some(secret) = header.strip_prefix("Bearer ") {
-        return (!secret.is_empty()).then(|| secret.to_string());
+    // RFC 7235: the scheme is read in any letter case, then one or more
+    // spaces.
+    let (scheme, rest) = header.split_once(' ')?;
+    let rest = rest.trim_start_matches(' ');
+    if scheme.eq_ignore_ascii_case("Bearer") {
+        return (!rest.is_empty()).then(|| rest.to_string());
     }
-    let encoded = header
-        .strip_prefix("Basic ")
-        .or_else(|| header.strip_prefix("basic "))?;
+    if !scheme.eq_ignore_ascii_case("Basic") {
+        return None;
+    }
+    let encoded = rest;
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(encoded.trim())
         .ok()?;
@@ -507,7 +532,12 @@ mod tests {
     fn credentials_come_from_bearer_or_basic() {
         assert_eq!(credential("Bearer abc").as_deref(), Some("abc"));
         assert_eq!(credential("Bearer "), None);
-        assert_eq!(credential("bearer abc"), None);
+        // The scheme in any case, then one or more spaces (RFC 7235).
+        assert_eq!(credential("bearer abc").as_deref(), Some("abc"));
+        assert_eq!(credential("BEARER  abc").as_deref(), Some("abc"));
+        assert_eq!(credential("basic OmF3dF94").as_deref(), Some("awt_x"));
+        assert_eq!(credential("Bearerabc"), None);
+        assert_eq!(credential("Token abc"), None);
         // "watcher:awt_x" and ":awt_x" and "awt_x:".
         assert_eq!(
             credential("Basic d2F0Y2hlcjphd3RfeA==").as_deref(),

@@ -163,9 +163,11 @@ fn add(target: &Target, request: &NewToken, has_key: bool) -> Result<(), CliErro
         Target::Offline { datastore, .. } => {
             let first = !has_key && datastore.tokens().map_err(store_error)?.is_empty();
             let made =
-                make_token(datastore, request, Timestamp::now()).map_err(|error| match error {
-                    AddError::Invalid(error) => CliError(error.to_string()),
-                    AddError::Store(error) => store_error(error),
+                make_token(datastore, request, has_key, Timestamp::now()).map_err(|error| {
+                    match error {
+                        AddError::Store(error) => store_error(error),
+                        error => CliError(error.to_string()),
+                    }
                 })?;
             (made, first)
         }
@@ -187,9 +189,9 @@ fn add(target: &Target, request: &NewToken, has_key: bool) -> Result<(), CliErro
     if first {
         eprintln!(
             "This is the server's first credential: from now on every /api/ request but \
-             /api/0/info needs a key or token (Authorization: Bearer <token>). Give each \
-             watcher a write token, or set [auth] api_key in config.toml, which watchers on \
-             this machine read."
+             /api/0/info needs a key or token (Authorization: Bearer <token>). Watchers that \
+             send none (those on the PyPI aw-client 0.5.15) are refused from now on: the \
+             README's \"Which clients send a key\" says what to do."
         );
     }
     Ok(())

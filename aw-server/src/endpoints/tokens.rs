@@ -42,6 +42,7 @@ pub async fn add(
         Ok(made) => Ok(made),
         Err(AddError::Invalid(error)) => Err(ApiError::BadRequest(error.to_string())),
         Err(AddError::Store(error)) => Err(ApiError::Datastore(error)),
+        Err(error @ AddError::NoAdminYet(_)) => Err(ApiError::Conflict(error.to_string())),
     })
     .await?;
     let Some(made) = made else {
