@@ -106,7 +106,7 @@ pub use privacy::{
 };
 pub use replica::{PulledChunk, Replacement, Replica};
 pub use route::{Answer, Read};
-pub use snapshot::Snapshot;
+pub use snapshot::{snapshot_file, Snapshot};
 pub use tokens::StoredToken;
 pub use writer_stats::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 pub use writes::PreparedEvent;

@@ -50,21 +50,56 @@ impl Datastore {
         };
         let partial = partial_path(target)?;
         let source = local.open_connection()?;
-        let result = write_copy(&source, &partial, local.key());
-        drop(source);
-        if let Err(error) = result {
-            let _ = std::fs::remove_file(&partial);
-            return Err(unwritable(error, &partial));
-        }
-        put_in_place(&partial, target)?;
-        sync_folder_of(target);
-        let bytes = std::fs::metadata(target)?.len();
-        Ok(Snapshot {
-            path: target.to_path_buf(),
-            bytes,
-            took: started.elapsed(),
-        })
+        copy_in_place(&source, &partial, target, local.key(), started)
     }
+}
+
+/// Writes a consistent copy of the database file `source` to `target`
+/// (a file that must not exist yet, in a folder that does) through a
+/// read-only connection of its own, so it may run beside a server that
+/// serves the file, in another process: a WAL database lets a reader read
+/// beside the writer, and the copy is the state the server had committed
+/// when it started (every write it acknowledged before). `key`: the
+/// file's, if encrypted. The same guarantees as [`Datastore::snapshot`].
+pub fn snapshot_file(
+    source: &Path,
+    key: Option<&key::DatabaseKey>,
+    target: &Path,
+) -> Result<Snapshot> {
+    let started = Instant::now();
+    if !source.is_file() {
+        return Err(DatastoreError::InvalidInput(format!(
+            "there is no database file {}",
+            source.display()
+        )));
+    }
+    let partial = partial_path(target)?;
+    let connection = crate::files::open_read_only(source, key, false)?;
+    copy_in_place(&connection, &partial, target, key, started)
+}
+
+/// Copies `source` to `partial`, checked and synced, then names it
+/// `target`.
+fn copy_in_place(
+    source: &Connection,
+    partial: &Path,
+    target: &Path,
+    key: Option<&key::DatabaseKey>,
+    started: Instant,
+) -> Result<Snapshot> {
+    let result = write_copy(source, partial, key);
+    if let Err(error) = result {
+        let _ = std::fs::remove_file(partial);
+        return Err(unwritable(error, partial));
+    }
+    put_in_place(partial, target)?;
+    sync_folder_of(target);
+    let bytes = std::fs::metadata(target)?.len();
+    Ok(Snapshot {
+        path: target.to_path_buf(),
+        bytes,
+        took: started.elapsed(),
+    })
 }
 
 /// A copy that could not be opened or written for want of permission

@@ -6,12 +6,15 @@
 //! `POST /api/0/backup`, the `backup` command and the `[backup]` schedule
 //! all write into the configured folder (the API takes no path, so a
 //! request can only ever write there), one snapshot at a time
-//! ([`Backups::take`]). After a good snapshot with the schedule on, the
-//! folder is rotated ([`to_remove`]): the newest snapshot of each of the
-//! last `keep_daily` days and of each of the last `keep_weekly` weeks stay,
-//! and the one just written always does. A failed snapshot (a full disk)
-//! leaves no file and removes none, so the last good one is never lost.
-//! Only files with a snapshot's name are ever removed.
+//! ([`Backups::take`]). Snapshots asked for are named apart from the
+//! schedule's (`aw-server-manual-<time>.db`) and each kind is rotated
+//! among its own only: after a good scheduled snapshot with the schedule
+//! on ([`to_remove`]), the newest of each of the last `keep_daily` days
+//! and of each of the last `keep_weekly` weeks stay; after a good one
+//! asked for, the newest `keep_manual` ([`manual_to_remove`]). The one
+//! just written always stays. A failed snapshot (a full disk) leaves no
+//! file and removes none, so the last good one is never lost. Only files
+//! with a snapshot's name are ever removed.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -36,6 +39,8 @@ pub struct BackupSettings {
     pub keep_daily: u32,
     /// Weeks whose newest snapshot is kept.
     pub keep_weekly: u32,
+    /// Snapshots asked for (not scheduled) that are kept.
+    pub keep_manual: u32,
 }
 
 impl Default for BackupSettings {
@@ -46,37 +51,53 @@ impl Default for BackupSettings {
             interval: StdDuration::from_secs(24 * 60 * 60),
             keep_daily: 7,
             keep_weekly: 4,
+            keep_manual: 10,
         }
     }
 }
 
+/// What the name of a snapshot asked for has after `aw-server-`.
+const MANUAL: &str = "manual-";
+
 /// A snapshot's file name for `now`: `aw-server-2026-11-28T05-12-00Z.db`
-/// (no `:`, which some file systems refuse), so names sort by time.
-pub fn snapshot_name(now: Timestamp) -> String {
+/// for the schedule's, `aw-server-manual-2026-11-28T05-12-00Z.db` for one
+/// asked for (no `:`, which some file systems refuse), so names sort by
+/// time.
+pub fn snapshot_name(now: Timestamp, manual: bool) -> String {
     format!(
-        "aw-server-{}.db",
+        "aw-server-{}{}.db",
+        if manual { MANUAL } else { "" },
         now.to_datetime().format("%Y-%m-%dT%H-%M-%SZ")
     )
 }
 
-/// The time in a snapshot's name (`aw-server-<time>.db`, or
-/// `aw-server-<time>-<n>.db` for a second one in the same second);
-/// `None` for any other name.
+/// The time in a snapshot's name (`aw-server-[manual-]<time>.db`, or
+/// `…<time>-<n>.db` for a second one in the same second); `None` for any
+/// other name.
 pub fn time_of_name(name: &str) -> Option<Timestamp> {
-    order_of_name(name).map(|(time, _)| time)
+    order_of_name(name).map(|(time, _, _)| time)
 }
 
-/// The time in a snapshot's name and its number within that second (1
-/// for none, then 2, 3...): the order snapshots were taken in.
-fn order_of_name(name: &str) -> Option<(Timestamp, u32)> {
+/// The time in a snapshot's name, its number within that second (1 for
+/// none, then 2, 3...): the order snapshots were taken in, and whether it
+/// was asked for.
+fn order_of_name(name: &str) -> Option<(Timestamp, u32, bool)> {
     let stem = name.strip_prefix("aw-server-")?.strip_suffix(".db")?;
+    let (manual, stem) = match stem.strip_prefix(MANUAL) {
+        Some(rest) => (true, rest),
+        None => (false, stem),
+    };
     let (time, rest) = stem.split_at_checked(20)?;
     let number = match rest {
         "" => 1,
         rest => rest.strip_prefix('-')?.parse::<u32>().ok()?,
     };
     let parsed = NaiveDateTime::parse_from_str(time, "%Y-%m-%dT%H-%M-%SZ").ok()?;
-    Some((Timestamp::from_datetime(parsed.and_utc()).ok()?, number))
+    Some((
+        Timestamp::from_datetime(parsed.and_utc()).ok()?,
+        number,
+        manual,
+    ))
 }
 
 /// A snapshot in the folder.
@@ -88,6 +109,8 @@ pub struct Listed {
     pub time: Timestamp,
     /// Its size in bytes.
     pub bytes: u64,
+    /// Whether it was asked for (else the schedule took it).
+    pub manual: bool,
     /// Its number within the second of its name (1, 2...).
     #[serde(skip)]
     pub number: u32,
@@ -112,7 +135,8 @@ pub fn list(folder: &Path) -> std::io::Result<Vec<Listed>> {
     let mut found = Vec::new();
     for entry in entries {
         let entry = entry?;
-        let Some((time, number)) = entry.file_name().to_str().and_then(order_of_name) else {
+        let Some((time, number, manual)) = entry.file_name().to_str().and_then(order_of_name)
+        else {
             continue;
         };
         let metadata = entry.metadata()?;
@@ -121,6 +145,7 @@ pub fn list(folder: &Path) -> std::io::Result<Vec<Listed>> {
                 path: entry.path(),
                 time,
                 bytes: metadata.len(),
+                manual,
                 number,
             });
         }
@@ -159,6 +184,18 @@ pub fn to_remove(snapshots: &[Listed], keep_daily: u32, keep_weekly: u32) -> Vec
         .collect()
 }
 
+/// Which of the snapshots asked for (any order) the rotation removes: all
+/// but the newest `keep`, and the newest of all.
+pub fn manual_to_remove(snapshots: &[Listed], keep: u32) -> Vec<PathBuf> {
+    let mut newest_first: Vec<&Listed> = snapshots.iter().collect();
+    newest_first.sort_by_key(|snapshot| std::cmp::Reverse(snapshot.order()));
+    newest_first
+        .iter()
+        .skip((keep as usize).max(1))
+        .map(|snapshot| snapshot.path.clone())
+        .collect()
+}
+
 /// What the last snapshot did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -193,6 +230,8 @@ pub struct BackupStatus {
     pub keep_daily: u32,
     /// Weeks whose newest snapshot the rotation keeps.
     pub keep_weekly: u32,
+    /// Snapshots asked for that the rotation keeps.
+    pub keep_manual: u32,
     /// Whether a snapshot is being written now.
     pub running: bool,
     /// The last snapshot since the server started, good or not.
@@ -226,12 +265,13 @@ impl Backups {
     }
 
     /// Writes a snapshot into the folder after any being written, records
-    /// and logs it, and rotates the folder when the schedule is on.
-    pub fn take(&self, datastore: &Datastore, scheduled: bool) -> Result<Snapshot, DatastoreError> {
+    /// and logs it, and rotates the snapshots of its kind: the
+    /// schedule's when the schedule is on, those asked for always.
+    pub fn take(&self, datastore: &Datastore, scheduled: bool) -> Result<Taken, DatastoreError> {
         let _running = lock(&self.running);
         let time = Timestamp::now();
         let clock = Instant::now();
-        let result = take(datastore, &self.settings.dir);
+        let result = take(datastore, &self.settings.dir, !scheduled);
         let mut outcome = Outcome {
             time,
             outcome: "ok",
@@ -242,13 +282,17 @@ impl Backups {
             scheduled,
             removed: Vec::new(),
         };
-        match &result {
+        let result = match result {
             Ok(snapshot) => {
                 outcome.path = Some(snapshot.path.clone());
                 outcome.bytes = Some(snapshot.bytes);
-                if self.settings.enabled {
-                    outcome.removed = self.rotate(&snapshot.path);
+                if self.settings.enabled || !scheduled {
+                    outcome.removed = self.rotate(&snapshot.path, !scheduled);
                 }
+                Ok(Taken {
+                    snapshot,
+                    removed: outcome.removed.clone(),
+                })
             }
             Err(error) => {
                 log::error!(
@@ -257,31 +301,38 @@ impl Backups {
                 );
                 outcome.outcome = "failed";
                 outcome.error = Some(error.to_string());
+                Err(error)
             }
-        }
+        };
         *lock(&self.last) = Some(outcome);
         result
     }
 
-    /// Removes what the rotation does not keep, never `written`; returns
+    /// Removes the snapshots of the kind of `written` (`manual`: asked
+    /// for) that the rotation does not keep, never `written`; returns
     /// what it removed.
-    fn rotate(&self, written: &Path) -> Vec<PathBuf> {
-        let snapshots = match list(&self.settings.dir) {
-            Ok(snapshots) => snapshots,
+    fn rotate(&self, written: &Path, manual: bool) -> Vec<PathBuf> {
+        let snapshots: Vec<Listed> = match list(&self.settings.dir) {
+            Ok(snapshots) => snapshots
+                .into_iter()
+                .filter(|snapshot| snapshot.manual == manual)
+                .collect(),
             Err(error) => {
                 log::warn!("Cannot list the backup folder to rotate it: {error}");
                 return Vec::new();
             }
         };
+        let doomed = if manual {
+            manual_to_remove(&snapshots, self.settings.keep_manual)
+        } else {
+            to_remove(
+                &snapshots,
+                self.settings.keep_daily,
+                self.settings.keep_weekly,
+            )
+        };
         let mut removed = Vec::new();
-        for path in to_remove(
-            &snapshots,
-            self.settings.keep_daily,
-            self.settings.keep_weekly,
-        )
-        .into_iter()
-        .filter(|path| path != written)
-        {
+        for path in doomed.into_iter().filter(|path| path != written) {
             match std::fs::remove_file(&path) {
                 Ok(()) => {
                     log::info!("Rotation removed the old snapshot {}", path.display());
@@ -311,6 +362,7 @@ impl Backups {
             interval_seconds: self.settings.interval.as_secs(),
             keep_daily: self.settings.keep_daily,
             keep_weekly: self.settings.keep_weekly,
+            keep_manual: self.settings.keep_manual,
             running: self.running.try_lock().is_err(),
             last: lock(&self.last).clone(),
             next: *lock(&self.next),
@@ -319,12 +371,16 @@ impl Backups {
     }
 
     /// When the schedule's next snapshot is due at `now`: an interval
-    /// after the newest in the folder, or now when there is none or it is
-    /// due already.
+    /// after the newest of the schedule's in the folder, or now when there
+    /// is none or it is due already.
     fn due(&self, now: Timestamp) -> Timestamp {
-        let newest = list(&self.settings.dir)
-            .ok()
-            .and_then(|snapshots| snapshots.last().map(|snapshot| snapshot.time));
+        let newest = list(&self.settings.dir).ok().and_then(|snapshots| {
+            snapshots
+                .iter()
+                .rev()
+                .find(|snapshot| !snapshot.manual)
+                .map(|snapshot| snapshot.time)
+        });
         match newest {
             Some(newest) => newest.saturating_add(as_duration(self.settings.interval)),
             None => now,
@@ -332,10 +388,24 @@ impl Backups {
     }
 }
 
+/// A snapshot written, and the old ones its rotation removed.
+#[derive(Debug)]
+pub struct Taken {
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// What the rotation removed after it.
+    pub removed: Vec<PathBuf>,
+}
+
 /// Writes a snapshot into `folder` (created if missing) under a name of
-/// the current time, never replacing one: a second snapshot in the same
-/// second gets `-2`, `-3`... before `.db`.
-pub fn take(datastore: &Datastore, folder: &Path) -> Result<Snapshot, DatastoreError> {
+/// the current time (`manual`: the name of one asked for), never
+/// replacing one: a second snapshot in the same second gets `-2`, `-3`...
+/// before `.db`.
+pub fn take(
+    datastore: &Datastore,
+    folder: &Path,
+    manual: bool,
+) -> Result<Snapshot, DatastoreError> {
     if folder.as_os_str().is_empty() {
         return Err(DatastoreError::InvalidInput(
             "no backup folder is configured".to_string(),
@@ -343,7 +413,7 @@ pub fn take(datastore: &Datastore, folder: &Path) -> Result<Snapshot, DatastoreE
     }
     std::fs::create_dir_all(folder)?;
     remove_stale_partials(folder);
-    let name = snapshot_name(Timestamp::now());
+    let name = snapshot_name(Timestamp::now(), manual);
     let stem = name.trim_end_matches(".db");
     let free = (1..100)
         .map(|n| match n {
@@ -477,14 +547,29 @@ mod tests {
 
     #[test]
     fn names_sort_by_time_and_have_no_colon() {
-        let name = snapshot_name(Timestamp::parse("2026-11-28T05:12:09.5Z").unwrap());
-        assert_eq!(name, "aw-server-2026-11-28T05-12-09Z.db");
+        let time = Timestamp::parse("2026-11-28T05:12:09.5Z").unwrap();
+        assert_eq!(
+            snapshot_name(time, false),
+            "aw-server-2026-11-28T05-12-09Z.db"
+        );
+        assert_eq!(
+            snapshot_name(time, true),
+            "aw-server-manual-2026-11-28T05-12-09Z.db"
+        );
     }
 
     #[test]
     fn names_give_back_their_time() {
         let time = Timestamp::parse("2026-11-28T05:12:09Z").unwrap();
-        assert_eq!(time_of_name(&snapshot_name(time)), Some(time));
+        assert_eq!(time_of_name(&snapshot_name(time, false)), Some(time));
+        assert_eq!(
+            order_of_name(&snapshot_name(time, true)),
+            Some((time, 1, true))
+        );
+        assert_eq!(
+            order_of_name("aw-server-manual-2026-11-28T05-12-09Z-3.db"),
+            Some((time, 3, true))
+        );
         assert_eq!(
             time_of_name("aw-server-2026-11-28T05-12-09Z-2.db"),
             Some(time)
@@ -503,9 +588,10 @@ mod tests {
     fn at(text: &str) -> Listed {
         let time = Timestamp::parse(text).unwrap();
         Listed {
-            path: PathBuf::from(snapshot_name(time)),
+            path: PathBuf::from(snapshot_name(time, false)),
             time,
             bytes: 1,
+            manual: false,
             number: 1,
         }
     }
@@ -565,5 +651,22 @@ mod tests {
             names(&to_remove(&snapshots, 1, 0)),
             vec!["aw-server-2026-11-02T00-00-00Z.db".to_string()]
         );
+    }
+
+    #[test]
+    fn the_rotation_of_snapshots_asked_for_keeps_the_newest() {
+        let snapshots: Vec<Listed> = (1..=5)
+            .map(|day| at(&format!("2026-11-0{day}T10:00:00Z")))
+            .collect();
+        let removed = names(&manual_to_remove(&snapshots, 3));
+        assert_eq!(
+            removed,
+            [
+                "aw-server-2026-11-01T10-00-00Z.db",
+                "aw-server-2026-11-02T10-00-00Z.db"
+            ]
+        );
+        assert_eq!(manual_to_remove(&snapshots, 0).len(), 4, "the newest stays");
+        assert!(manual_to_remove(&snapshots, 10).is_empty());
     }
 }

@@ -188,6 +188,9 @@ pub struct BackupConfig {
     /// Weeks whose newest snapshot is kept (default 4).
     #[serde(default)]
     pub keep_weekly: Option<u32>,
+    /// Snapshots asked for (not scheduled) that are kept (default 10).
+    #[serde(default)]
+    pub keep_manual: Option<u32>,
 }
 
 impl FileConfig {
@@ -285,13 +288,15 @@ pub fn default_file_text(testing: bool) -> String {
          # are written into this folder (default: backups in the data folder).\n\
          # With enabled = true, one is taken every interval seconds, and old\n\
          # ones are removed after a new one is good: the newest of each of the\n\
-         # last keep_daily days and keep_weekly weeks stay.\n\
+         # last keep_daily days and keep_weekly weeks stay. Snapshots asked for\n\
+         # are named aw-server-manual-...; the newest keep_manual of them stay.\n\
          #[backup]\n\
          #enabled = false\n\
          #dir = \"/home/me/activitywatch-backups\"\n\
          #interval = 86400\n\
          #keep_daily = 7\n\
-         #keep_weekly = 4\n"
+         #keep_weekly = 4\n\
+         #keep_manual = 10\n"
     )
 }
 
@@ -488,6 +493,7 @@ pub fn resolve_backup(file: BackupConfig) -> Result<BackupSettings, ConfigError>
         interval,
         keep_daily: file.keep_daily.unwrap_or(defaults.keep_daily),
         keep_weekly: file.keep_weekly.unwrap_or(defaults.keep_weekly),
+        keep_manual: file.keep_manual.unwrap_or(defaults.keep_manual),
         dir: backup_dir(&file)?,
     })
 }

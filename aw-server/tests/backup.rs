@@ -97,11 +97,46 @@ fn the_backup_command_works_online_and_on_the_file() {
         200
     );
 
-    // Online: into the server's backup folder; --to is refused.
+    // Online: into the server's backup folder, named as asked for.
     let said = ok(root, &["backup", "--testing", "--port", &port]);
     assert!(said.contains("Snapshot written:"), "{said}");
     assert_eq!(names_in(&backups).len(), 1);
+    assert!(names_in(&backups)[0].starts_with("aw-server-manual-"));
+    // --to while the server runs: the command reads the served file
+    // itself, beside the server, with every acknowledged write in it.
     let to = root.join("mine.db");
+    let served = root.join("while-served.db");
+    let more = json!([event(
+        "2026-11-28T10:05:00Z",
+        5.0,
+        json!({"title": "just now"})
+    )]);
+    assert_eq!(
+        client.post_json("/api/0/buckets/b/events", &more).status,
+        200
+    );
+    let db_arg = db.to_str().unwrap();
+    let said = ok(
+        root,
+        &[
+            "backup",
+            "--testing",
+            "--port",
+            &port,
+            "--dbpath",
+            db_arg,
+            "--to",
+            served.to_str().unwrap(),
+        ],
+    );
+    assert!(said.contains("Snapshot written:"), "{said}");
+    assert_eq!(titles(&served, "b"), ["just now", "kept"]);
+    let partials = names_in(root);
+    assert!(
+        !partials.iter().any(|name| name.ends_with(".partial")),
+        "{partials:?}"
+    );
+    // The served file is not the default one: said, nothing written.
     let refused = fails(
         root,
         &[
@@ -114,17 +149,38 @@ fn the_backup_command_works_online_and_on_the_file() {
         ],
         1,
     );
-    assert!(refused.contains("[backup] dir"), "{refused}");
+    assert!(refused.contains("--dbpath"), "{refused}");
     assert!(!to.exists());
+    // An existing file is never replaced, served or not.
+    let again = fails(
+        root,
+        &[
+            "backup",
+            "--dbpath",
+            db_arg,
+            "--to",
+            served.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert!(again.contains("exists already"), "{again}");
+    assert_eq!(
+        client
+            .get("/api/0/buckets/b/events")
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     drop(server);
 
     // On the file: to --to, which must not exist, in a folder that does.
-    let db_arg = db.to_str().unwrap();
     ok(
         root,
         &["backup", "--dbpath", db_arg, "--to", to.to_str().unwrap()],
     );
-    assert_eq!(titles(&to, "b"), ["kept"]);
+    assert_eq!(titles(&to, "b"), ["just now", "kept"]);
     let again = fails(
         root,
         &["backup", "--dbpath", db_arg, "--to", to.to_str().unwrap()],
@@ -181,6 +237,7 @@ fn settings(dir: &Path, enabled: bool, interval_secs: u64) -> aw_server::backup:
         interval: std::time::Duration::from_secs(interval_secs),
         keep_daily: 1,
         keep_weekly: 0,
+        keep_manual: 10,
     }
 }
 
@@ -317,8 +374,8 @@ fn a_full_disk_fails_the_snapshot_and_keeps_the_older_ones() {
     );
     assert_eq!(std::fs::read(&good).unwrap(), good_bytes);
 
-    // Space comes back: the next snapshot is good, and only then is the
-    // older one rotated away.
+    // Space comes back: the next snapshot is good; asked for, it leaves
+    // the schedule's snapshot where it is.
     match filler {
         Some(filler) => std::fs::remove_file(filler).unwrap(),
         None => {
@@ -330,7 +387,79 @@ fn a_full_disk_fails_the_snapshot_and_keeps_the_older_ones() {
     assert_eq!(reply.status, 200, "{}", reply.text());
     let newest = reply.json()["path"].as_str().unwrap().to_string();
     assert_eq!(titles(Path::new(&newest), "b").len(), 4_000);
-    assert!(!Path::new(&good).exists() || good == newest);
+    assert_eq!(std::fs::read(&good).unwrap(), good_bytes);
+    assert_ne!(good, newest);
     drop(server);
     drop(mount);
+}
+
+#[test]
+fn snapshots_asked_for_are_named_apart_and_rotated_among_themselves() {
+    let folder = tempfile::tempdir().unwrap();
+    let backups = folder.path().join("backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    // This morning's scheduled snapshot.
+    let morning = backups.join("aw-server-2026-11-01T06-00-00Z.db");
+    std::fs::write(&morning, b"the morning's snapshot").unwrap();
+    let db = folder.path().join("served.db");
+    let mut with = settings(&backups, false, 3600);
+    with.keep_manual = 2;
+    let server = TestServer::start_on(
+        None,
+        Datastore::open(&db).unwrap(),
+        move |config| config.backup = with,
+        |rocket| rocket,
+    );
+    let client = server.client();
+    create_bucket(&client, "b");
+    let mut written = Vec::new();
+    for _ in 0..3 {
+        let reply = client.post("/api/0/backup", b"");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        written.push(reply.json());
+    }
+    for answer in &written {
+        let name = Path::new(answer["path"].as_str().unwrap())
+            .file_name()
+            .unwrap();
+        assert!(
+            name.to_string_lossy().starts_with("aw-server-manual-"),
+            "{answer}"
+        );
+    }
+    assert_eq!(written[0]["removed"], json!([]));
+    assert_eq!(written[1]["removed"], json!([]));
+    assert_eq!(written[2]["removed"], json!([written[0]["path"]]));
+    // The scheduled one is not theirs to remove.
+    assert!(morning.exists());
+    let status = client.get("/api/0/backup/status").json();
+    assert_eq!(status["keep_manual"], 2);
+    let kinds: Vec<bool> = status["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|snapshot| snapshot["manual"].as_bool().unwrap())
+        .collect();
+    assert_eq!(kinds, [false, true, true]);
+    drop(server);
+
+    // Nor the schedule's rotation theirs.
+    let server = TestServer::start_on(
+        None,
+        Datastore::open(&db).unwrap(),
+        |config| config.backup = settings(&backups, true, 1),
+        |rocket| rocket,
+    );
+    let client = server.client();
+    wait_for_status(&client, |status| {
+        status["last"]["scheduled"] == true
+            && status["last"]["outcome"] == "ok"
+            && !morning.exists()
+    });
+    let manual = names_in(&backups)
+        .into_iter()
+        .filter(|name| name.starts_with("aw-server-manual-"))
+        .count();
+    assert_eq!(manual, 2);
+    drop(server);
 }

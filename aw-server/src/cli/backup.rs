@@ -4,20 +4,22 @@
 //! into the config file's `[backup] dir`. Either way the snapshot is
 //! consistent, checked, and complete under its name or not written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use aw_datastore::{Datastore, DatastoreError};
 use clap::Args;
 
 use super::progress::{self, Unit};
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Target};
+use crate::backup::BackupSettings;
 use crate::config;
 
 /// Flags of `backup`.
 #[derive(Debug, Clone, Args)]
 pub struct BackupArgs {
     /// Write the snapshot to this file, which must not exist, in a folder
-    /// that does (only without a running server: a server writes into its
-    /// backup folder).
+    /// that does (read by this command from the database file, also while
+    /// a server serves it).
     #[arg(long, value_name = "FILE", conflicts_with = "list")]
     pub to: Option<PathBuf>,
     /// List the snapshots in the backup folder (time, size, file) instead
@@ -31,58 +33,151 @@ pub struct BackupArgs {
 /// Runs `backup`.
 pub fn run(args: BackupArgs) -> Result<(), CliError> {
     let file = config_file(&args.connection)?;
-    let folder = config::backup_dir(&file.backup).map_err(|error| CliError(error.to_string()))?;
+    let settings =
+        config::resolve_backup(file.backup.clone()).map_err(|error| CliError(error.to_string()))?;
     if args.list {
-        return list(&folder);
+        return list(&settings.dir);
     }
-    let target = match &args.connection.dbpath {
-        Some(_) => connect(&args.connection, false)?,
-        None => connect_with(&args.connection, false, file)?,
+    let written = match &args.to {
+        Some(to) => to_file(&args.connection, file, to)?,
+        None => {
+            let target = match &args.connection.dbpath {
+                Some(_) => connect(&args.connection, false)?,
+                None => connect_with(&args.connection, false, file)?,
+            };
+            let result = into_folder(&target, settings);
+            let closed = close(target);
+            let written = result?;
+            closed?;
+            written
+        }
     };
-    let result = backup(&target, &args, &folder);
-    let closed = close(target);
-    let (path, bytes, seconds) = result?;
-    closed?;
     eprintln!(
-        "Snapshot written: {path} ({:.1} MB) in {seconds:.1} s",
-        bytes as f64 / 1e6
+        "Snapshot written: {} ({:.1} MB) in {:.1} s",
+        written.path,
+        written.bytes as f64 / 1e6,
+        written.seconds
     );
+    for removed in &written.removed {
+        eprintln!("Rotation removed the older snapshot {removed}");
+    }
     Ok(())
 }
 
-fn backup(
-    target: &Target,
-    args: &BackupArgs,
-    folder: &std::path::Path,
-) -> Result<(String, u64, f64), CliError> {
+/// What a snapshot wrote, and the older snapshots rotation removed.
+#[derive(Debug)]
+pub struct Written {
+    /// The snapshot's file.
+    pub path: String,
+    /// Its size.
+    pub bytes: u64,
+    /// How long it took.
+    pub seconds: f64,
+    /// The files rotation removed after it.
+    pub removed: Vec<String>,
+}
+
+/// A snapshot asked for into the backup folder: through the server, or on
+/// the file with the same rotation.
+fn into_folder(target: &Target, settings: BackupSettings) -> Result<Written, CliError> {
     let bar = progress::bar(None, Unit::Bytes, "Writing a snapshot".to_string());
     let written = match target {
-        Target::Online(server) => {
-            if let Some(to) = &args.to {
-                return Err(CliError(format!(
-                    "the server at {} writes its snapshots into its [backup] dir, not {}: \
-                     leave out --to, or stop the server and run this command again",
-                    server.base(),
-                    to.display()
-                )));
-            }
-            server.backup()?
-        }
+        Target::Online(server) => server.backup()?,
         Target::Offline { datastore, .. } => {
-            let snapshot = match &args.to {
-                Some(to) => datastore.snapshot(to),
-                None => crate::backup::take(datastore, folder),
+            let taken = crate::backup::Backups::new(settings)
+                .take(datastore, false)
+                .map_err(|error| CliError(format!("the snapshot failed: {error}")))?;
+            Written {
+                path: taken.snapshot.path.display().to_string(),
+                bytes: taken.snapshot.bytes,
+                seconds: taken.snapshot.took.as_secs_f64(),
+                removed: taken
+                    .removed
+                    .iter()
+                    .map(|path| path.display().to_string())
+                    .collect(),
             }
-            .map_err(|error| CliError(format!("the snapshot failed: {error}")))?;
-            (
-                snapshot.path.display().to_string(),
-                snapshot.bytes,
-                snapshot.took.as_secs_f64(),
-            )
         }
     };
     bar.finish_and_clear();
     Ok(written)
+}
+
+/// A snapshot to `to`, a file that must not exist: the database file (of
+/// `--dbpath`, else the default one) is read by this process, through the
+/// datastore when no server holds it, else through a read-only connection
+/// of its own beside the server (a WAL file allows it). A server that
+/// answers but serves another file than the default is an error: its file
+/// is named with `--dbpath`.
+fn to_file(
+    connection: &ConnectionArgs,
+    file: crate::config::FileConfig,
+    to: &Path,
+) -> Result<Written, CliError> {
+    let key = super::database_key(connection.db_password.as_deref())?;
+    let (path, named) = match &connection.dbpath {
+        Some(path) => (path.clone(), true),
+        None => (
+            crate::dirs::db_path(connection.testing)
+                .map_err(|error| CliError(error.to_string()))?,
+            false,
+        ),
+    };
+    if to.symlink_metadata().is_ok() {
+        return Err(CliError(format!(
+            "{} exists already: a snapshot never replaces a file",
+            to.display()
+        )));
+    }
+    let elsewhere = || {
+        CliError(format!(
+            "a server answers, but it does not serve the default database {}: name the file \
+             it serves with --dbpath",
+            path.display()
+        ))
+    };
+    if !path.exists() {
+        if !named && super::server_answers(connection, file)? {
+            return Err(elsewhere());
+        }
+        return Err(CliError(format!("no database file at {}", path.display())));
+    }
+    let failed = |error: DatastoreError| CliError(format!("the snapshot failed: {error}"));
+    let bar = progress::bar(None, Unit::Bytes, "Writing a snapshot".to_string());
+    let snapshot = match Datastore::open_with_key(&path, key.as_ref()) {
+        Ok(datastore) => {
+            let served_elsewhere = !named && super::server_answers(connection, file)?;
+            let snapshot = if served_elsewhere {
+                None
+            } else {
+                Some(datastore.snapshot(to).map_err(failed))
+            };
+            datastore
+                .close()
+                .map_err(|error| CliError(format!("closing {} failed: {error}", path.display())))?;
+            match snapshot {
+                Some(snapshot) => snapshot?,
+                None => return Err(elsewhere()),
+            }
+        }
+        // Served: read beside the server.
+        Err(DatastoreError::InUse(_)) => {
+            aw_datastore::snapshot_file(&path, key.as_ref(), to).map_err(failed)?
+        }
+        Err(error) => {
+            return Err(CliError(format!(
+                "cannot open the database {}: {error}",
+                path.display()
+            )))
+        }
+    };
+    bar.finish_and_clear();
+    Ok(Written {
+        path: snapshot.path.display().to_string(),
+        bytes: snapshot.bytes,
+        seconds: snapshot.took.as_secs_f64(),
+        removed: Vec::new(),
+    })
 }
 
 /// Prints the snapshots in `folder`, oldest first, and their total size.

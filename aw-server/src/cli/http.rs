@@ -250,13 +250,22 @@ impl Server {
     }
 
     /// `POST /api/0/backup`: the snapshot's path, bytes and seconds.
-    pub fn backup(&self) -> Result<(String, u64, f64), CliError> {
+    pub fn backup(&self) -> Result<super::backup::Written, CliError> {
         let answer = self.post_empty("/api/0/backup")?;
-        Ok((
-            answer["path"].as_str().unwrap_or_default().to_string(),
-            answer["bytes"].as_u64().unwrap_or(0),
-            answer["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
-        ))
+        Ok(super::backup::Written {
+            path: answer["path"].as_str().unwrap_or_default().to_string(),
+            bytes: answer["bytes"].as_u64().unwrap_or(0),
+            seconds: answer["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+            removed: answer["removed"]
+                .as_array()
+                .map(|removed| {
+                    removed
+                        .iter()
+                        .filter_map(|path| path.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
     }
 
     /// `GET /api/0/access`: what this command's credential may do.

@@ -184,6 +184,34 @@ fn connect_to(
     open: Opener<'_>,
 ) -> Result<Target, CliError> {
     let key = database_key(args.db_password.as_deref())?;
+    let (server, authority) = find_server(args, file)?;
+    match server {
+        Some(server) => Ok(Target::Online(server)),
+        None if args.host.is_some() || args.port.is_some() => Err(CliError(format!(
+            "no aw-server answers on {authority}; start it, or use --dbpath to work on a database file"
+        ))),
+        None => {
+            let path = dirs::db_path(args.testing).map_err(|error| CliError(error.to_string()))?;
+            eprintln!(
+                "No server answers on {authority}; working on the database file {}",
+                path.display()
+            );
+            open(&path, key.as_ref())
+        }
+    }
+}
+
+/// Whether a server answers where the flags and the config file say.
+pub fn server_answers(args: &ConnectionArgs, file: FileConfig) -> Result<bool, CliError> {
+    Ok(find_server(args, file)?.0.is_some())
+}
+
+/// The server that answers where the flags and the config file say, if
+/// one does, and that address.
+fn find_server(
+    args: &ConnectionArgs,
+    file: FileConfig,
+) -> Result<(Option<Server>, String), CliError> {
     let host = args
         .host
         .clone()
@@ -215,20 +243,8 @@ fn connect_to(
         None => (authority, None),
         Some(_) => https_to(authority, &host),
     };
-    match Server::probe(&authority, credential, tls)? {
-        Some(server) => Ok(Target::Online(server)),
-        None if args.host.is_some() || args.port.is_some() => Err(CliError(format!(
-            "no aw-server answers on {authority}; start it, or use --dbpath to work on a database file"
-        ))),
-        None => {
-            let path = dirs::db_path(args.testing).map_err(|error| CliError(error.to_string()))?;
-            eprintln!(
-                "No server answers on {authority}; working on the database file {}",
-                path.display()
-            );
-            open(&path, key.as_ref())
-        }
-    }
+    let server = Server::probe(&authority, credential, tls)?;
+    Ok((server, authority))
 }
 
 fn open_read_only(path: &Path, key: Option<&DatabaseKey>) -> Result<Target, CliError> {

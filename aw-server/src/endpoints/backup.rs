@@ -22,6 +22,8 @@ pub struct BackupWritten {
     pub bytes: u64,
     /// How long it took, the check included, in milliseconds.
     pub duration_ms: f64,
+    /// The older snapshots asked for that rotation removed after it.
+    pub removed: Vec<String>,
 }
 
 /// Writes a snapshot: every write acknowledged before the request is in
@@ -30,11 +32,16 @@ pub struct BackupWritten {
 pub async fn backup(state: &State<ServerState>) -> Result<Json<BackupWritten>, ApiError> {
     let datastore = state.datastore.clone();
     let backups = std::sync::Arc::clone(&state.backups);
-    let snapshot = blocking(move || Ok(backups.take(&datastore, false)?)).await?;
+    let taken = blocking(move || Ok(backups.take(&datastore, false)?)).await?;
     Ok(Json(BackupWritten {
-        path: snapshot.path.display().to_string(),
-        bytes: snapshot.bytes,
-        duration_ms: snapshot.took.as_secs_f64() * 1000.0,
+        path: taken.snapshot.path.display().to_string(),
+        bytes: taken.snapshot.bytes,
+        duration_ms: taken.snapshot.took.as_secs_f64() * 1000.0,
+        removed: taken
+            .removed
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect(),
     }))
 }
 

@@ -209,9 +209,10 @@ describe('a server with [sync] and [retention]', () => {
     );
     const rows = await tableRows(card.locator('table.snapshots'));
     assert.deepEqual(
-      rows.map(row => [row.File.text, row.Taken.time, Number(row.Size.size)]),
-      [[name, isoOf(snapshot.time), snapshot.bytes]],
+      rows.map(row => [row.File.text, row.Taken.time, row.Kind.text, Number(row.Size.size)]),
+      [[name, isoOf(snapshot.time), 'asked for', snapshot.bytes]],
     );
+    assert.match(name, /^aw-server-manual-/);
     assert.match(rows[0].Taken.text, new RegExp(`^just now \\(${localTime(snapshot.time)}\\)$`));
     const facts = await factsOf(page, 'Snapshots of the database');
     assert.equal(facts.Folder.text, backup.dir);

@@ -472,6 +472,9 @@ window.statusView = (() => {
               ', ',
               bytes(snapshot.bytes),
               `, in ${milliseconds(snapshot.duration_ms)}.`,
+              snapshot.removed && snapshot.removed.length
+                ? ` Rotation removed ${snapshot.removed.map(baseName).join(', ')}.`
+                : '',
             ];
           },
           refresh,
@@ -526,7 +529,11 @@ window.statusView = (() => {
                 'table',
                 { class: 'status-table snapshots' },
                 h('caption', {}, `${counted(snapshots.length, 'snapshot')} in the folder, newest first`),
-                h('thead', {}, h('tr', {}, ['File', 'Taken', 'Size'].map(name => h('th', { scope: 'col' }, name)))),
+                h(
+                  'thead',
+                  {},
+                  h('tr', {}, ['File', 'Taken', 'Kind', 'Size'].map(name => h('th', { scope: 'col' }, name))),
+                ),
                 h(
                   'tbody',
                   {},
@@ -536,13 +543,19 @@ window.statusView = (() => {
                       {},
                       h('th', { scope: 'row', 'data-label': 'File' }, h('code', {}, baseName(snapshot.path))),
                       h('td', { 'data-label': 'Taken' }, when(snapshot.time)),
+                      h('td', { 'data-label': 'Kind' }, snapshot.manual ? 'asked for' : 'scheduled'),
                       h('td', { 'data-label': 'Size', class: 'number' }, bytes(snapshot.bytes)),
                     ),
                   ),
                 ),
               ),
-          admin && backup.enabled
-            ? h('p', { class: 'muted' }, 'A snapshot taken here is followed by the same clean-up as a scheduled one.')
+          admin
+            ? h(
+                'p',
+                { class: 'muted' },
+                `A snapshot taken here is kept apart from the scheduled ones: the newest ` +
+                  `${counted(backup.keep_manual, 'snapshot')} asked for stay.`,
+              )
             : null,
         );
       },
