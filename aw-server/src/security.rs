@@ -130,32 +130,68 @@ struct CorsPolicy {
     testing: bool,
 }
 
+/// How far an `Origin` may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    /// Nowhere: 403.
+    No,
+    /// Everywhere: the server's own pages and the user's `cors` and
+    /// `cors_regex` lists.
+    Fully,
+    /// Only what aw-watcher-web needs ([`extension_may`]): the built-in
+    /// rules for browser extensions, which Firefox cannot narrow to one
+    /// extension (every installation of every extension has its own id).
+    Extension,
+}
+
 impl CorsPolicy {
-    fn allows(&self, origin: &str, port: u16) -> bool {
+    fn allows(&self, origin: &str, port: u16) -> Allowed {
         // The server's own pages (the web UI), by any loopback name.
         let own = ["127.0.0.1", "localhost", "[::1]"]
             .iter()
             .any(|host| origin == format!("http://{host}:{port}"));
-        if own {
-            return true;
-        }
-        // Firefox gives every installation of an extension its own id.
-        if let Some(id) = origin.strip_prefix("moz-extension://") {
-            return !id.is_empty();
-        }
-        if origin == CHROME_WEB_STORE_EXTENSION {
-            return true;
+        // The user's lists come before the built-in extension rules: an
+        // extension origin listed there is trusted as the user chose.
+        if own
+            || self.exact.contains(origin)
+            || self.regexes.iter().any(|regex| regex.is_match(origin))
+        {
+            return Allowed::Fully;
         }
         if self.testing
-            && (origin == "http://127.0.0.1:27180"
-                || origin == "http://localhost:27180"
-                || origin
-                    .strip_prefix("chrome-extension://")
-                    .is_some_and(|id| !id.is_empty()))
+            && (origin == "http://127.0.0.1:27180" || origin == "http://localhost:27180")
         {
-            return true;
+            return Allowed::Fully;
         }
-        self.exact.contains(origin) || self.regexes.iter().any(|regex| regex.is_match(origin))
+        let extension = origin
+            .strip_prefix("moz-extension://")
+            .is_some_and(|id| !id.is_empty())
+            || origin == CHROME_WEB_STORE_EXTENSION
+            || (self.testing
+                && origin
+                    .strip_prefix("chrome-extension://")
+                    .is_some_and(|id| !id.is_empty()));
+        if extension {
+            Allowed::Extension
+        } else {
+            Allowed::No
+        }
+    }
+}
+
+/// Whether a browser extension allowed by the built-in rules may send
+/// `method` to the canonical path `segments`: what aw-watcher-web sends,
+/// its server check, its bucket and its heartbeats, nothing that reads
+/// history or another watcher's bucket.
+fn extension_may(method: Method, segments: &[String]) -> bool {
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
+        (Method::Get | Method::Head, ["api", "0", "info"]) => true,
+        (Method::Post, ["api", "0", "buckets", bucket])
+        | (Method::Post, ["api", "0", "buckets", bucket, "heartbeat"]) => {
+            bucket.starts_with("aw-watcher-web-")
+        }
+        _ => false,
     }
 }
 
@@ -235,13 +271,14 @@ impl Gate {
 
         let origin = single_header(request, "Origin")?;
         if let Some(origin) = origin {
-            if !self.cors.allows(origin, self.port.load(Ordering::Relaxed)) {
+            let allowed = self.cors.allows(origin, self.port.load(Ordering::Relaxed));
+            if allowed == Allowed::No {
                 return Err(Rejection::new(
                     Status::Forbidden,
                     format!("Cross-origin request from origin '{origin}' is not allowed"),
                 ));
             }
-            if request.method() == Method::Options {
+            let wanted = if request.method() == Method::Options {
                 let wanted = single_header(request, "Access-Control-Request-Method")?;
                 if let Some(method) = wanted {
                     if !["GET", "POST", "DELETE"].contains(&method) {
@@ -251,6 +288,23 @@ impl Gate {
                         ));
                     }
                 }
+                // A preflight that names no method says nothing of the
+                // request to come: for an extension, no.
+                wanted.and_then(|method| method.parse::<Method>().ok())
+            } else {
+                Some(request.method())
+            };
+            if allowed == Allowed::Extension
+                && !wanted.is_some_and(|method| extension_may(method, &segments))
+            {
+                return Err(Rejection::new(
+                    Status::Forbidden,
+                    format!(
+                        "Browser extensions may call only what aw-watcher-web needs \
+                         (/api/0/info and its own aw-watcher-web-* bucket); to let origin \
+                         '{origin}' call this, add it to cors_regex in config.toml"
+                    ),
+                ));
             }
             request.local_cache(|| AllowedOrigin(Some(origin.to_string())));
         }

@@ -377,3 +377,165 @@ fn refusals_to_an_allowed_origin_are_readable_by_the_page() {
         Some(origin.as_str())
     );
 }
+
+#[test]
+fn a_browser_extension_may_call_only_what_aw_watcher_web_needs() {
+    let server = TestServer::start();
+    let client = server.client();
+    let own = format!("http://localhost:{}", server.port);
+    let seeded = client.post_json(
+        "/api/0/buckets/aw-watcher-window_laptop/events",
+        &serde_json::json!([]),
+    );
+    assert_eq!(seeded.status, 404, "no such bucket yet");
+    let made = client.post_json(
+        "/api/0/buckets/aw-watcher-window_laptop",
+        &serde_json::json!({"type": "currentwindow", "client": "w", "hostname": "laptop"}),
+    );
+    assert_eq!(made.status, 200);
+    for origin in [
+        "moz-extension://0d6ee3bd-7c4c-4e5e-8c7e-1a2b3c4d5e6f",
+        "moz-extension://another-extension-installed-beside-it",
+        "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi",
+    ] {
+        let with = |method: &str, path: &str, body: Option<&[u8]>| {
+            client.request(
+                method,
+                path,
+                &[("Origin", origin), ("Content-Type", "application/json")],
+                body,
+            )
+        };
+        // What aw-watcher-web sends works, with its CORS headers.
+        let bucket =
+            br#"{"type": "web.tab.current", "client": "aw-client-web", "hostname": "!local"}"#;
+        let heartbeat = br#"{"timestamp": "2026-12-01T09:00:00Z", "duration": 0,
+                             "data": {"url": "https://example.org/", "title": "Example"}}"#;
+        for (method, path, body) in [
+            ("GET", "/api/0/info", None),
+            ("HEAD", "/api/0/info/", None),
+            (
+                "POST",
+                "/api/0/buckets/aw-watcher-web-firefox_laptop",
+                Some(&bucket[..]),
+            ),
+            (
+                "POST",
+                "/api/0/buckets/aw-watcher-web-firefox_laptop/heartbeat?pulsetime=60",
+                Some(&heartbeat[..]),
+            ),
+        ] {
+            let reply = with(method, path, body);
+            assert!(
+                reply.status == 200 || reply.status == 304,
+                "{origin} {method} {path}: {}",
+                reply.text()
+            );
+            assert_eq!(reply.header("Access-Control-Allow-Origin"), Some(origin));
+        }
+        for path in [
+            "/api/0/buckets/aw-watcher-web-firefox_laptop",
+            "/api/0/buckets/aw-watcher-web-firefox_laptop/heartbeat",
+        ] {
+            let reply = client.request(
+                "OPTIONS",
+                path,
+                &[
+                    ("Origin", origin),
+                    ("Access-Control-Request-Method", "POST"),
+                    ("Access-Control-Request-Headers", "content-type"),
+                ],
+                None,
+            );
+            assert_eq!(reply.status, 200, "{origin} preflight {path}");
+            assert_eq!(reply.header("Access-Control-Allow-Origin"), Some(origin));
+        }
+        // Anything else: 403 before the handler, no CORS header, even a
+        // "simple" POST the browser would send without a preflight.
+        for (method, path, body) in [
+            ("GET", "/api/0/export", None),
+            ("GET", "/api/0/buckets/", None),
+            ("GET", "/api/0/buckets/aw-watcher-web-firefox_laptop/events", None),
+            ("DELETE", "/api/0/buckets/aw-watcher-web-firefox_laptop", None),
+            ("POST", "/api/0/query/", Some(&br#"{"timeperiods": [], "query": []}"#[..])),
+            ("POST", "/api/0/settings/theme", Some(&b"\"dark\""[..])),
+            (
+                "POST",
+                "/api/0/buckets/aw-watcher-window_laptop/heartbeat?pulsetime=60",
+                Some(&br#"{"timestamp": "2026-12-01T09:00:00Z", "duration": 0, "data": {"app": "x"}}"#[..]),
+            ),
+            ("POST", "/api/0/buckets/aw-watcher-window_other", Some(&bucket[..])),
+            // Matched on the canonical path: encodings change nothing.
+            ("GET", "/%61pi/0/export", None),
+            ("GET", "//api/0/export", None),
+        ] {
+            let reply = client.request(
+                method,
+                path,
+                &[("Origin", origin), ("Content-Type", "text/plain")],
+                body,
+            );
+            let message = reply.assert_error(403);
+            assert!(message.contains("cors_regex"), "{message}");
+            assert_eq!(reply.header("Access-Control-Allow-Origin"), None, "{origin} {method} {path}");
+        }
+        for (path, wanted) in [
+            ("/api/0/export", Some("GET")),
+            ("/api/0/import", Some("POST")),
+            (
+                "/api/0/buckets/aw-watcher-web-firefox_laptop",
+                Some("DELETE"),
+            ),
+            (
+                "/api/0/buckets/aw-watcher-web-firefox_laptop/heartbeat",
+                None,
+            ),
+        ] {
+            let mut headers = vec![("Origin", origin)];
+            if let Some(wanted) = wanted {
+                headers.push(("Access-Control-Request-Method", wanted));
+            }
+            let reply = client.request("OPTIONS", path, &headers, None);
+            reply.assert_error(403);
+            assert_eq!(reply.header("Access-Control-Allow-Origin"), None);
+            assert_eq!(reply.header("Access-Control-Allow-Methods"), None);
+        }
+    }
+    // Nothing the refused requests carried was stored.
+    assert_eq!(
+        client.get("/api/0/settings/theme").json(),
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        client
+            .get("/api/0/buckets/aw-watcher-window_laptop/events")
+            .json(),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        client.get("/api/0/buckets/aw-watcher-window_other").status,
+        404
+    );
+    // The own pages go on reaching everything.
+    let reply = client.request("GET", "/api/0/export", &[("Origin", &own)], None);
+    assert_eq!(reply.status, 200);
+}
+
+#[test]
+fn an_extension_origin_the_user_lists_is_trusted_as_listed() {
+    let origin = "moz-extension://0d6ee3bd-7c4c-4e5e-8c7e-1a2b3c4d5e6f";
+    for listed in ["cors", "cors_regex"] {
+        let server = TestServer::start_with(|config| match listed {
+            "cors" => config.cors = vec![origin.to_string()],
+            _ => config.cors_regex = vec![r"moz-extension://0d6ee3bd-.*".to_string()],
+        });
+        let client = server.client();
+        let reply = client.request("GET", "/api/0/export", &[("Origin", origin)], None);
+        assert_eq!(reply.status, 200, "{listed}");
+        assert_eq!(reply.header("Access-Control-Allow-Origin"), Some(origin));
+        // Another extension is still held to the built-in rule.
+        let other = "moz-extension://someone-else";
+        let reply = client.request("GET", "/api/0/export", &[("Origin", other)], None);
+        reply.assert_error(403);
+    }
+}
