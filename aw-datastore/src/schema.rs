@@ -117,6 +117,10 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
     if found >= CURRENT_VERSION {
         return Ok(());
     }
+    // A new file takes every step: one line says so, not one per step.
+    if found == 0 {
+        log::info!("Creating the database's tables (schema version {CURRENT_VERSION})");
+    }
     for migration in MIGRATIONS.iter().filter(|m| m.to_version > found) {
         conn.execute_batch("BEGIN IMMEDIATE")?;
         // Another connection may have taken this step since `found` was
@@ -128,7 +132,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<()> {
             if now >= migration.to_version {
                 return Ok(());
             }
-            log::info!("Migrating database to version {}", migration.to_version);
+            if found > 0 {
+                log::info!("Migrating the database to version {}", migration.to_version);
+            }
             // execute_batch because a migration is several statements run
             // once; caching them would only hold memory.
             Ok(conn.execute_batch(&format!(

@@ -206,8 +206,9 @@ impl<'r> Responder<'r, 'static> for AssetReply {
         let mut response = Response::build();
         response
             .header(Header::new("ETag", etag.clone()))
-            .header(Header::new("Cache-Control", asset.cache_control))
-            .header(Header::new("X-Content-Type-Options", "nosniff"));
+            // `X-Content-Type-Options: nosniff` comes from Rocket's Shield,
+            // on every response: set here too, Shield warns on each one.
+            .header(Header::new("Cache-Control", asset.cache_control));
         if asset.compressible() {
             response.header(Header::new("Vary", "Accept-Encoding"));
         }

@@ -70,10 +70,57 @@ pub fn init(log_dir: &Path, testing: bool, verbose: bool) -> io::Result<PathBuf>
         .format_timestamp_millis()
         .write_style(env_logger::WriteStyle::Never)
         .target(env_logger::Target::Pipe(Box::new(Tee { file })));
-    builder
-        .try_init()
+    let logger = builder.build();
+    let max_level = logger.filter();
+    log::set_boxed_logger(Box::new(Lowered(logger)))
         .map_err(|error| io::Error::other(error.to_string()))?;
+    log::set_max_level(max_level);
     Ok(path)
+}
+
+/// The logger with two lines Rocket logs as warnings as the information
+/// they are: its launch ("Rocket has launched from …": `aw-server
+/// listening on` says the same) and a stop asked for ("Received SIGTERM.
+/// Requesting shutdown."). Logged with `--verbose`; never a warning in
+/// the log of every run.
+struct Lowered(env_logger::Logger);
+
+impl Lowered {
+    fn lowers(record: &log::Record<'_>) -> bool {
+        if record.level() != log::Level::Warn || !record.target().starts_with("rocket::") {
+            return false;
+        }
+        record.target().starts_with("rocket::launch")
+            || (record.target().starts_with("rocket::server")
+                && record.args().to_string().starts_with("Received SIG"))
+    }
+}
+
+impl log::Log for Lowered {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        self.0.enabled(metadata)
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if Lowered::lowers(record) {
+            self.0.log(
+                &log::Record::builder()
+                    .args(*record.args())
+                    .level(log::Level::Info)
+                    .target(record.target())
+                    .module_path(record.module_path())
+                    .file(record.file())
+                    .line(record.line())
+                    .build(),
+            );
+        } else {
+            self.0.log(record);
+        }
+    }
+
+    fn flush(&self) {
+        self.0.flush();
+    }
 }
 
 /// The most detailed level `filters` (`RUST_LOG` syntax) lets through for

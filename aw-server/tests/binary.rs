@@ -434,3 +434,58 @@ fn systemd_hears_ready_once_the_server_answers() {
     child = process.child;
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// The lines of every log file the binary wrote under `root`.
+fn log_lines(root: &Path) -> Vec<String> {
+    let folder = xdg(root, "cache").join("activitywatch/log/aw-server-rust");
+    let mut lines = Vec::new();
+    for entry in fs::read_dir(&folder).unwrap() {
+        let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+        lines.extend(text.lines().map(str::to_string));
+    }
+    lines
+}
+
+#[test]
+fn a_first_start_a_page_load_and_heartbeats_log_no_warning() {
+    let root = TempDir::new().unwrap();
+    let process = start(root.path(), &[]);
+    let client = process.client.clone();
+    // The dashboard's page and the files it loads.
+    let page = client.get("/");
+    assert_eq!(page.status, 200);
+    for path in ["/css/app.css", "/js/dashboard.js", "/static/icon.svg"] {
+        let reply = client.get(path);
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.header("X-Content-Type-Options"), Some("nosniff"));
+    }
+    let made = client.post_json(
+        "/api/0/buckets/aw-watcher-window_h",
+        &json!({"type": "currentwindow", "client": "test", "hostname": "h"}),
+    );
+    assert_eq!(made.status, 200);
+    for second in 0..20 {
+        let reply = client.post_json(
+            "/api/0/buckets/aw-watcher-window_h/heartbeat?pulsetime=2",
+            &json!({"timestamp": format!("2026-12-01T09:00:{second:02}Z"), "duration": 0,
+                    "data": {"app": "editor", "title": "a"}}),
+        );
+        assert_eq!(reply.status, 200);
+    }
+    stop(process, Signal::TERM);
+    let lines = log_lines(root.path());
+    let warnings: Vec<&String> = lines
+        .iter()
+        .filter(|line| line.contains(" WARN ") || line.contains(" ERROR "))
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:#?}");
+    let created = lines
+        .iter()
+        .filter(|line| line.contains("Creating the database's tables"))
+        .count();
+    assert_eq!(created, 1, "{lines:#?}");
+    assert!(
+        !lines.iter().any(|line| line.contains("Migrating")),
+        "{lines:#?}"
+    );
+}
