@@ -20,8 +20,7 @@ use crate::{Data, Duration, ModelError, Timestamp};
 ///     r#"{"id":null,"timestamp":"2021-06-01T08:00:00Z","duration":1.5,"data":{"app":"vim"}}"#,
 /// );
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "EventWire")]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     /// Assigned by the store; `None` for events not stored (yet).
     pub id: Option<i64>,
@@ -137,6 +136,28 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(
     }
 
     deserializer.deserialize_option(Id)
+}
+
+impl<'de> Deserialize<'de> for Event {
+    /// Only a JSON object: an array (which serde would read field by
+    /// field) or any other value is refused as not an event, by name.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Event, D::Error> {
+        struct Object;
+        impl<'de> serde::de::Visitor<'de> for Object {
+            type Value = EventWire;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("an event: a JSON object with timestamp, duration and data")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<EventWire, A::Error> {
+                EventWire::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        let wire = deserializer.deserialize_map(Object)?;
+        Event::try_from(wire).map_err(serde::de::Error::custom)
+    }
 }
 
 impl TryFrom<EventWire> for Event {

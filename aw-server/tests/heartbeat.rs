@@ -144,3 +144,30 @@ fn pulsetime_is_required_and_numeric() {
     }
     assert_eq!(client.get("/api/0/buckets/b/events/count").text(), "0");
 }
+
+#[test]
+fn a_body_that_is_no_event_object_is_refused_by_name() {
+    let server = TestServer::start();
+    let client = server.client();
+    create_bucket(&client, "b");
+    let path = "/api/0/buckets/b/heartbeat?pulsetime=5";
+    let list = client
+        .post_json(
+            path,
+            &json!([{"timestamp": "2026-12-01T09:00:00Z", "duration": 0, "data": {}}]),
+        )
+        .assert_error(422);
+    assert!(
+        list.contains("a JSON object with timestamp, duration and data")
+            && list.contains("a list of events goes to POST /api/0/buckets/b/events"),
+        "{list}"
+    );
+    for body in [json!(["a"]), json!([]), json!(5), json!("x")] {
+        let message = client.post_json(path, &body).assert_error(422);
+        assert!(
+            message.contains("expected an event: a JSON object") && !message.contains("Wire"),
+            "{body}: {message}"
+        );
+    }
+    assert_eq!(client.get("/api/0/buckets/b/events").json(), json!([]));
+}

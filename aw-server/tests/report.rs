@@ -246,3 +246,93 @@ fn bad_flags_exit_1_naming_the_flag() {
         2,
     );
 }
+
+#[test]
+fn csv_needs_no_by_and_days_may_be_today_or_yesterday() {
+    let root = tempfile::tempdir().unwrap();
+    let db = root.path().join("aw.db");
+    let (server, client) = serve_file(root.path(), &db);
+    seed_two_hosts(&client);
+    drop(server);
+    let path = db.to_str().unwrap();
+    let day = [
+        "--dbpath",
+        path,
+        "--day",
+        "2026-03-29",
+        "--tz",
+        "Europe/Berlin",
+    ];
+    // CSV writes one list: without --by, the applications.
+    let csv = report(root.path(), &[&day[..], &["--format", "csv"]].concat());
+    assert!(csv.starts_with("app,active,share\r\nCode,"), "{csv}");
+    // Relative dates, by the calendar's days.
+    let json = |args: &[&str]| -> Value {
+        serde_json::from_str(&report(
+            root.path(),
+            &[&["--dbpath", path, "--tz", "UTC", "--format", "json"], args].concat(),
+        ))
+        .unwrap()
+    };
+    for _ in 0..3 {
+        let before = chrono::Utc::now().date_naive();
+        let yesterday = json(&["--day", "yesterday"]);
+        let week = json(&["--week", "Yesterday"]);
+        let today = json(&["--start", "today", "--end", "tomorrow"]);
+        if chrono::Utc::now().date_naive() != before {
+            continue; // Midnight passed meanwhile.
+        }
+        let date = |shift: i64| format!("{}T04:00:00Z", before + chrono::Duration::days(shift));
+        assert_eq!(yesterday["start"], date(-1), "{yesterday}");
+        assert_eq!(yesterday["end"], date(0));
+        assert_eq!(
+            (today["start"].clone(), today["end"].clone()),
+            (date(0).into(), date(1).into())
+        );
+        assert!(week["start"].as_str().unwrap() <= date(-1).as_str());
+        break;
+    }
+    let message = fails(
+        root.path(),
+        &[&["report"], &day[..2], &["--day", "someday"]].concat(),
+        1,
+    );
+    assert!(
+        message
+            .contains("--day: 'someday' is not a date: YYYY-MM-DD, today, yesterday or tomorrow"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_command_says_what_to_give_a_server_that_needs_a_credential_or_listens_elsewhere() {
+    let root = tempfile::tempdir().unwrap();
+    common::write_testing_config(root.path(), "[auth]\napi_key = \"the-key\"\n");
+    // The default database, served on a port that is not the config's.
+    let (child, port) = common::spawn_listening(
+        common::binary(root.path())
+            .args(["--testing", "--port", "0"])
+            .stdout(std::process::Stdio::null()),
+    );
+    let _server = common::Stopped(child);
+    let message = fails(root.path(), &["report", "--testing"], 1);
+    assert!(
+        message.contains("listens on another address or port") && message.contains("--port"),
+        "{message}"
+    );
+    assert!(!message.contains("--dbpath"), "{message}");
+    // The right port, but no credential: the flags to give, not headers.
+    std::fs::write(
+        root.path()
+            .join("config/activitywatch/aw-server-rust/config-testing.toml"),
+        "",
+    )
+    .unwrap();
+    let port = port.to_string();
+    let message = fails(root.path(), &["report", "--testing", "--port", &port], 1);
+    assert!(
+        message.contains("--token") && message.contains("AW_SERVER_TOKEN"),
+        "{message}"
+    );
+    assert!(!message.contains("Authorization"), "{message}");
+}

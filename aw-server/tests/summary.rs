@@ -409,7 +409,7 @@ fn bad_arguments_are_400s_naming_the_argument() {
         ("/api/0/summary?start=2026-03-29", "end"),
         ("/api/0/summary?start=2026-03-29&end=2026-03-29", "end"),
         ("/api/0/summary?start=2026-03-30&end=2026-03-29", "end"),
-        ("/api/0/summary?start=yesterday&end=2026-03-29", "start"),
+        ("/api/0/summary?start=someday&end=2026-03-29", "start"),
         ("/api/0/summary?start=2026-03-29&end=2026-13-01", "end"),
         ("/api/0/summary?start=0001-01-01&end=2026-03-29", "start"),
         ("/api/0/summary?start=1800-01-01&end=2026-03-29", "end"),
@@ -448,6 +448,10 @@ fn bad_arguments_are_400s_naming_the_argument() {
             "{path}: {message}"
         );
     }
+    // Relative dates are dates, by the calendar's days.
+    let relative = summary(&client, "start=yesterday&end=today&tz=UTC&by=app");
+    let today = summary(&client, "start=today&end=tomorrow&tz=UTC&by=app");
+    assert_eq!(relative["end"], today["start"]);
     // A period without data is no error.
     let empty = summary(&client, "start=2001-01-01&end=2001-01-02&by=day,app");
     assert_eq!(empty["duration"], 0.0);

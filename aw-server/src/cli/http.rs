@@ -414,6 +414,20 @@ impl Server {
             .ok()
             .and_then(|body| body["message"].as_str().map(str::to_string))
             .unwrap_or_else(|| status.to_string());
+        if status == 401 {
+            // The server's text speaks of headers; a command takes flags.
+            let sent = if self.api_key.is_some() {
+                "refused the key or token this command sent"
+            } else {
+                "needs a key or token and this command had none"
+            };
+            return CliError(format!(
+                "the server at {} {sent}: give a token with --token or the AW_SERVER_TOKEN \
+                 environment variable, or put the server's key in [auth] api_key of the config \
+                 file",
+                self.base
+            ));
+        }
         CliError(format!("{}{path}: {status}: {message}", self.base))
     }
 }

@@ -66,16 +66,40 @@ struct Activity {
     tool_router: ToolRouter<Activity>,
 }
 
+/// The period of a tool's `start` and `end`: today without either; the
+/// day after a `start` that is a date when `end` is left out (a `start`
+/// that is a time needs an `end`: the summary says so).
+fn period(start: Option<String>, end: Option<String>) -> (String, Option<String>) {
+    let start = start.unwrap_or_else(|| "today".to_string());
+    if end.is_some() {
+        return (start, end);
+    }
+    let trimmed = start.trim().to_ascii_lowercase();
+    let next = match trimmed.as_str() {
+        "yesterday" => Some("today".to_string()),
+        "today" => Some("tomorrow".to_string()),
+        _ => chrono::NaiveDate::parse_from_str(&trimmed, "%Y-%m-%d")
+            .ok()
+            .and_then(|date| date.succ_opt())
+            .map(|date| date.format("%Y-%m-%d").to_string()),
+    };
+    (start, next)
+}
+
 /// Arguments of `summary`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 struct SummaryArgs {
-    /// First instant: a date like 2026-11-27 (the start of that day, which
-    /// begins at the user's start-of-day setting, 04:00 by default) or an
-    /// RFC 3339 time like 2026-11-27T09:00:00+01:00.
-    start: String,
+    /// First instant: a date like 2026-11-27, or today or yesterday (the
+    /// start of that day, which begins at the user's start-of-day setting,
+    /// 04:00 by default), or an RFC 3339 time like
+    /// 2026-11-27T09:00:00+01:00. Default: today.
+    #[serde(default)]
+    start: Option<String>,
     /// End, exclusive: a date (the start of that day, so a single day D is
-    /// start=D, end=the day after) or an RFC 3339 time.
-    end: String,
+    /// start=D, end=the day after) or an RFC 3339 time. Default: the day
+    /// after a start that is a date (so today alone without either).
+    #[serde(default)]
+    end: Option<String>,
     /// Comma-separated groupings: app, title, category, domain, url, host,
     /// day (per day with first and last activity), hour (hour of the local
     /// clock), events (the active events themselves). Default: app.
@@ -99,10 +123,14 @@ struct SearchArgs {
     /// The text window titles, tab titles or URLs contain (any letter case;
     /// not a pattern).
     text: String,
-    /// First instant: a date (2026-11-27) or an RFC 3339 time.
-    start: String,
-    /// End, exclusive: a date or an RFC 3339 time.
-    end: String,
+    /// First instant: a date (2026-11-27, today, yesterday) or an RFC 3339
+    /// time. Default: today.
+    #[serde(default)]
+    start: Option<String>,
+    /// End, exclusive: a date or an RFC 3339 time. Default: the day after
+    /// a start that is a date.
+    #[serde(default)]
+    end: Option<String>,
     /// One host name; all hosts when absent.
     #[serde(default)]
     host: Option<String>,
@@ -177,9 +205,10 @@ impl Activity {
         and stop working each day' (by=day)."
     )]
     async fn summary(&self, Parameters(args): Parameters<SummaryArgs>) -> CallToolResult {
+        let (start, end) = period(args.start, args.end);
         let params = Params {
-            start: Some(args.start),
-            end: Some(args.end),
+            start: Some(start),
+            end,
             by: args.by,
             host: args.host,
             tz: args.tz.or_else(local_zone),
@@ -205,10 +234,11 @@ impl Activity {
         and last time seen, the hosts and the days. Durations are seconds."
     )]
     async fn search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
+        let (start, end) = period(args.start, args.end);
         let params = SearchParams {
             text: Some(args.text),
-            start: Some(args.start),
-            end: Some(args.end),
+            start: Some(start),
+            end,
             host: args.host,
             tz: args.tz.or_else(local_zone),
             limit: args.limit,

@@ -127,7 +127,14 @@ pub enum Target {
 pub fn connect(args: &ConnectionArgs, create: bool) -> Result<Target, CliError> {
     let key = database_key(args.db_password.as_deref())?;
     if let Some(path) = &args.dbpath {
-        return open(path, key.as_ref(), create);
+        return open(path, key.as_ref(), create).map_err(|error| match error {
+            OpenError::InUse => CliError(format!(
+                "the database {} is served by a running aw-server; run without --dbpath to go \
+                 through it, or stop it",
+                path.display()
+            )),
+            OpenError::Other(error) => error,
+        });
     }
     let file = config_file(args)?;
     connect_with(args, create, file)
@@ -163,7 +170,9 @@ pub fn connect_read_only(args: &ConnectionArgs) -> Result<Target, CliError> {
         return open_read_only(path, key.as_ref());
     }
     let file = config_file(args)?;
-    connect_to(args, file, &|path, key| open_read_only(path, key))
+    connect_to(args, file, &|path, key| {
+        open_read_only(path, key).map_err(OpenError::Other)
+    })
 }
 
 /// [`connect`] with the config file already read.
@@ -176,7 +185,21 @@ pub fn connect_with(
 }
 
 /// How a command opens the file when no server answers.
-type Opener<'a> = &'a dyn Fn(&Path, Option<&DatabaseKey>) -> Result<Target, CliError>;
+type Opener<'a> = &'a dyn Fn(&Path, Option<&DatabaseKey>) -> Result<Target, OpenError>;
+
+/// Why the file could not be opened.
+enum OpenError {
+    /// A server holds it.
+    InUse,
+    /// Anything else, said.
+    Other(CliError),
+}
+
+impl From<CliError> for OpenError {
+    fn from(error: CliError) -> OpenError {
+        OpenError::Other(error)
+    }
+}
 
 fn connect_to(
     args: &ConnectionArgs,
@@ -196,7 +219,16 @@ fn connect_to(
                 "No server answers on {authority}; working on the database file {}",
                 path.display()
             );
-            open(&path, key.as_ref())
+            open(&path, key.as_ref()).map_err(|error| match error {
+                // A server holds the file but listens elsewhere.
+                OpenError::InUse => CliError(format!(
+                    "no server answers on {authority}, but one serves the database {}: it \
+                     listens on another address or port than the config file's; give its \
+                     --port (and --host), or stop it",
+                    path.display()
+                )),
+                OpenError::Other(error) => error,
+            })
         }
     }
 }
@@ -270,9 +302,9 @@ fn https_to(authority: String, host: &str) -> (String, Option<http::Tls>) {
     (authority, Some(http::Tls { loopback: local }))
 }
 
-fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, CliError> {
+fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, OpenError> {
     if !create && !path.exists() {
-        return Err(CliError(format!("no database file at {}", path.display())));
+        return Err(CliError(format!("no database file at {}", path.display())).into());
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
@@ -283,15 +315,12 @@ fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, 
             datastore,
             path: path.to_path_buf(),
         }),
-        Err(DatastoreError::InUse(_)) => Err(CliError(format!(
-            "the database {} is served by a running aw-server; run without --dbpath to go \
-             through it, or stop it",
-            path.display()
-        ))),
+        Err(DatastoreError::InUse(_)) => Err(OpenError::InUse),
         Err(error) => Err(CliError(format!(
             "cannot open the database {}: {error}",
             path.display()
-        ))),
+        ))
+        .into()),
     }
 }
 
@@ -309,16 +338,26 @@ fn close(target: Target) -> Result<(), CliError> {
 }
 
 /// Parses `--start`/`--end`: RFC 3339, or a date `YYYY-MM-DD` (midnight UTC).
+/// `today`, `yesterday` and `tomorrow` are dates too: this machine's
+/// local date, shifted (then midnight UTC, as any date).
 pub fn parse_time(text: &str) -> Result<Timestamp, String> {
     let text = text.trim();
-    let full = if text.len() == 10 {
-        format!("{text}T00:00:00Z")
-    } else {
-        text.to_string()
+    let shift = crate::summary::calendar::RELATIVE_DATES
+        .iter()
+        .find(|(word, _)| word.eq_ignore_ascii_case(text))
+        .map(|(_, shift)| *shift);
+    let full = match shift {
+        Some(shift) => {
+            let date = chrono::Local::now().date_naive() + chrono::Duration::days(shift);
+            format!("{}T00:00:00Z", date.format("%Y-%m-%d"))
+        }
+        None if text.len() == 10 => format!("{text}T00:00:00Z"),
+        None => text.to_string(),
     };
     Timestamp::parse(&full).map_err(|_| {
         format!(
-            "'{text}' is not a time: use RFC 3339 (2026-11-21T10:00:00Z) or a date (2026-11-21)"
+            "'{text}' is not a time: use RFC 3339 (YYYY-MM-DDTHH:MM:SSZ) or a date (YYYY-MM-DD, \
+             today, yesterday or tomorrow)"
         )
     })
 }
@@ -337,6 +376,15 @@ mod tests {
             parse_time("2026-11-21T10:00:00.5+01:00").unwrap(),
             Timestamp::parse("2026-11-21T09:00:00.5Z").unwrap()
         );
-        assert!(parse_time("yesterday").is_err());
+        let today = chrono::Local::now().date_naive();
+        let midnight = |date: chrono::NaiveDate| {
+            Timestamp::parse(&format!("{}T00:00:00Z", date.format("%Y-%m-%d"))).unwrap()
+        };
+        assert_eq!(
+            parse_time("Yesterday").unwrap(),
+            midnight(today - chrono::Days::new(1))
+        );
+        assert_eq!(parse_time("today").unwrap(), midnight(today));
+        assert!(parse_time("someday").is_err());
     }
 }

@@ -53,9 +53,10 @@ pub struct ReportArgs {
     #[arg(long, value_name = "T", requires = "start")]
     pub end: Option<String>,
     /// Groupings, comma-separated: app, title, category, domain, url,
-    /// host, day, hour, events.
-    #[arg(long, default_value = "app,category")]
-    pub by: String,
+    /// host, day, hour, events (default: app,category; app for csv,
+    /// which writes one list).
+    #[arg(long)]
+    pub by: Option<String>,
     /// One host's activity (default: all hosts, summed). (`--host` names
     /// the server to ask.)
     #[arg(long, value_name = "HOST")]
@@ -115,7 +116,14 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
         ReportFormat::Table | ReportFormat::Md => Some(SHORT_LIMIT),
         ReportFormat::Csv | ReportFormat::Json => None,
     });
-    let by = summary::By::parse_list(&args.by).map_err(flag_error)?;
+    let by_text = args.by.clone().unwrap_or_else(|| {
+        match args.format {
+            ReportFormat::Csv => "app",
+            _ => "app,category",
+        }
+        .to_string()
+    });
+    let by = summary::By::parse_list(&by_text).map_err(flag_error)?;
     if args.format == ReportFormat::Csv && by.len() != 1 {
         return Err(CliError(
             "--format csv writes one list: give one --by (--by day is a work-hours sheet)".into(),
@@ -124,7 +132,7 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
     let params = Params {
         start: Some(start),
         end: Some(end),
-        by: Some(args.by.clone()),
+        by: Some(by_text),
         host: args.hostname.clone(),
         // The server's zone may not be this machine's.
         tz: Some(calendar.zone_name().to_string()),
@@ -156,13 +164,7 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
 
 /// The period's `start` and `end` arguments.
 fn period(args: &ReportArgs, calendar: &Calendar) -> Result<(String, String), ArgumentError> {
-    let date = |argument: &'static str, text: &str| {
-        if text == "today" {
-            Ok(calendar.today())
-        } else {
-            calendar::parse_date(argument, text)
-        }
-    };
+    let date = |argument: &'static str, text: &str| calendar.parse_date(argument, text);
     if let (Some(start), Some(end)) = (&args.start, &args.end) {
         return Ok((start.clone(), end.clone()));
     }

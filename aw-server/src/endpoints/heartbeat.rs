@@ -19,7 +19,17 @@ pub async fn heartbeat(
     state: &State<ServerState>,
 ) -> Result<Json<Event>, ApiError> {
     let pulsetime = parse_pulsetime(pulsetime)?;
-    let mut event: Event = read_json(body, JSON_LIMIT).await?;
+    let mut event: Event = read_json(body, JSON_LIMIT)
+        .await
+        .map_err(|error| match error {
+            ApiError::Unprocessable(message) if message.contains("invalid type: sequence") => {
+                ApiError::Unprocessable(format!(
+                    "{message}. A heartbeat is one event; a list of events goes to POST \
+                     /api/0/buckets/{bucket_id}/events"
+                ))
+            }
+            other => other,
+        })?;
     // An id would make the store replace that event; heartbeats never do.
     event.id = None;
     // Awaited rather than run on the blocking pool: heartbeats are the

@@ -157,32 +157,35 @@ impl Calendar {
         days
     }
 
-    /// `start`/`end` of a request: a date (`2026-11-27`, the start of that
-    /// day) or an RFC 3339 time.
+    /// `start`/`end` of a request: a date (`2026-11-27`, `today`,
+    /// `yesterday`, `tomorrow`: the start of that day) or an RFC 3339 time.
     pub fn parse_time(
         &self,
         argument: &'static str,
         text: &str,
     ) -> Result<Timestamp, ArgumentError> {
         let text = text.trim();
-        if let Ok(date) = text.parse::<Date>() {
-            if text.len() == 10 {
-                let start = self.day_start(date);
-                if start == Timestamp::MIN || start == Timestamp::MAX {
-                    return Err(ArgumentError::new(
-                        argument,
-                        format!("'{text}' is outside the years 1678-2261"),
-                    ));
-                }
-                return Ok(start);
+        let date = match self.relative_date(text) {
+            Some(date) => Some(date),
+            None if text.len() == 10 => text.parse::<Date>().ok(),
+            None => None,
+        };
+        if let Some(date) = date {
+            let start = self.day_start(date);
+            if start == Timestamp::MIN || start == Timestamp::MAX {
+                return Err(ArgumentError::new(
+                    argument,
+                    format!("'{text}' is outside the years 1678-2261"),
+                ));
             }
+            return Ok(start);
         }
         Timestamp::parse(text).map_err(|_| {
             ArgumentError::new(
                 argument,
                 format!(
-                    "'{text}' is neither a date (2026-11-27) nor an RFC 3339 time \
-                     (2026-11-27T09:00:00+01:00)"
+                    "'{text}' is neither a date (YYYY-MM-DD, today, yesterday or tomorrow) \
+                     nor an RFC 3339 time (YYYY-MM-DDTHH:MM:SS+01:00)"
                 ),
             )
         })
@@ -202,12 +205,36 @@ pub fn next_month(date: Date) -> Date {
         .unwrap_or(date)
 }
 
-/// A date argument: `YYYY-MM-DD`.
-pub fn parse_date(argument: &'static str, text: &str) -> Result<Date, ArgumentError> {
-    text.trim()
-        .parse::<Date>()
-        .map_err(|_| ArgumentError::new(argument, format!("'{text}' is not a date (2026-11-27)")))
+impl Calendar {
+    /// A date argument: `YYYY-MM-DD`, or `today`, `yesterday` or
+    /// `tomorrow` (any letter case) by this calendar's days.
+    pub fn parse_date(&self, argument: &'static str, text: &str) -> Result<Date, ArgumentError> {
+        let text = text.trim();
+        self.relative_date(text)
+            .or_else(|| text.parse::<Date>().ok())
+            .ok_or_else(|| {
+                ArgumentError::new(
+                    argument,
+                    format!("'{text}' is not a date: YYYY-MM-DD, today, yesterday or tomorrow"),
+                )
+            })
+    }
+
+    /// The date `today`, `yesterday` or `tomorrow` names: the day (from
+    /// the start of day, in this calendar's zone) that holds now, or the
+    /// one before or after it.
+    fn relative_date(&self, text: &str) -> Option<Date> {
+        let shift = RELATIVE_DATES
+            .iter()
+            .find(|(word, _)| word.eq_ignore_ascii_case(text))?
+            .1;
+        Some(add_days(self.today(), shift))
+    }
 }
+
+/// The words a date argument may be instead of a date, and their shift
+/// from today in days.
+pub const RELATIVE_DATES: [(&str, i64); 3] = [("today", 0), ("yesterday", -1), ("tomorrow", 1)];
 
 /// `"HH:MM"` in minutes after midnight.
 fn parse_clock(text: &str) -> Option<i32> {
@@ -247,7 +274,7 @@ mod tests {
     #[test]
     fn a_day_starts_at_the_start_of_day_setting_in_the_zone() {
         let berlin = calendar("Europe/Berlin");
-        let date = parse_date("day", "2026-11-27").unwrap();
+        let date = berlin.parse_date("day", "2026-11-27").unwrap();
         assert_eq!(berlin.day_start(date), at("2026-11-27T03:00:00Z"));
         // 02:00 local is still the day before.
         assert_eq!(berlin.date_of(at("2026-11-28T01:00:00Z")), date);
@@ -258,10 +285,34 @@ mod tests {
     }
 
     #[test]
+    fn today_yesterday_and_tomorrow_are_dates_of_the_calendars_days() {
+        let berlin = calendar("Europe/Berlin");
+        let today = berlin.today();
+        assert_eq!(berlin.parse_date("day", "Today").unwrap(), today);
+        assert_eq!(
+            berlin.parse_date("day", " yesterday ").unwrap(),
+            add_days(today, -1)
+        );
+        assert_eq!(
+            berlin.parse_date("day", "TOMORROW").unwrap(),
+            add_days(today, 1)
+        );
+        assert_eq!(
+            berlin.parse_time("start", "yesterday").unwrap(),
+            berlin.day_start(add_days(today, -1))
+        );
+        let message = berlin.parse_date("day", "someday").unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "day: 'someday' is not a date: YYYY-MM-DD, today, yesterday or tomorrow"
+        );
+    }
+
+    #[test]
     fn daylight_saving_days_have_23_and_25_hours() {
         let berlin = calendar("Europe/Berlin");
         let hours = |date: &str| {
-            let date = parse_date("day", date).unwrap();
+            let date = berlin.parse_date("day", date).unwrap();
             let start = berlin.day_start(date);
             let end = berlin.day_start(date.tomorrow().unwrap());
             end.duration_since(start).as_secs_f64() / 3600.0
@@ -293,7 +344,7 @@ mod tests {
         let sunday = SettingValue::from("Sunday");
         let us = Calendar::new(Some("UTC"), None, Some(&sunday)).unwrap();
         let eu = calendar("UTC");
-        let friday = parse_date("week", "2026-11-27").unwrap();
+        let friday = eu.parse_date("week", "2026-11-27").unwrap();
         assert_eq!(eu.week_of(friday).to_string(), "2026-11-23");
         assert_eq!(us.week_of(friday).to_string(), "2026-11-22");
     }
@@ -310,7 +361,7 @@ mod tests {
         let error = Calendar::new(Some("Mars/Olympus"), None, None).unwrap_err();
         assert_eq!(error.argument, "tz");
         let error = calendar("UTC")
-            .parse_time("start", "yesterday")
+            .parse_time("start", "last week")
             .unwrap_err();
         assert_eq!(error.argument, "start");
         assert!(calendar("UTC")

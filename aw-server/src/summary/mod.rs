@@ -146,7 +146,7 @@ fn scope(
             .ok_or_else(|| {
                 ArgumentError::new(
                     argument,
-                    "is required: a date (2026-11-27) or an RFC 3339 time",
+                    "is required: a date (YYYY-MM-DD, today, yesterday) or an RFC 3339 time",
                 )
             })
             .and_then(|value| calendar.parse_time(argument, value))

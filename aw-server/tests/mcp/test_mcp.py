@@ -154,7 +154,13 @@ def test_each_tool_against_the_running_server_with_a_read_token(root):
                 assert set(tools) == {"list_buckets", "summary", "search", "query"}
                 for tool in tools.values():
                     assert len(tool.description) > 50, tool.name
-                assert set(tools["summary"].input_schema["required"]) == {"start", "end"}
+                # Every argument has a default: without any, today.
+                assert not tools["summary"].input_schema.get("required"), tools["summary"].input_schema
+                today = answer(await mcp.call_tool("summary", {"tz": "UTC"}))
+                expected_today = server.request("GET", "/api/0/summary?start=today&end=tomorrow&tz=UTC")
+                assert (today["start"], today["end"]) == (expected_today["start"], expected_today["end"])
+                yesterday = answer(await mcp.call_tool("summary", {"start": "yesterday", "tz": "UTC"}))
+                assert yesterday["end"] == today["start"], yesterday
 
                 buckets = answer(await mcp.call_tool("list_buckets", {}))
                 assert {b["id"] for b in buckets} == {"window_mcphost", "afk_mcphost"}
