@@ -76,8 +76,17 @@ pub(crate) fn check(conn: &Connection, path: &Path, key: Option<&DatabaseKey>) -
     match read {
         Ok(()) => Ok(()),
         Err(error) if error.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) => {
-            let plaintext = is_plaintext(path);
+            let header = header_of(path);
+            let plaintext = header
+                .as_ref()
+                .is_some_and(|header| header == b"SQLite format 3\0");
+            let zeroed = header.is_some_and(|header| header.iter().all(|byte| *byte == 0));
             let why = match (key.is_some(), plaintext) {
+                // An encrypted file starts with its random salt, never zeros.
+                _ if zeroed => {
+                    "its header (the first bytes, which make it a database) is zeroed: it is \
+                     no longer a database file"
+                }
                 (true, true) => {
                     "a password was given but the file is not encrypted (a plain \
                                  SQLite database); start without the password, or export and \
@@ -102,12 +111,14 @@ pub(crate) fn check(conn: &Connection, path: &Path, key: Option<&DatabaseKey>) -
     }
 }
 
-/// Whether the file starts as every unencrypted SQLite database does.
-fn is_plaintext(path: &Path) -> bool {
+/// The file's first 16 bytes, where every unencrypted SQLite database
+/// says `SQLite format 3`.
+fn header_of(path: &Path) -> Option<[u8; 16]> {
     let mut header = [0u8; 16];
     std::fs::File::open(path)
         .and_then(|mut file| file.read_exact(&mut header))
-        .is_ok_and(|()| &header == b"SQLite format 3\0")
+        .ok()
+        .map(|()| header)
 }
 
 #[cfg(test)]

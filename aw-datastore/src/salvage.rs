@@ -180,9 +180,40 @@ pub fn check(path: &Path, key: Option<&DatabaseKey>) -> Result<Health> {
     match quick_check_lines(&conn) {
         Ok(lines) if lines == ["ok"] => Ok(Health::Healthy),
         Ok(lines) => Ok(Health::Damaged(lines.join("; "))),
-        Err(error) if is_damage(&error) => Ok(Health::Damaged(error.to_string())),
+        Err(error) if is_damage(&error) => Ok(Health::Damaged(stopped_check(&conn, &error))),
         Err(error) => Err(error.into()),
     }
+}
+
+/// What can be said when `quick_check` itself stops at damage (it then
+/// gives no findings, only SQLite's error): that error, and which tables
+/// cannot be read to their end.
+fn stopped_check(conn: &Connection, error: &rusqlite::Error) -> String {
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .and_then(|mut statement| {
+            statement
+                .query_map([], |row| row.get(0))?
+                .collect::<rusqlite::Result<Vec<String>>>()
+        })
+        .unwrap_or_default();
+    let unreadable: Vec<String> = tables
+        .into_iter()
+        .filter(|table| {
+            let sql = format!("SELECT count(*) FROM \"{}\"", table.replace('"', "\"\""));
+            conn.query_row(&sql, [], |row| row.get::<_, i64>(0))
+                .is_err()
+        })
+        .collect();
+    let which = if unreadable.is_empty() {
+        "every table reads to its end (an index is damaged)".to_string()
+    } else {
+        format!(
+            "unreadable to its end: table {}",
+            unreadable.join(", table ")
+        )
+    };
+    format!("quick_check stopped at a damaged page ({error}); {which}")
 }
 
 /// Runs `quick_check` on an open connection: `Ok` when it says ok, a

@@ -107,6 +107,18 @@ impl QueryError {
         }
     }
 
+    /// The message without its position: for a program the user did not
+    /// write, whose lines and columns would mean nothing to them.
+    pub fn detail(&self) -> &str {
+        match self.pos {
+            Some(pos) => self
+                .message
+                .strip_prefix(&format!("{pos}: "))
+                .unwrap_or(&self.message),
+            None => &self.message,
+        }
+    }
+
     /// Line of the error, if it has a position.
     pub fn line(&self) -> Option<u32> {
         self.pos.map(|pos| pos.line)

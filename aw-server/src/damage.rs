@@ -98,13 +98,17 @@ pub fn describe(report: &SalvageReport) -> Vec<String> {
 }
 
 /// The message of a start refused on a file that cannot be read as a
-/// database with the key given (or without one).
-pub fn unreadable_message(path: &Path, why: &str) -> String {
+/// database with the key given (`keyed`), or without one.
+pub fn unreadable_message(path: &Path, why: &str, keyed: bool) -> String {
+    let condition = if keyed {
+        "If the password is right and the file is damaged beyond salvage"
+    } else {
+        "If it is damaged beyond salvage"
+    };
     format!(
-        "cannot start: {why}. The file {} was left as it is. If the password is right and \
-         the file is damaged beyond salvage, restore a snapshot (`aw-server backup --list`, \
-         then `aw-server restore FILE --dbpath {}`), or move the file away to start with an \
-         empty database.",
+        "cannot start: {why}. The file {} was left as it is. {condition}, restore a snapshot \
+         (`aw-server backup --list`, then `aw-server restore FILE --dbpath {}`), or move the \
+         file away to start with an empty database.",
         path.display(),
         path.display()
     )

@@ -288,9 +288,9 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             datastore
         }
         damage::Opened::Unreadable(why) => {
-            let message = damage::unreadable_message(&config.db_path, &why);
+            let message = damage::unreadable_message(&config.db_path, &why, key.is_some());
+            // Once: the log goes to stderr too.
             log::error!("{message}");
-            eprintln!("aw-server: {message}");
             std::process::exit(damage::EXIT_UNREADABLE);
         }
     };

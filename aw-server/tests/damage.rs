@@ -150,6 +150,16 @@ fn a_start_on_a_file_that_is_no_database_exits_once_and_leaves_it() {
     assert_eq!(output.status.code(), Some(65), "{stderr}");
     assert!(stderr.contains(db.to_str().unwrap()), "{stderr}");
     assert!(stderr.contains("aw-server restore"), "{stderr}");
+    // Said once, as what it is: no password was given, and a zeroed
+    // header is no encrypted file.
+    assert_eq!(stderr.matches("cannot start").count(), 1, "{stderr}");
+    assert!(stderr.contains("is zeroed"), "{stderr}");
+    if !aw_datastore::ENCRYPTION_AVAILABLE {
+        assert!(
+            !stderr.contains("password") && !stderr.contains("encrypted"),
+            "{stderr}"
+        );
+    }
     assert_eq!(std::fs::read(&db).unwrap(), bytes, "the file was changed");
     let after: Vec<String> = names_in(root)
         .into_iter()
@@ -163,6 +173,7 @@ fn a_start_on_a_file_that_is_no_database_exits_once_and_leaves_it() {
 
     let said = fails(root, &["check", "--dbpath", db.to_str().unwrap()], 1);
     assert!(said.contains("not a database"), "{said}");
+    assert!(said.contains("is zeroed"), "{said}");
     assert_eq!(std::fs::read(&db).unwrap(), bytes);
 }
 
@@ -179,6 +190,15 @@ fn check_tells_damage_and_repair_salvages_it() {
     let said = fails(root, &["check", "--dbpath", db_arg], 1);
     assert!(
         said.contains("is damaged") && said.contains("--repair"),
+        "{said}"
+    );
+    // What quick_check found, not only SQLite's "malformed".
+    let found = said
+        .split_once("is damaged (")
+        .and_then(|(_, rest)| rest.split_once(")."))
+        .map_or("", |(found, _)| found);
+    assert!(
+        found.contains("Page ") || found.contains("table "),
         "{said}"
     );
     let said = ok(root, &["check", "--repair", "--dbpath", db_arg]);
@@ -210,6 +230,15 @@ fn damage_met_while_serving_is_said_and_the_next_start_salvages() {
     let (server, client) = start();
     let status = client.get("/api/0/database/status").json();
     assert_eq!(status["healthy"], true, "{status}");
+    // A summary over the damaged page says so, not where in a program it
+    // did not write the user was.
+    let message = client
+        .get("/api/0/summary?start=2026-01-01&end=2026-01-10&tz=UTC")
+        .assert_error(500);
+    assert!(
+        message.contains("is damaged") && !message.starts_with("line "),
+        "{message}"
+    );
     let message = client
         .get("/api/0/buckets/aw-watcher-window_me/events")
         .assert_error(500);
@@ -234,8 +263,10 @@ fn damage_met_while_serving_is_said_and_the_next_start_salvages() {
     // The next start checks the file and salvages it.
     let (server, client) = start();
     assert_eq!(event_count(&client), (EVENTS - lost) as u64);
+    // Healthy (the salvaged file), with what the salvage did: as `check`
+    // says it.
     let status = client.get("/api/0/database/status").json();
-    assert_eq!(status["healthy"], false, "{status}");
+    assert_eq!(status["healthy"], true, "{status}");
     assert_eq!(status["damage"], serde_json::Value::Null, "{status}");
     assert_eq!(
         status["salvage"]["events"],
@@ -246,5 +277,12 @@ fn damage_met_while_serving_is_said_and_the_next_start_salvages() {
         status["salvage"]["buckets"][0]["recovered"],
         (EVENTS - lost) as u64
     );
+    let damaged = status["salvage"]["damaged"].as_str().unwrap().to_string();
     drop(server);
+    let said = ok(root, &["check", "--dbpath", db.to_str().unwrap()]);
+    assert!(
+        said.contains("is healthy") && said.contains("salvaged from a damaged file"),
+        "{said}"
+    );
+    assert!(said.contains(&damaged), "{said}");
 }

@@ -63,6 +63,12 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
                 bytes as f64 / 1e6,
                 started.elapsed().as_secs_f64()
             );
+            if let Some(damaged) = damaged_beside(&db) {
+                eprintln!(
+                    "It was salvaged from a damaged file, kept at {}: {SNAPSHOTS}.",
+                    damaged.display()
+                );
+            }
             Ok(())
         }
         Health::Unreadable(why) => Err(CliError(format!(
@@ -95,4 +101,30 @@ pub fn run(args: CheckArgs) -> Result<(), CliError> {
             Ok(())
         }
     }
+}
+
+/// The newest damaged file a salvage moved aside beside `db`
+/// (`<db>.damaged-<time>`), if any.
+fn damaged_beside(db: &std::path::Path) -> Option<PathBuf> {
+    let folder = db
+        .parent()
+        .filter(|folder| !folder.as_os_str().is_empty())?;
+    let prefix = format!("{}.damaged-", db.file_name()?.to_str()?);
+    let mut found: Vec<PathBuf> = std::fs::read_dir(folder)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| {
+                    name.starts_with(&prefix)
+                        && !["-wal", "-shm", "-journal"]
+                            .iter()
+                            .any(|side| name.ends_with(side))
+                })
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }

@@ -20,7 +20,8 @@ use crate::ServerState;
 pub struct DatabaseStatus {
     /// The database file.
     pub path: PathBuf,
-    /// No damage met while serving, and none salvaged at this start.
+    /// No damage met while serving: the file served is healthy (after a
+    /// salvage at this start, the salvaged one is).
     pub healthy: bool,
     /// Damage met while serving (what SQLite said); writes are refused
     /// from then on, and a restart salvages the file.
@@ -48,7 +49,7 @@ pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
     };
     Json(DatabaseStatus {
         path: state.db_path.clone(),
-        healthy: damage.is_none() && state.salvage.is_none(),
+        healthy: damage.is_none(),
         damage,
         salvage: state.salvage.clone(),
         size: database_size(&state.db_path),

@@ -318,7 +318,10 @@ fn run_days(
             .iter()
             .map(|day| TimeInterval::new(day.start, day.end))
             .collect();
-        let results = aw_query::query(program, &periods, source)?;
+        // The program is this module's, not the caller's: its lines and
+        // columns would say nothing.
+        let results = aw_query::query(program, &periods, source)
+            .map_err(|error| QueryError::whole(error.kind, error.detail()))?;
         for (day, result) in chunk.iter().zip(results) {
             each(day, result);
         }

@@ -207,7 +207,7 @@
     } catch {
       return; // Said by the views' own errors, if it matters.
     }
-    if (status.healthy) return;
+    if (status.healthy && !status.salvage) return;
     const parts = [];
     if (status.damage) {
       parts.push(

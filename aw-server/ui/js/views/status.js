@@ -327,6 +327,17 @@ window.statusView = (() => {
     };
   }
 
+  /** Healthy or damaged, and a salvage at this start, in words. */
+  function databaseState(database) {
+    if (!database.healthy) return problem('damaged: see the notice above');
+    if (!database.salvage) return 'healthy';
+    return [
+      'healthy: salvaged at this start from a damaged file, kept at ',
+      h('code', {}, database.salvage.damaged),
+      ' (see the notice above)',
+    ];
+  }
+
   function databasePart(admin, refresh) {
     const body = h('div');
     let latest = null;
@@ -374,7 +385,7 @@ window.statusView = (() => {
         dom.replace(
           body,
           facts(
-            ['State', database.healthy ? 'healthy' : problem('damaged: see the notice above')],
+            ['State', databaseState(database)],
             ['File', h('code', {}, database.path)],
             known(database.size)
               ? ['Size', [bytes(database.size, 'size'), h('span', { class: 'muted' }, ' with its write-ahead log')]]
