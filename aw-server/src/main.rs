@@ -244,6 +244,20 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             .custom_static
             .extend(config::parse_custom_static(spec)?);
     }
+    if let Some(folder) = &args.webpath {
+        if !folder.join("index.html").is_file() {
+            anyhow::bail!(
+                "--webpath {}: {}; give the folder of a built aw-webui (its dist/, made by \
+                 `make build`), or leave the flag out for the built-in dashboard",
+                folder.display(),
+                if folder.is_dir() {
+                    "the folder has no index.html"
+                } else {
+                    "there is no such folder"
+                }
+            );
+        }
+    }
     config.webpath = args.webpath.clone();
     config.embedded_webui = aw_server::embedded_webui();
     config.db_path = match &args.dbpath {

@@ -489,3 +489,30 @@ fn a_first_start_a_page_load_and_heartbeats_log_no_warning() {
         "{lines:#?}"
     );
 }
+
+#[test]
+fn a_webpath_without_a_built_ui_stops_the_start_with_a_message() {
+    let root = TempDir::new().unwrap();
+    let empty = root.path().join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    for (folder, why) in [
+        (root.path().join("nonexistent"), "there is no such folder"),
+        (empty, "the folder has no index.html"),
+    ] {
+        let output = common::binary(root.path())
+            .args(["--testing", "--port", "0", "--webpath"])
+            .arg(&folder)
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(why)
+                && stderr.contains("--webpath")
+                && stderr.contains("built aw-webui"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("listening"), "{stderr}");
+    }
+}

@@ -321,7 +321,10 @@ fn the_api_key_of_the_config_file_is_sent() {
     fs::write(&config, "[auth]\napi_key = \"sesame\"\n").unwrap();
     let server = Server::start_with(root, &path(root, "served.db"), &["-c", s(&config)]);
     let stderr = fails(root, &server.args(&["import", s(&source)]), 1);
-    assert!(stderr.contains("401"), "{stderr}");
+    assert!(
+        stderr.contains("401") && stderr.contains("--token"),
+        "{stderr}"
+    );
     ok(
         root,
         &server.args(&["import", "-c", s(&config), s(&source)]),
@@ -459,7 +462,7 @@ fn missing_buckets_servers_and_files_are_errors() {
 
     // Usage errors are clap's.
     fails(root, &["export", "--format", "xml"], 2);
-    fails(root, &["export", "--start", "yesterday"], 2);
+    fails(root, &["export", "--start", "someday"], 2);
     fails(root, &["import"], 2);
 }
 
@@ -720,4 +723,41 @@ fn help_describes_the_history_commands() {
     ] {
         assert!(help.contains(flag), "{help}");
     }
+}
+
+#[test]
+fn a_csv_export_is_refused_by_name_and_a_failed_import_leaves_no_new_database() {
+    let root = TempDir::new().unwrap();
+    let root = root.path();
+    let source = write_source(root);
+    let db = path(root, "source.db");
+    ok(root, &["import", "--dbpath", s(&db), s(&source)]);
+    let csv = path(root, "export.csv");
+    ok(
+        root,
+        &[
+            "export",
+            "--dbpath",
+            s(&db),
+            "--format",
+            "csv",
+            "-o",
+            s(&csv),
+        ],
+    );
+    let fresh = path(root, "fresh.db");
+    let message = fails(root, &["import", "--dbpath", s(&fresh), s(&csv)], 1);
+    assert!(
+        message.contains("is a CSV export") && message.contains("--format json"),
+        "{message}"
+    );
+    assert!(!message.contains("expected value"), "{message}");
+    let broken = path(root, "broken.json");
+    fs::write(&broken, "{\"buckets\": {\"b\": ").unwrap();
+    fails(root, &["import", "--dbpath", s(&fresh), s(&broken)], 1);
+    let left: Vec<String> = common::names_in(root)
+        .into_iter()
+        .filter(|name| name.starts_with("fresh.db"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -422,7 +422,7 @@ impl Server {
                 "needs a key or token and this command had none"
             };
             return CliError(format!(
-                "the server at {} {sent}: give a token with --token or the AW_SERVER_TOKEN \
+                "the server at {} {sent} (401): give a token with --token or the AW_SERVER_TOKEN \
                  environment variable, or put the server's key in [auth] api_key of the config \
                  file",
                 self.base

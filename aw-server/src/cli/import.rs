@@ -59,9 +59,27 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     if args.legacy {
         return run_legacy(args, started);
     }
+    // Every file is checked before the target is reached: a bad file
+    // creates no database file (a new --dbpath stays absent).
+    let checked = args
+        .files
+        .iter()
+        .map(|path| check(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let new_file = args
+        .connection
+        .dbpath
+        .as_ref()
+        .filter(|path| !path.exists())
+        .cloned();
     let target = connect(&args.connection, true)?;
-    let result = import_all(&target, &args.files);
+    let result = import_all(&target, checked);
     let closed = close(target);
+    if result.is_err() {
+        if let Some(path) = &new_file {
+            remove_new_database(path);
+        }
+    }
     let total = result?;
     closed?;
     eprintln!(
@@ -77,11 +95,17 @@ pub fn run(args: ImportArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn import_all(target: &Target, files: &[PathBuf]) -> Result<ImportSummary, CliError> {
-    let checked = files
-        .iter()
-        .map(|path| check(path))
-        .collect::<Result<Vec<_>, _>>()?;
+/// Removes a database file this command made for an import that failed,
+/// and the files beside it, so no empty database is left behind.
+fn remove_new_database(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
+        let mut side = path.as_os_str().to_os_string();
+        side.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(side));
+    }
+}
+
+fn import_all(target: &Target, checked: Vec<Checked>) -> Result<ImportSummary, CliError> {
     let mut total = ImportSummary::default();
     for file in checked {
         total += import(target, file)?;
@@ -94,6 +118,13 @@ fn check(path: &Path) -> Result<Checked, CliError> {
     let name = path.display();
     let io_error = |error: io::Error| CliError(format!("{name}: {error}"));
     let mut file = File::open(path).map_err(io_error)?;
+    if is_csv_export(&mut file).map_err(io_error)? {
+        return Err(CliError(format!(
+            "{name} is a CSV export, which keeps no bucket types, clients or hosts: it cannot \
+             be imported. Export with --format json or --format ndjson to move data between \
+             servers; nothing imported"
+        )));
+    }
     let size = file.metadata().map_err(io_error)?.len();
     let mut document = if is_ndjson(&mut file).map_err(io_error)? {
         let bar = progress::bar(Some(size), Unit::Bytes, format!("Reading {name}"));
@@ -262,10 +293,7 @@ fn import_legacy(target: &Target, legacy: LegacyDatabase) -> Result<LegacyImport
 /// Whether the file's first key is NDJSON's `bucket` or `bucket_id`
 /// rather than the document's `buckets`. Leaves the file rewound.
 fn is_ndjson(file: &mut File) -> io::Result<bool> {
-    let mut head = Vec::with_capacity(256);
-    file.by_ref().take(256).read_to_end(&mut head)?;
-    file.rewind()?;
-    let text = String::from_utf8_lossy(&head);
+    let text = head_of(file)?;
     let text = text.trim_start_matches('\u{feff}').trim_start();
     let Some(rest) = text.strip_prefix('{') else {
         return Ok(false);
@@ -275,6 +303,23 @@ fn is_ndjson(file: &mut File) -> io::Result<bool> {
         rest.strip_prefix(key)
             .is_some_and(|after| after.trim_start().starts_with(':'))
     }))
+}
+
+/// The first bytes of `file`, as text; the file is rewound.
+fn head_of(file: &mut File) -> io::Result<String> {
+    let mut head = Vec::with_capacity(256);
+    file.by_ref().take(256).read_to_end(&mut head)?;
+    file.rewind()?;
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// Whether `file` starts as the CSV export does (`bucket,id,timestamp,
+/// duration`, then the data keys).
+fn is_csv_export(file: &mut File) -> io::Result<bool> {
+    let text = head_of(file)?;
+    Ok(text
+        .trim_start_matches('\u{feff}')
+        .starts_with("bucket,id,timestamp,duration"))
 }
 
 /// A reader that moves a byte-counting progress bar.
