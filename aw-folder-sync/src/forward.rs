@@ -30,7 +30,8 @@ use aw_datastore::format::StoredRow;
 use aw_datastore::{PreparedEvent, PulledChunk, Replacement, Replica};
 use aw_models::{
     check_bucket_id, is_hostless, is_own_bucket, Bucket, ForwardChunk, ForwardState,
-    ForwardedEvent, StartSpan, TailEvent, Timestamp, MAX_FORWARD_EVENTS, SYNCED_FROM,
+    ForwardedEvent, ForwardingDevice, StartSpan, TailEvent, Timestamp, MAX_FORWARD_EVENTS,
+    SYNCED_FROM,
 };
 use serde::{Deserialize, Serialize};
 
@@ -425,6 +426,52 @@ pub fn states(store: &dyn Replica, device: &str) -> Result<Vec<ForwardState>> {
     Ok(states)
 }
 
+/// The hub's side: every device that forwards to it, with its buckets'
+/// states, by device id.
+pub fn devices(store: &dyn Replica) -> Result<Vec<ForwardingDevice>> {
+    let mut devices: Vec<ForwardingDevice> = Vec::new();
+    for (key, text) in store.states_under(FORWARDED)? {
+        let Some(pair) = key.strip_prefix(FORWARDED) else {
+            continue;
+        };
+        let (Ok((device, _)), Ok(mut state)) = (
+            serde_json::from_str::<(String, String)>(pair),
+            serde_json::from_str::<ForwardState>(&text),
+        ) else {
+            continue;
+        };
+        state.host = store
+            .find_bucket(&state.target)?
+            .map(|bucket| bucket.hostname);
+        let index = match devices.iter().position(|known| known.device == device) {
+            Some(index) => index,
+            None => {
+                devices.push(ForwardingDevice {
+                    device,
+                    hosts: Vec::new(),
+                    received: None,
+                    buckets: Vec::new(),
+                });
+                devices.len() - 1
+            }
+        };
+        let entry = &mut devices[index];
+        if let Some(host) = &state.host {
+            if !entry.hosts.contains(host) {
+                entry.hosts.push(host.clone());
+            }
+        }
+        entry.received = entry.received.max(state.received);
+        entry.buckets.push(state);
+    }
+    for device in &mut devices {
+        device.hosts.sort();
+        device.buckets.sort_by(|a, b| a.bucket.cmp(&b.bucket));
+    }
+    devices.sort_by(|a, b| a.device.cmp(&b.device));
+    Ok(devices)
+}
+
 /// The hub's state of one of `device`'s buckets.
 pub fn state(store: &dyn Replica, device: &str, bucket_id: &str) -> Result<Option<ForwardState>> {
     Ok(store
@@ -538,6 +585,7 @@ pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result
     if let Some(before) = moved {
         // Nothing of the chunk is applied: the device sends the bucket
         // again, whole, into its new place.
+        state.received = Some(Timestamp::now());
         log::info!(
             "Device {device} names host '{}' for bucket {}, kept without a host in {before}: \
              it goes into {} from now on",
@@ -641,6 +689,7 @@ pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result
         state.changes = changes;
     }
     state.host = None;
+    state.received = Some(Timestamp::now());
     let value = serde_json::to_string(&state).unwrap_or_default();
     store.apply_pulled(PulledChunk {
         target,

@@ -110,6 +110,22 @@ pub struct ForwardState {
     /// a chunk, so the hub follows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// When the hub last applied a chunk of it.
+    #[serde(default)]
+    pub received: Option<Timestamp>,
+}
+
+/// A device that forwards to this hub, as the hub's status lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForwardingDevice {
+    /// The device's id (the sending server's).
+    pub device: String,
+    /// The hosts of its buckets here.
+    pub hosts: Vec<String>,
+    /// When the hub last applied a chunk of any of them.
+    pub received: Option<Timestamp>,
+    /// The state of each of its buckets.
+    pub buckets: Vec<ForwardState>,
 }
 
 impl ForwardState {
@@ -124,6 +140,7 @@ impl ForwardState {
             changes: 0,
             count: None,
             host: None,
+            received: None,
         }
     }
 }

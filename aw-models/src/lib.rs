@@ -39,7 +39,8 @@ pub use error::ModelError;
 pub use event::Event;
 pub use export::ExportDocument;
 pub use forward::{
-    ForwardChunk, ForwardState, ForwardedEvent, StartSpan, TailEvent, MAX_FORWARD_EVENTS,
+    ForwardChunk, ForwardState, ForwardedEvent, ForwardingDevice, StartSpan, TailEvent,
+    MAX_FORWARD_EVENTS,
 };
 pub use info::ServerInfo;
 pub use projection::{ProjectedEvents, Projector};

@@ -293,6 +293,7 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/tokens/{name}", "/api/0/tokens/none_{who}", None, AdminOnly),
+        r("GET", "/api/0/forward", "/api/0/forward", None, Reading),
         r("GET", "/api/0/forward/{device}", "/api/0/forward/dev-{who}", None, Forwarding),
         r(
             "POST",

@@ -1,5 +1,6 @@
-//! The hub's side of forwarding (`docs/API.md` §11): a device's server
-//! sends its own buckets here in chunks. `GET /api/0/forward/<device>`
+//! The hub's side of forwarding (`docs/API.md` §3.12): a device's server
+//! sends its own buckets here in chunks. `GET /api/0/forward` lists the
+//! devices that do, `GET /api/0/forward/<device>`
 //! answers where each of the device's buckets stands,
 //! `POST /api/0/forward/<device>` applies one chunk atomically and
 //! idempotently, `DELETE /api/0/forward/<device>/<bucket>` drops the copy
@@ -9,7 +10,7 @@
 
 use aw_folder_sync::forward;
 use aw_folder_sync::FolderSyncError;
-use aw_models::{ForwardChunk, ForwardState};
+use aw_models::{ForwardChunk, ForwardState, ForwardingDevice};
 use rocket::data::Data;
 use rocket::http::Status;
 use rocket::serde::json::Json;
@@ -60,6 +61,15 @@ async fn may_write(access: &Access, state: &ServerState, target: &str) -> Result
         }
         _ => Ok(()),
     }
+}
+
+/// Every device that forwards to this hub: its hosts, when a chunk of it
+/// last came, its buckets' states (a read: the hub's Status page).
+#[get("/api/0/forward")]
+pub async fn devices(state: &State<ServerState>) -> Result<Json<Vec<ForwardingDevice>>, ApiError> {
+    let datastore = state.datastore.clone();
+    let devices = blocking(move || forward::devices(&datastore).map_err(refused)).await?;
+    Ok(Json(devices))
 }
 
 /// The states of the device's buckets that the caller may write.

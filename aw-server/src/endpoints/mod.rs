@@ -67,6 +67,7 @@ pub fn routes() -> Vec<Route> {
         database::retention,
         sync::status,
         sync::run,
+        forward::devices,
         forward::states,
         forward::receive,
         forward::forget,

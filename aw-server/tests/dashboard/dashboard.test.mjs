@@ -203,6 +203,24 @@ describe('without an API key', () => {
     assert.equal(days.length, 7);
     assert.equal(days[0], 'Mon, 9 Mar 2026: 26m 40s');
     assert.equal(days[1], 'Tue, 10 Mar 2026: 2h 17m 3s');
+    // An hour scale beside the bars: whole hours up from the longest day.
+    assert.deepEqual(await page.locator('.columns-axis .scale span').allInnerTexts(), ['0', '1h', '2h', '3h']);
+    const fills = await page.locator('.columns .fill').evaluateAll(all => all.map(fill => fill.style.height));
+    assert.equal(Number.parseFloat(fills[1]).toFixed(2), ((100 * 8223) / (3 * 3600)).toFixed(2));
+    // Each label and line stands where that many hours of bar would end.
+    const geometry = await page.evaluate(() => {
+      const slot = document.querySelector('.columns .slot').getBoundingClientRect();
+      const middle = box => (box.top + box.bottom) / 2;
+      return {
+        slot: [slot.top, slot.bottom],
+        lines: [...document.querySelectorAll('.columns-plot .gridlines span')].map(line => line.getBoundingClientRect().top),
+        labels: [...document.querySelectorAll('.columns-axis .scale span')].map(label => middle(label.getBoundingClientRect())),
+      };
+    });
+    const [top, bottom] = geometry.slot;
+    const heightOf = hours => bottom - ((bottom - top) * hours) / 3;
+    geometry.lines.forEach((y, n) => assert.ok(Math.abs(y - heightOf(n + 1)) <= 1.5, `line ${n + 1}h at ${y}`));
+    geometry.labels.forEach((y, n) => assert.ok(Math.abs(y - heightOf(n)) <= 1.5, `label ${n}h at ${y}`));
     await shoot(page, 'week-1280-light');
     await assertAccessible(page, 'week-1280-light');
     await drawn(page, () => page.getByRole('link', { name: 'Previous week' }).click());
@@ -213,6 +231,7 @@ describe('without an API key', () => {
     assert.match(await page.locator('#period-title').innerText(), /March 2026/);
     assert.equal(await total(page), '3h 48m 43s');
     assert.equal(await page.locator('.columns .column').count(), 31);
+    assert.deepEqual(await page.locator('.columns-axis .scale span').allInnerTexts(), ['0', '1h', '2h', '3h']);
     await shoot(page, 'month-1280-light');
     await assertAccessible(page, 'month-1280-light');
     assertClean(problems);

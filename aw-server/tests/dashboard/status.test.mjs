@@ -452,6 +452,39 @@ describe('a server with [sync] and [retention]', () => {
       await context.close();
     }
   });
+
+  test('as a hub, the page names the devices that forward to it and when each last sent', async () => {
+    const before = await openPage();
+    await drawn(before.page, () => before.page.goto(`${server.url}/#/status`));
+    // No device forwards yet: no card.
+    assert.equal(await cardOf(before.page, 'Devices forwarding here').count(), 0);
+    assertClean(before.problems);
+    await before.context.close();
+    // A device forwards a bucket, as its server does.
+    const sent = await server.request('POST', '/api/0/forward/phone-device', {
+      bucket: { id: 'aw-watcher-window_phone', type: 'currentwindow', client: 'aw-watcher-window', hostname: 'phone' },
+      after: 0,
+      events: [{ id: 1, start: '2026-03-10T09:00:00Z', end: '2026-03-10T09:05:00Z', data: { app: 'Maps' } }],
+      tail: [],
+      high_water: 1,
+      count: 1,
+    });
+    const devices = await server.request('GET', '/api/0/forward');
+    assert.equal(devices.length, 1);
+    assert.equal(devices[0].received, sent.received);
+    const { page, context, problems } = await openPage();
+    await drawn(page, () => page.goto(`${server.url}/#/status`));
+    const card = cardOf(page, 'Devices forwarding here');
+    const rows = await tableRows(card.locator('table.devices'));
+    assert.deepEqual(
+      rows.map(row => [row.Device.text, row.Hosts.text, row.Buckets.text, row['Last received'].time]),
+      [['phone-device', 'phone', 'aw-watcher-window_phone', isoOf(sent.received)]],
+    );
+    assert.match(rows[0]['Last received'].text, /^just now \(/);
+    await assertAccessible(page, 'the status page of a hub');
+    assertClean(problems);
+    await context.close();
+  });
 });
 
 describe('a server without [sync] or [retention], forwarding to a hub that does not answer', () => {

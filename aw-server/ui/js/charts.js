@@ -42,10 +42,59 @@ const charts = (() => {
   }
 
   /**
-   * Vertical bars, one per `{label, seconds, title}`; the tallest possible
-   * bar is `max` seconds.
+   * The top of an hour scale over `max` seconds and its steps: whole hours,
+   * at most four steps (1, 2, 3, 4, 6, 8, 12 or 24 hours each).
    */
-  function columns(bins, max, caption) {
+  function hourScale(max) {
+    const hours = max / 3600;
+    const step = [1, 2, 3, 4, 6, 8, 12, 24].find(step => Math.ceil(hours / step) <= 4) || 24;
+    const steps = Math.max(1, Math.ceil(hours / step));
+    return { top: steps * step * 3600, ticks: Array.from({ length: steps + 1 }, (_, n) => n * step) };
+  }
+
+  /**
+   * Vertical bars, one per `{label, seconds, title}`; the tallest possible
+   * bar is `max` seconds. With `hours`, an axis of whole hours beside them
+   * (its top rounded up from `max`) and a line across at each.
+   */
+  function columns(bins, max, caption, { hours = false } = {}) {
+    if (!hours) return bars(bins, max, caption);
+    const scale = hourScale(max);
+    const at = tick => `${(100 * tick * 3600) / scale.top}%`;
+    return h(
+      'div',
+      { class: 'columns-scaled' },
+      h(
+        'div',
+        { class: 'columns-axis', 'aria-hidden': 'true' },
+        h(
+          'div',
+          { class: 'scale' },
+          scale.ticks.map(tick => {
+            const label = h('span', {}, tick === 0 ? '0' : `${tick}h`);
+            label.style.bottom = at(tick);
+            return label;
+          }),
+        ),
+      ),
+      h(
+        'div',
+        { class: 'columns-plot' },
+        bars(bins, scale.top, caption),
+        h(
+          'div',
+          { class: 'gridlines', 'aria-hidden': 'true' },
+          scale.ticks.slice(1).map(tick => {
+            const line = h('span', {});
+            line.style.bottom = at(tick);
+            return line;
+          }),
+        ),
+      ),
+    );
+  }
+
+  function bars(bins, max, caption) {
     const chart = h('div', { class: 'columns', role: 'list', 'aria-label': caption });
     for (const bin of bins) {
       const bar = h('span', { class: 'fill' });

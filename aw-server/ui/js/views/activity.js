@@ -148,6 +148,7 @@ const activityView = (() => {
           }),
           longest,
           'Active time per day',
+          { hours: true },
         ),
         'wide',
       );

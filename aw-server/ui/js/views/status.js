@@ -26,6 +26,7 @@ window.statusView = (() => {
     retention: '/api/0/retention/status',
     database: '/api/0/database/status',
     buckets: '/api/0/buckets/',
+    devices: '/api/0/forward',
   };
 
   /** The columns of a pass's pulled files. */
@@ -56,6 +57,7 @@ window.statusView = (() => {
     const parts = [
       syncPart(answers.sync, admin, refresh),
       hubPart(admin, refresh),
+      devicesPart(),
       databasePart(admin, refresh),
       retentionPart(),
       backupPart(answers.database, admin, refresh),
@@ -336,6 +338,48 @@ window.statusView = (() => {
       h('code', {}, database.salvage.damaged),
       ' (see the notice above)',
     ];
+  }
+
+  /** The devices that forward to this server (as a hub), shown when there are any. */
+  function devicesPart() {
+    const body = h('div');
+    const element = card('devices', 'Devices forwarding here', body, null);
+    return {
+      element,
+      draw(answers) {
+        const answer = answers.devices;
+        const devices = answer.value || [];
+        element.hidden = !answer.error && devices.length === 0;
+        if (answer.error) return dom.replace(body, failedToLoad('the forwarding devices', answer.error));
+        dom.replace(
+          body,
+          h(
+            'table',
+            { class: 'status-table devices' },
+            h('caption', {}, `${counted(devices.length, 'device')} forward their buckets to this server`),
+            h(
+              'thead',
+              {},
+              h('tr', {}, ['Device', 'Hosts', 'Buckets', 'Last received'].map(name => h('th', { scope: 'col' }, name))),
+            ),
+            h(
+              'tbody',
+              {},
+              devices.map(device =>
+                h(
+                  'tr',
+                  {},
+                  h('th', { scope: 'row', 'data-label': 'Device' }, h('code', {}, device.device)),
+                  h('td', { 'data-label': 'Hosts' }, device.hosts.join(', ') || '–'),
+                  h('td', { 'data-label': 'Buckets' }, device.buckets.map(bucket => bucket.target).join(', ')),
+                  h('td', { 'data-label': 'Last received' }, device.received ? when(device.received) : 'never'),
+                ),
+              ),
+            ),
+          ),
+        );
+      },
+    };
   }
 
   function databasePart(admin, refresh) {
