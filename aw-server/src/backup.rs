@@ -388,6 +388,20 @@ impl Backups {
     }
 }
 
+/// What a snapshot wrote, as a command reports it (from the server's
+/// answer or from [`Taken`]), and the older snapshots rotation removed.
+#[derive(Debug)]
+pub struct Written {
+    /// The snapshot's file.
+    pub path: String,
+    /// Its size.
+    pub bytes: u64,
+    /// How long it took.
+    pub seconds: f64,
+    /// The files rotation removed after it.
+    pub removed: Vec<String>,
+}
+
 /// A snapshot written, and the old ones its rotation removed.
 #[derive(Debug)]
 pub struct Taken {

@@ -11,7 +11,7 @@ use clap::Args;
 
 use super::progress::{self, Unit};
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Target};
-use crate::backup::BackupSettings;
+use crate::backup::{BackupSettings, Written};
 use crate::config;
 
 /// Flags of `backup`.
@@ -62,19 +62,6 @@ pub fn run(args: BackupArgs) -> Result<(), CliError> {
         eprintln!("Rotation removed the older snapshot {removed}");
     }
     Ok(())
-}
-
-/// What a snapshot wrote, and the older snapshots rotation removed.
-#[derive(Debug)]
-pub struct Written {
-    /// The snapshot's file.
-    pub path: String,
-    /// Its size.
-    pub bytes: u64,
-    /// How long it took.
-    pub seconds: f64,
-    /// The files rotation removed after it.
-    pub removed: Vec<String>,
 }
 
 /// A snapshot asked for into the backup folder: through the server, or on
