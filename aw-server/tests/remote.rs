@@ -449,3 +449,29 @@ fn https_with_the_configured_certificate() {
         "{stderr}"
     );
 }
+
+#[test]
+fn through_a_server_without_credentials_the_first_token_is_an_admins() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let db = root.join("first.db");
+    let served = start(root, &["--dbpath", db.to_str().unwrap()]);
+    let port = served.client.port.to_string();
+    let online = ["--testing", "--port", port.as_str()];
+    let refused = fails(
+        root,
+        &[&["token", "add", "dash", "--scope", "read"], &online[..]].concat(),
+        1,
+    );
+    assert!(
+        refused.contains("the first credential must be an admin token"),
+        "{refused}"
+    );
+    // Nothing changed: the API is still open to the watchers.
+    assert_eq!(served.client.get("/api/0/buckets/").status, 200);
+    stdout_of(
+        root,
+        &[&["token", "add", "me", "--scope", "admin"], &online[..]].concat(),
+    );
+    assert_eq!(served.client.get("/api/0/buckets/").status, 401);
+}

@@ -291,7 +291,20 @@ impl Server {
                 .read_json()
                 .map(Some)
                 .map_err(|error| self.failure(path, error)),
-            409 => Ok(None),
+            // A taken name, or no admin credential yet: the server says which.
+            409 => {
+                let message = response
+                    .into_body()
+                    .read_json::<serde_json::Value>()
+                    .ok()
+                    .and_then(|body| body["message"].as_str().map(str::to_string))
+                    .unwrap_or_default();
+                if message.starts_with("A token named") {
+                    Ok(None)
+                } else {
+                    Err(CliError(message))
+                }
+            }
             _ => Err(self.refusal(path, response)),
         }
     }
