@@ -15,6 +15,18 @@ fn report(root: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The seeded day of `seed_two_hosts`, in its zone.
+const SUNDAY_IN_BERLIN: [&str; 4] = ["--day", "2026-03-29", "--tz", "Europe/Berlin"];
+
+/// A database file under `root` with the seeded two hosts, no server on it.
+fn seeded_file(root: &std::path::Path) -> std::path::PathBuf {
+    let db = root.join("aw.db");
+    let (server, client) = serve_file(root, &db);
+    seed_two_hosts(&client);
+    drop(server);
+    db
+}
+
 fn summary(client: &Client, query: &str) -> Value {
     let reply = client.get(&format!("/api/0/summary?{query}"));
     assert_eq!(reply.status, 200, "{}", reply.text());
@@ -99,19 +111,9 @@ fn a_json_report_is_the_endpoints_answer_online_and_offline() {
 #[test]
 fn tables_markdown_and_a_work_hours_sheet() {
     let root = tempfile::tempdir().unwrap();
-    let db = root.path().join("aw.db");
-    let (server, client) = serve_file(root.path(), &db);
-    seed_two_hosts(&client);
-    drop(server);
+    let db = seeded_file(root.path());
     let path = db.to_str().unwrap();
-    let period = [
-        "--dbpath",
-        path,
-        "--day",
-        "2026-03-29",
-        "--tz",
-        "Europe/Berlin",
-    ];
+    let period = [&["--dbpath", path][..], &SUNDAY_IN_BERLIN[..]].concat();
 
     let table = report(
         root.path(),
@@ -250,19 +252,9 @@ fn bad_flags_exit_1_naming_the_flag() {
 #[test]
 fn csv_needs_no_by_and_days_may_be_today_or_yesterday() {
     let root = tempfile::tempdir().unwrap();
-    let db = root.path().join("aw.db");
-    let (server, client) = serve_file(root.path(), &db);
-    seed_two_hosts(&client);
-    drop(server);
+    let db = seeded_file(root.path());
     let path = db.to_str().unwrap();
-    let day = [
-        "--dbpath",
-        path,
-        "--day",
-        "2026-03-29",
-        "--tz",
-        "Europe/Berlin",
-    ];
+    let day = [&["--dbpath", path][..], &SUNDAY_IN_BERLIN[..]].concat();
     // CSV writes one list: without --by, the applications.
     let csv = report(root.path(), &[&day[..], &["--format", "csv"]].concat());
     assert!(csv.starts_with("app,active,share\r\nCode,"), "{csv}");
