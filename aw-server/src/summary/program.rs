@@ -31,7 +31,7 @@ const BROWSERS: &[(&str, &str)] = &[
 pub struct HostBuckets {
     /// The host name.
     pub host: String,
-    /// Its window watchers' buckets, in [`precedence`] order: where two
+    /// Its window watchers' buckets, oldest bucket first: where two
     /// cover the same time, the first counts.
     pub windows: Vec<String>,
     /// Its AFK watchers' buckets, in the same order.
