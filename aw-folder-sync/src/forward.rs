@@ -33,9 +33,10 @@ use aw_models::{
     ForwardedEvent, ForwardingDevice, StartSpan, TailEvent, Timestamp, MAX_FORWARD_EVENTS,
     SYNCED_FROM,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::{FolderSyncError, Result, SyncFilter, SyncProgress};
+
+pub use aw_models::{ForwardReport, SkippedBucket};
 
 /// Events per chunk a device sends.
 pub const CHUNK: usize = 2_000;
@@ -51,36 +52,6 @@ pub trait HubLink {
     fn send(&self, chunk: &ForwardChunk) -> Result<ForwardState>;
     /// Deletes the hub's copy of a bucket this device deleted.
     fn forget(&self, bucket_id: &str) -> Result<()>;
-}
-
-/// A bucket a pass did not forward because the hub refused it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkippedBucket {
-    /// The bucket's id here.
-    pub bucket: String,
-    /// The host it was sent as.
-    pub host: String,
-    /// The hub's refusal and the ways out.
-    pub reason: String,
-}
-
-/// What a forwarding pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ForwardReport {
-    /// Own buckets forwarded.
-    pub buckets: u64,
-    /// New events sent.
-    pub sent: u64,
-    /// Events sent in windows of changed history.
-    pub compared: u64,
-    /// Chunks the hub applied.
-    pub chunks: u64,
-    /// Buckets deleted here whose copies the hub dropped.
-    pub forgotten: u64,
-    /// Buckets the hub refused (another host's than the token's); every
-    /// other bucket was forwarded.
-    #[serde(default)]
-    pub skipped: Vec<SkippedBucket>,
 }
 
 /// Forwards this device's own buckets that `filter` takes to the hub.

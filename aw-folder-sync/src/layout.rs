@@ -13,6 +13,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use aw_models::Skipped;
+
 /// A sync folder as seen by this device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncFolder {
@@ -44,15 +46,6 @@ pub struct Source {
     pub name: String,
     /// The device id: the name of the folder holding the file.
     pub device: String,
-}
-
-/// Something in the folder that is not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    /// Its path inside the folder.
-    pub name: String,
-    /// Why it is skipped.
-    pub reason: String,
 }
 
 /// The other devices' files in `folder`, in both layouts, sorted by

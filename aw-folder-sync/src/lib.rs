@@ -32,12 +32,11 @@ mod layout;
 mod pull;
 mod push;
 
-use std::path::PathBuf;
-
 use aw_datastore::{DatastoreError, Replica};
 
 pub use aw_models::{is_own_bucket, PullCounts, ORIGIN_KEY, SYNCED_FROM};
-pub use layout::{find_sources, Skipped, Source, SyncFolder, FILE_NAME};
+pub use aw_models::{PullReport, PushReport, Skipped, SourceReport};
+pub use layout::{find_sources, Source, SyncFolder, FILE_NAME};
 
 /// Why a pass stopped, or a file of the folder was not read.
 #[derive(Debug, thiserror::Error)]
@@ -114,44 +113,6 @@ pub struct SyncProgress {
     pub done: u64,
     /// Events the stage has, when known.
     pub total: Option<u64>,
-}
-
-/// What a push did.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PushReport {
-    /// The copy written.
-    pub file: PathBuf,
-    /// Own buckets pushed.
-    pub buckets: u64,
-    /// Events added to or changed in the copy.
-    pub written: u64,
-    /// Events deleted from the copy (and logged for the pullers).
-    pub deleted: u64,
-}
-
-/// What a pull did, per file read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PullReport {
-    /// The files read.
-    pub sources: Vec<SourceReport>,
-    /// Files and folders not read, and why: unreadable, incomplete,
-    /// locked, conflict copies, devices claimed by more than one folder.
-    /// A skipped file is tried again on the next pass.
-    pub skipped: Vec<Skipped>,
-}
-
-/// What was pulled from one file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SourceReport {
-    /// The file, inside the folder.
-    pub file: String,
-    /// The device whose copy it is.
-    pub device: String,
-    /// The buckets of this database it went into.
-    pub buckets: Vec<String>,
-    /// What was stored.
-    #[serde(flatten)]
-    pub counts: PullCounts,
 }
 
 /// Pushes this device's own buckets (not pulled copies) into its copy

@@ -26,11 +26,12 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::files::{meta, open_source};
-use crate::layout::{find_sources, Skipped, Source};
+use crate::layout::{find_sources, Source};
 use crate::{
     is_own_bucket, FolderSyncError, PullReport, Result, SourceReport, SyncFilter, SyncFolder,
     SyncProgress, ORIGIN_KEY, SYNCED_FROM,
 };
+use aw_models::Skipped;
 
 /// Events per chunk stored by the writer: a heartbeat queued behind a
 /// chunk waits for it (`benches/runs/2026-11-27-sync.md`).

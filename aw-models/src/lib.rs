@@ -27,6 +27,8 @@ mod projection;
 mod query;
 mod reports;
 mod shared;
+pub mod summary;
+mod sync;
 mod time;
 mod token;
 
@@ -45,8 +47,15 @@ pub use forward::{
 pub use info::ServerInfo;
 pub use projection::{ProjectedEvents, Projector};
 pub use query::{QueryRequest, TimeInterval};
-pub use reports::{Expired, ImportSummary, PullCounts, RangeDeletion, RulesOutcome, RulesReport};
+pub use reports::{
+    Expired, ImportSummary, PullCounts, RangeDeletion, RulesOutcome, RulesReport,
+    IMPORT_SUMMARY_HEADER,
+};
 pub use shared::{empty_data, SharedEvent};
+pub use sync::{
+    ForwardReport, HubPass, HubStatus, PassReport, PullReport, PushReport, Skipped, SkippedBucket,
+    SourceReport, SyncMode, SyncStatus,
+};
 pub use time::{Duration, Timestamp};
 pub use token::{
     check_token_name, parse_expiry, AccessInfo, CreatedToken, NewToken, Scope, TokenInfo,

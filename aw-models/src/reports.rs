@@ -5,6 +5,10 @@ use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
 
+/// The response header in which `POST /api/0/import` says what it did,
+/// as the JSON of an [`ImportSummary`] (`docs/API.md` D-19).
+pub const IMPORT_SUMMARY_HEADER: &str = "X-Import-Summary";
+
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportSummary {

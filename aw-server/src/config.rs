@@ -19,7 +19,8 @@ use serde::Deserialize;
 use crate::assets::AssetSet;
 use crate::backup::BackupSettings;
 use crate::hub::{HubSettings, DEFAULT_HUB_INTERVAL};
-use crate::sync::{SyncMode, SyncSettings};
+use crate::sync::SyncSettings;
+use aw_models::SyncMode;
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -111,9 +111,9 @@ impl ApiError {
     }
 }
 
-impl From<crate::transfer::TransferError> for ApiError {
-    fn from(error: crate::transfer::TransferError) -> ApiError {
-        use crate::transfer::TransferError;
+impl From<aw_transfer::TransferError> for ApiError {
+    fn from(error: aw_transfer::TransferError) -> ApiError {
+        use aw_transfer::TransferError;
         match error {
             TransferError::Malformed(message) => ApiError::BadRequest(message),
             TransferError::Invalid(message) => ApiError::Unprocessable(message),

@@ -15,10 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_datastore::{Datastore, DatastoreError};
-use aw_folder_sync::forward::{ForwardReport, HubLink};
+use aw_folder_sync::forward::HubLink;
 use aw_folder_sync::{FolderSyncError, SyncFilter};
-use aw_models::{ForwardChunk, ForwardState, Timestamp};
-use serde::{Deserialize, Serialize};
+use aw_models::{ForwardChunk, ForwardState, HubPass, HubStatus, Timestamp};
 use ureq::Agent;
 
 use crate::schedule::{in_a_while, lock, sleep_while_open};
@@ -215,45 +214,6 @@ impl HubLink for HttpHub {
 
 fn encode(text: &str) -> String {
     percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
-}
-
-/// What one forwarding pass did.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HubPass {
-    /// When it started.
-    pub started: Timestamp,
-    /// When it ended.
-    pub finished: Timestamp,
-    /// How long it took, in milliseconds.
-    pub duration_ms: f64,
-    /// What was sent.
-    #[serde(flatten)]
-    pub report: ForwardReport,
-}
-
-/// The hub's part of `GET /api/0/sync/status`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct HubStatus {
-    /// The hub's address.
-    pub url: String,
-    /// Seconds between passes.
-    pub interval_seconds: u64,
-    /// Whether a pass runs now.
-    pub running: bool,
-    /// Passes finished since the server started.
-    pub passes: u64,
-    /// Passes that failed since the server started.
-    pub failures: u64,
-    /// The last finished pass.
-    pub last_pass: Option<HubPass>,
-    /// The last failure's message, if the last pass failed.
-    pub last_error: Option<String>,
-    /// When the last pass failed.
-    pub last_error_at: Option<Timestamp>,
-    /// When the schedule runs the next pass (after a failure: the retry).
-    pub next_pass: Option<Timestamp>,
-    /// Why the schedule stopped (the hub refused the token), if it did.
-    pub stopped: Option<String>,
 }
 
 /// The server's forwarding: settings, identity, status and the lock that

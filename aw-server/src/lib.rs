@@ -54,9 +54,7 @@ pub mod retention;
 mod schedule;
 mod security;
 mod static_files;
-pub mod summary;
 pub mod sync;
-pub mod transfer;
 #[cfg(test)] // used by build.rs; here for its tests
 mod ui_scripts;
 

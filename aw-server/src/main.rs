@@ -14,7 +14,7 @@ mod service;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use aw_server::{cli, config, damage, dirs, logging, transfer, ServerConfig};
+use aw_server::{cli, config, damage, dirs, logging, ServerConfig};
 use clap::{Args, Parser, Subcommand};
 
 /// ActivityWatch server: stores events from watchers and serves them to
@@ -289,7 +289,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     if args.dbpath.is_none() && !args.no_legacy_import {
         match dirs::legacy_db_path(args.testing) {
             Ok(source) => {
-                transfer::legacy::import_on_first_start(&source, &config.db_path, key.as_ref())
+                aw_transfer::legacy::import_on_first_start(&source, &config.db_path, key.as_ref())
             }
             Err(error) => log::warn!("Not looking for a Python aw-server database: {error}"),
         }

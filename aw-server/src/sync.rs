@@ -13,39 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_datastore::{Datastore, DatastoreError};
-use aw_folder_sync::{
-    FolderSyncError, PullReport, PushReport, SourceReport, SyncFilter, SyncFolder, SyncProgress,
-};
-use aw_models::Timestamp;
-use serde::Serialize;
+use aw_folder_sync::{FolderSyncError, SourceReport, SyncFilter, SyncFolder, SyncProgress};
+use aw_models::{PassReport, SyncMode, SyncStatus, Timestamp};
 
 use crate::schedule::{in_a_while, lock, sleep_while_open};
-
-/// Which way a pass goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum SyncMode {
-    /// Only write this device's copy.
-    Push,
-    /// Only read the other devices' copies.
-    Pull,
-    /// Pull, then push (as aw-sync does).
-    Both,
-}
-
-impl SyncMode {
-    /// Parses `push`, `pull` or `both`, in any case, as the flag does.
-    pub fn parse(text: &str) -> Option<SyncMode> {
-        <SyncMode as clap::ValueEnum>::from_str(text.trim(), true).ok()
-    }
-}
-
-impl std::fmt::Display for SyncMode {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let value = clap::ValueEnum::to_possible_value(self).ok_or(std::fmt::Error)?;
-        formatter.write_str(value.get_name())
-    }
-}
 
 /// The `[sync]` section as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,78 +49,6 @@ pub enum SyncError {
     /// The pass failed: this database, or writing the copy.
     #[error(transparent)]
     Pass(#[from] FolderSyncError),
-}
-
-/// What one pass did.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct PassReport {
-    /// `push`, `pull` or `both`.
-    pub mode: SyncMode,
-    /// The folder.
-    pub folder: PathBuf,
-    /// When it started and ended.
-    pub started: Timestamp,
-    /// When it ended.
-    pub finished: Timestamp,
-    /// How long it took, in milliseconds.
-    pub duration_ms: f64,
-    /// The buckets it was limited to (`None`: all).
-    #[serde(default)]
-    pub buckets: Option<Vec<String>>,
-    /// Events ending before this were left out (`None`: none).
-    #[serde(default)]
-    pub start: Option<Timestamp>,
-    /// The pull's report (modes `pull` and `both`).
-    pub pull: Option<PullReport>,
-    /// The push's report (modes `push` and `both`).
-    pub push: Option<PushReport>,
-}
-
-impl PassReport {
-    /// One line for logs and the terminal.
-    pub fn summary(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(pull) = &self.pull {
-            let mut counts = aw_models::PullCounts::default();
-            for source in &pull.sources {
-                counts += source.counts;
-            }
-            parts.push(format!(
-                "pulled from {} file{}: {} new, {} updated, {} deleted, {} already here, {} dropped by privacy filters",
-                pull.sources.len(),
-                if pull.sources.len() == 1 { "" } else { "s" },
-                counts.inserted,
-                counts.updated,
-                counts.deleted,
-                counts.skipped,
-                counts.dropped
-            ));
-            if !pull.skipped.is_empty() {
-                parts.push(format!(
-                    "{} file{} skipped",
-                    pull.skipped.len(),
-                    if pull.skipped.len() == 1 { "" } else { "s" }
-                ));
-            }
-        }
-        if let Some(push) = &self.push {
-            parts.push(format!(
-                "pushed {} bucket{} to {}: {} events written, {} deleted",
-                push.buckets,
-                if push.buckets == 1 { "" } else { "s" },
-                push.file.display(),
-                push.written,
-                push.deleted
-            ));
-        }
-        format!(
-            "Sync ({}) with {} in {:.0} ms: {}",
-            self.mode,
-            self.folder.display(),
-            self.duration_ms,
-            parts.join("; ")
-        )
-    }
 }
 
 /// Checks that `folder` is an absolute path of an existing folder.
@@ -217,42 +116,6 @@ pub fn run_pass(
         pull,
         push,
     })
-}
-
-/// What `GET /api/0/sync/status` answers.
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
-pub struct SyncStatus {
-    /// Whether the schedule runs (`[sync] enabled = true`).
-    pub enabled: bool,
-    /// Whether `[sync]` is configured (passes can be asked for).
-    #[serde(default)]
-    pub configured: bool,
-    /// The configured folder.
-    pub folder: Option<PathBuf>,
-    /// The configured mode.
-    pub mode: Option<SyncMode>,
-    /// The configured buckets (`None`: all).
-    #[serde(default)]
-    pub buckets: Option<Vec<String>>,
-    /// Seconds between scheduled passes.
-    pub interval_seconds: Option<u64>,
-    /// Whether a pass runs now.
-    pub running: bool,
-    /// Passes finished since the server started (scheduled or asked for).
-    pub passes: u64,
-    /// Passes that failed since the server started.
-    pub failures: u64,
-    /// The last finished pass.
-    pub last_pass: Option<PassReport>,
-    /// The last failure's message and time, if the last pass failed.
-    pub last_error: Option<String>,
-    /// When the last pass failed.
-    pub last_error_at: Option<Timestamp>,
-    /// When the schedule runs the next pass.
-    pub next_pass: Option<Timestamp>,
-    /// Forwarding to a hub (`[hub]`, `hub.rs`), if configured.
-    #[serde(default)]
-    pub hub: Option<crate::hub::HubStatus>,
 }
 
 /// The server's sync: its settings, its identity in the folder, the

@@ -13,7 +13,7 @@ mod fuzz;
 
 use aw_datastore::Datastore;
 use aw_server::error::ApiError;
-use aw_server::transfer::document::{import_bytes, validate, InMemory};
+use aw_transfer::document::{import_bytes, validate, InMemory};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 

@@ -741,7 +741,7 @@ fn tokens_move_with_the_file_as_hashes_only() {
             enabled: false,
             folder: sync_dir,
             interval: Duration::from_secs(300),
-            mode: aw_server::sync::SyncMode::Both,
+            mode: aw_models::SyncMode::Both,
             buckets: None,
             allow_plaintext_copy: false,
         });

@@ -21,8 +21,29 @@ use indicatif::ProgressBar;
 
 use super::progress::{self, Unit};
 use super::{close, connect, parse_time, CliError, ConnectionArgs, Target};
-use crate::transfer::TransferError;
-use crate::transfer::{self, ExportWriter, Format, Sink};
+use aw_transfer::TransferError;
+use aw_transfer::{ExportWriter, Format, Sink};
+
+/// `--format`: the formats of `aw_transfer::Format`, as flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// The export document of the web UI and aw-client.
+    Json,
+    /// One bucket or event per line.
+    Ndjson,
+    /// A table of events with a column per data key.
+    Csv,
+}
+
+impl From<ExportFormat> for Format {
+    fn from(format: ExportFormat) -> Format {
+        match format {
+            ExportFormat::Json => Format::Json,
+            ExportFormat::Ndjson => Format::Ndjson,
+            ExportFormat::Csv => Format::Csv,
+        }
+    }
+}
 
 /// Events read from the store per step (offline).
 const PAGE_SIZE: usize = 1000;
@@ -41,7 +62,7 @@ pub struct ExportArgs {
     pub end: Option<Timestamp>,
     /// Output format.
     #[arg(long, value_enum, default_value = "json")]
-    pub format: Format,
+    pub format: ExportFormat,
     /// Output file, or - for stdout.
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
@@ -137,8 +158,8 @@ fn write_all(
     } else {
         &args.output
     };
-    let mut writer =
-        transfer::writer(args.format, output).map_err(|error| write_error(output_name, error))?;
+    let mut writer = aw_transfer::writer(args.format.into(), output)
+        .map_err(|error| write_error(output_name, error))?;
     let bar = progress::bar(Some(total), Unit::Events, "Exporting".into());
     let mut filter = Filter {
         start: args.start,
@@ -175,7 +196,7 @@ fn write_all(
             }
             Target::Online(server) => {
                 let reader = io::BufReader::with_capacity(256 * 1024, server.export(&bucket.id)?);
-                transfer::walk(reader, &mut filter).map_err(|error| match error {
+                aw_transfer::walk(reader, &mut filter).map_err(|error| match error {
                     TransferError::Failed(message) => {
                         CliError(format!("{}: {message}", output_name.display()))
                     }

@@ -14,9 +14,8 @@ use ureq::http::Response;
 use ureq::{Agent, Body, SendBody};
 
 use super::error::CliError;
-use crate::endpoints::import::SUMMARY_HEADER;
-use crate::summary::{Params, SearchParams, SearchResult, Summary};
-use crate::sync::{PassReport, SyncMode, SyncStatus};
+use aw_models::{PassReport, SyncMode, SyncStatus};
+use aw_summary::{Params, SearchParams, SearchResult, Summary};
 
 /// How long to wait for a server to accept a connection. A local server
 /// accepts at once; a refused connection is answered at once too.
@@ -152,7 +151,7 @@ impl Server {
         }
         let header = response
             .headers()
-            .get(SUMMARY_HEADER)
+            .get(aw_models::IMPORT_SUMMARY_HEADER)
             .and_then(|value| value.to_str().ok());
         Ok(header.map(parse_summary).unwrap_or_default())
     }

@@ -23,10 +23,10 @@ use indicatif::ProgressBar;
 
 use super::progress::{self, Unit};
 use super::{close, connect, CliError, ConnectionArgs, Target};
-use crate::transfer::document::{reader, Tally};
-use crate::transfer::legacy::{self, LegacyImport};
-use crate::transfer::ndjson::{self, NdjsonError};
-use crate::transfer::{import_validated, walk, Streamed};
+use aw_transfer::document::{reader, Tally};
+use aw_transfer::legacy::{self, LegacyImport};
+use aw_transfer::ndjson::{self, NdjsonError};
+use aw_transfer::{import_validated, walk, Streamed};
 
 /// Flags of `import`.
 #[derive(Debug, Clone, Args)]

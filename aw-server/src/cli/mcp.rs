@@ -1,6 +1,6 @@
 //! `aw-server mcp`: a Model Context Protocol server over stdio (rmcp), so
 //! an assistant can answer questions about the user's time. Its tools only
-//! read: `list_buckets`, `summary` and `search` (the `summary` module's
+//! read: `list_buckets`, `summary` and `search` (the `aw-summary` crate's
 //! answers, as `GET /api/0/summary` and `/api/0/search` give them) and
 //! `query` (a query2 program with the limits of `POST /api/0/query/`).
 //!
@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{connect_read_only, CliError, ConnectionArgs, Target};
-use crate::summary::{self, Calendar, Params, SearchParams};
+use aw_summary::{Calendar, Params, SearchParams};
 
 /// Flags of `mcp`.
 #[derive(Debug, Clone, Args)]
@@ -219,7 +219,7 @@ impl Activity {
             let summary = match target {
                 Target::Online(server) => server.summary(&params)?,
                 Target::Offline { datastore, .. } => {
-                    summary::summarize(&super::served(datastore), &params)
+                    aw_summary::summarize(&super::served(datastore), &params)
                         .map_err(|e| CliError(e.to_string()))?
                 }
             };
@@ -247,7 +247,7 @@ impl Activity {
             let found = match target {
                 Target::Online(server) => server.search(&params)?,
                 Target::Offline { datastore, .. } => {
-                    summary::search(&super::served(datastore), &params)
+                    aw_summary::search(&super::served(datastore), &params)
                         .map_err(|e| CliError(e.to_string()))?
                 }
             };

@@ -97,8 +97,8 @@ pub fn device_id(explicit: Option<&str>) -> Result<String, CliError> {
 
 /// The file's store as the server of this machine reads it for
 /// summaries.
-pub fn served(datastore: &Datastore) -> crate::summary::Served {
-    crate::summary::Served {
+pub fn served(datastore: &Datastore) -> aw_summary::Served {
+    aw_summary::Served {
         datastore: datastore.clone(),
         own_host: dirs::hostname(),
     }
@@ -342,7 +342,7 @@ fn close(target: Target) -> Result<(), CliError> {
 /// local date, shifted (then midnight UTC, as any date).
 pub fn parse_time(text: &str) -> Result<Timestamp, String> {
     let text = text.trim();
-    let shift = crate::summary::calendar::RELATIVE_DATES
+    let shift = aw_summary::calendar::RELATIVE_DATES
         .iter()
         .find(|(word, _)| word.eq_ignore_ascii_case(text))
         .map(|(_, shift)| *shift);

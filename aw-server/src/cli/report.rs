@@ -1,5 +1,5 @@
 //! `aw-server report`: a summary of a day, week, month or any period
-//! (`summary`), as a table for the terminal, Markdown, CSV or the API's
+//! (`aw_summary`), as a table for the terminal, Markdown, CSV or the API's
 //! JSON. Online it asks the running server's `GET /api/0/summary` in this
 //! machine's time zone; offline it computes the same summary on the file.
 
@@ -11,8 +11,8 @@ use clap::{Args, ValueEnum};
 
 use super::progress;
 use super::{close, connect, CliError, ConnectionArgs, Target};
-use crate::summary::calendar::{self, Calendar};
-use crate::summary::{self, render, ArgumentError, Params, Summary};
+use aw_summary::calendar::{self, Calendar};
+use aw_summary::{render, ArgumentError, Params, Summary};
 
 /// Rows of each list in a table or Markdown, unless `--limit` says.
 const SHORT_LIMIT: usize = 10;
@@ -123,7 +123,7 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
         }
         .to_string()
     });
-    let by = summary::By::parse_list(&by_text).map_err(flag_error)?;
+    let by = aw_summary::By::parse_list(&by_text).map_err(flag_error)?;
     if args.format == ReportFormat::Csv && by.len() != 1 {
         return Err(CliError(
             "--format csv writes one list: give one --by (--by day is a work-hours sheet)".into(),
@@ -142,11 +142,14 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
     let spinner = progress::spinner("Summing up".into());
     let summary: Summary = match target {
         Target::Online(server) => server.summary(&params)?,
-        Target::Offline { datastore, .. } => summary::summarize(&super::served(datastore), &params)
-            .map_err(|error| match error {
-                summary::SummaryError::Argument(error) => flag_error(error),
-                other => CliError(format!("the summary failed: {other}")),
-            })?,
+        Target::Offline { datastore, .. } => {
+            aw_summary::summarize(&super::served(datastore), &params).map_err(
+                |error| match error {
+                    aw_summary::SummaryError::Argument(error) => flag_error(error),
+                    other => CliError(format!("the summary failed: {other}")),
+                },
+            )?
+        }
     };
     spinner.finish_and_clear();
     Ok(match args.format {

@@ -17,14 +17,36 @@ use clap::Args;
 use super::progress::{self, Unit};
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Server, Target};
 use crate::dirs;
-use crate::sync::{run_pass, source_line, PassReport, SyncMode};
+use crate::sync::{run_pass, source_line};
+use aw_models::{PassReport, SyncMode};
+
+/// `--mode`: a `SyncMode`, as a flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeFlag {
+    /// Only write this device's copy.
+    Push,
+    /// Only read the other devices' copies.
+    Pull,
+    /// Pull, then push (as aw-sync does).
+    Both,
+}
+
+impl From<ModeFlag> for SyncMode {
+    fn from(flag: ModeFlag) -> SyncMode {
+        match flag {
+            ModeFlag::Push => SyncMode::Push,
+            ModeFlag::Pull => SyncMode::Pull,
+            ModeFlag::Both => SyncMode::Both,
+        }
+    }
+}
 
 /// Flags of `sync`.
 #[derive(Debug, Clone, Args)]
 pub struct SyncArgs {
     /// Which way: push this device's buckets, pull the others', or both.
     #[arg(long, value_enum, default_value = "both")]
-    pub mode: SyncMode,
+    pub mode: ModeFlag,
     /// Only these buckets, comma-separated: the own buckets pushed, and the
     /// other devices' buckets pulled (by their id on that device, or of
     /// their copy here). Default: all (or the config file's sync buckets).
@@ -102,7 +124,7 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
             offline(
                 datastore,
                 &folder,
-                args.mode,
+                args.mode.into(),
                 &filter,
                 configured.allow_plaintext_copy,
             )
@@ -143,7 +165,7 @@ fn online(
         Unit::Events,
         format!("Syncing with {}", configured.display()),
     );
-    let report = server.sync(args.mode, args.bucket_ids().as_deref(), start);
+    let report = server.sync(args.mode.into(), args.bucket_ids().as_deref(), start);
     bar.finish_and_clear();
     report
 }

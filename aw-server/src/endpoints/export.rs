@@ -16,8 +16,8 @@ use rocket::response::{self, Responder, Response};
 use rocket::{get, State};
 
 use crate::error::ApiError;
-use crate::transfer::bucket_head;
 use crate::ServerState;
+use aw_transfer::bucket_head;
 
 /// Events read from the store per step.
 const PAGE_SIZE: usize = 1000;

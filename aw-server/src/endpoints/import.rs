@@ -22,6 +22,7 @@ use std::fs::File;
 use std::io::Seek;
 
 use aw_datastore::ImportSummary;
+use aw_models::IMPORT_SUMMARY_HEADER;
 use rocket::data::{ByteUnit, Data as Body};
 use rocket::http::{ContentType, Header, Status};
 use rocket::request::{self, FromRequest, Request};
@@ -31,19 +32,16 @@ use rocket::{post, State};
 
 use super::request::blocking;
 use crate::error::ApiError;
-use crate::transfer::{fits_in_memory, import_bytes, import_file, internal};
 use crate::ServerState;
+use aw_transfer::{fits_in_memory, import_bytes, import_file, internal};
 
 /// Largest import, as the anchor allows.
 pub const IMPORT_LIMIT: ByteUnit = ByteUnit::Megabyte(1000);
 
-/// The header of a successful import's answer with what it did, as JSON
-/// `{"buckets_created", "inserted", "skipped", "dropped"}` (`dropped`: by
-/// the privacy filters; the `import` command reports it). The body stays
-/// empty, as `docs/API.md` §3.5 says and clients expect.
-pub const SUMMARY_HEADER: &str = "X-Import-Summary";
-
-/// 200 with an empty body and the [`SUMMARY_HEADER`].
+/// 200 with an empty body and the [`IMPORT_SUMMARY_HEADER`] saying what
+/// the import did (`dropped`: by the privacy filters; the `import` command
+/// reports it). The body stays empty, as `docs/API.md` §3.5 says and
+/// clients expect.
 #[derive(Debug)]
 pub struct Imported(pub ImportSummary);
 
@@ -55,7 +53,7 @@ impl<'r> Responder<'r, 'static> for Imported {
         );
         Ok(Response::build()
             .status(Status::Ok)
-            .header(Header::new(SUMMARY_HEADER, summary))
+            .header(Header::new(IMPORT_SUMMARY_HEADER, summary))
             .finalize())
     }
 }

@@ -1,5 +1,5 @@
 //! `GET /api/0/summary` and `GET /api/0/search` (`docs/API.md` §3.13):
-//! the `summary` module's answers over HTTP, computed on a query thread.
+//! the `aw-summary` crate's answers over HTTP, computed on a query thread.
 
 use rocket::data::Data;
 use rocket::serde::json::Json;
@@ -9,10 +9,10 @@ use serde::Deserialize;
 use super::background;
 use super::request::read_json;
 use crate::error::ApiError;
-use crate::summary::{
+use crate::ServerState;
+use aw_summary::{
     search as find, summarize, Params, SearchParams, SearchResult, Served, Summary, SummaryError,
 };
-use crate::ServerState;
 
 /// Active time of a period, grouped `by` one or more keys.
 #[get("/api/0/summary?<start>&<end>&<by>&<host>&<tz>&<limit>")]

@@ -12,8 +12,9 @@ use aw_folder_sync::SyncFilter;
 use super::background;
 use super::request::timestamp_param;
 use crate::error::ApiError;
-use crate::sync::{PassReport, SyncError, SyncMode, SyncStatus};
+use crate::sync::SyncError;
 use crate::ServerState;
+use aw_models::{PassReport, SyncMode, SyncStatus};
 
 /// The schedule's settings, whether a pass runs, and the last pass's
 /// report or failure.

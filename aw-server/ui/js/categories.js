@@ -1,5 +1,5 @@
 // The colours of the user's categories. Which category time belongs to,
-// the server decides (/api/0/summary, aw-server/src/summary/categories.rs);
+// the server decides (/api/0/summary, aw-summary/src/categories.rs);
 // the pages colour the names it answers, with the colours of the same
 // category list, read from the settings aw-webui writes:
 //

@@ -26,7 +26,7 @@ const categoryEdits = (() => {
 
   /**
    * aw-webui's default categories, as the server applies them when neither
-   * setting exists (DEFAULTS in aw-server/src/summary/categories.rs): the
+   * setting exists (DEFAULTS in aw-summary/src/categories.rs): the
    * list the page starts from then. (categories.js has only their colours,
    * for the first view's script.)
    */

@@ -12,7 +12,7 @@ const time = (() => {
 
   /**
    * Minutes after midnight at which a day starts ("04:00" -> 240); as the
-   * server reads the setting (aw-server/src/summary/calendar.rs), so both
+   * server reads the setting (aw-summary/src/calendar.rs), so both
    * agree on which day "today" is.
    */
   function dayOffset(startOfDay) {

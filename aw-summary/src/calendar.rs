@@ -9,7 +9,7 @@ use aw_models::{SettingValue, Timestamp};
 use jiff::civil::{Date, DateTime, Weekday};
 use jiff::tz::TimeZone;
 
-use super::types::ArgumentError;
+use aw_models::summary::ArgumentError;
 
 /// The calendar of one summary.
 #[derive(Debug, Clone)]

@@ -22,7 +22,7 @@ use aw_models::{Bucket, Event};
 use serde::Serialize;
 
 /// Output formats of `export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// The export document of the web UI and aw-client.
     Json,

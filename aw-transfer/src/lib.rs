@@ -1,6 +1,6 @@
 //! Moving whole buckets in and out: the formats and the streaming passes
-//! shared by the HTTP endpoints (`endpoints::export`, `endpoints::import`)
-//! and the `export`/`import` commands (`cli`).
+//! shared by aw-server's HTTP endpoints (export, import) and its `export`
+//! and `import` commands. It knows neither HTTP nor the command line.
 //!
 //! - `document`: reading export documents (`docs/API.md` §5) with a streaming serde
 //!   visitor, and the validate-then-store import of a document file;
@@ -8,7 +8,8 @@
 //! - `ndjson`: reading NDJSON, converted into an export document;
 //! - `legacy`: importing the Python aw-server's database.
 //!
-//! Nothing here holds a whole document or a whole bucket in memory.
+//! Nothing here holds a whole document or a whole bucket in memory, but
+//! `import_bytes`, by design: a body that `fits_in_memory` is read once.
 
 pub mod document;
 mod error;

@@ -6,7 +6,7 @@
 //! What counts as active is `program`'s query2 program, run per day of
 //! the period (`calendar`: days in the caller's time zone, from the
 //! `startOfDay` setting) with the user's categories (`categories`); this
-//! module parses the arguments, runs the days and adds up (`fold`). It
+//! crate parses the arguments, runs the days and adds up (`fold`). It
 //! knows neither HTTP nor the command line: both give it text and turn its
 //! [`ArgumentError`] into their own.
 
@@ -15,7 +15,6 @@ pub mod categories;
 mod fold;
 pub mod program;
 pub mod render;
-mod types;
 
 use std::collections::BTreeMap;
 
@@ -23,11 +22,11 @@ use aw_datastore::Datastore;
 use aw_models::{Bucket, SettingValue, TimeInterval, Timestamp};
 use aw_query::{EventSource, QueryError};
 
-pub use calendar::Calendar;
-pub use types::{
+pub use aw_models::summary::{
     ArgumentError, By, DayRow, Match, Params, Row, SearchParams, SearchResult, Summary,
     TimelineEvent,
 };
+pub use calendar::Calendar;
 
 use program::{HostBuckets, Output};
 

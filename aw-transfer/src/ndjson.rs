@@ -14,7 +14,7 @@ use std::io::{self, BufRead, Write};
 use aw_models::{Bucket, Event};
 use serde_json::Value;
 
-use crate::transfer::{ExportWriter, JsonWriter};
+use crate::{ExportWriter, JsonWriter};
 use aw_models::check_bucket_id;
 
 /// Why an NDJSON file cannot be read.
@@ -121,7 +121,7 @@ pub fn to_document(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transfer::{validate, InMemory};
+    use crate::{validate, InMemory};
 
     const BUCKET: &str = r#"{"bucket": {"id": "b", "type": "t", "client": "c", "hostname": "h"}}"#;
     const EVENT: &str = r#"{"bucket_id": "b", "id": 3, "timestamp": "2021-06-01T10:00:00.000000001Z", "duration": 1.5, "data": {"a": 1}}"#;

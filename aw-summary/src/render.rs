@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::calendar::Calendar;
-use super::types::{DayRow, Row, Summary};
+use aw_models::summary::{DayRow, Row, Summary};
 
 /// One list of a summary, as rows of cells with a header.
 struct Table {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use aw_models::Timestamp;
+use crate::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -95,11 +95,14 @@ impl By {
         Ok(list)
     }
 
-    pub(super) fn needs_browser(self) -> bool {
+    /// Whether the grouping reads browser events.
+    pub fn needs_browser(self) -> bool {
         matches!(self, By::Domain | By::Url)
     }
 
-    pub(super) fn needs_events(self) -> bool {
+    /// Whether the grouping needs the active events themselves, not only
+    /// their merged totals.
+    pub fn needs_events(self) -> bool {
         matches!(self, By::Hour | By::Events)
     }
 }

@@ -7,7 +7,7 @@ use aw_models::Timestamp;
 use serde_json::{Map, Value};
 
 use super::calendar::{Calendar, Day};
-use super::types::{By, DayRow, Match, Row, Summary, TimelineEvent};
+use aw_models::summary::{By, DayRow, Match, Row, Summary, TimelineEvent};
 
 /// One event of a result, as the program wrote it.
 struct Piece<'a> {

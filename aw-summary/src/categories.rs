@@ -17,7 +17,7 @@ use aw_query::MemorySource;
 use serde_json::{json, Value};
 
 use super::program::literal;
-use super::types::ArgumentError;
+use aw_models::summary::ArgumentError;
 
 /// One of aw-webui's default categories: name path, regex (`None`: no
 /// rule), whether it ignores case, colour.
