@@ -11,7 +11,7 @@
 //! is looked up (see `bounds.rs`).
 //!
 //! Readers run at a lower scheduling priority than the writer (nice
-//! [`NICENESS`] more, on Linux): a year-long read is CPU-bound for about a
+//! `aw_threads::BACKGROUND_NICENESS` more, on Linux): a year-long read is CPU-bound for about a
 //! second, and on a machine with two cores the writer, and so every
 //! heartbeat's acknowledgement, otherwise waited behind it and the query
 //! that follows it for a scheduler time slice or more.
@@ -37,9 +37,6 @@ use crate::{DatastoreError, Result};
 /// without adding much to a small machine's load.
 pub(crate) const READERS: usize = 2;
 
-/// How much nicer than the writer the readers are.
-pub(crate) const NICENESS: i32 = 10;
-
 /// Serves read commands until the queue or `stop` disconnects.
 pub(crate) fn run(
     conn: Connection,
@@ -50,7 +47,7 @@ pub(crate) fn run(
     closed: Arc<AtomicBool>,
     damage: Arc<DamageSeen>,
 ) {
-    aw_threads::lower_priority(NICENESS);
+    aw_threads::lower_priority(aw_threads::BACKGROUND_NICENESS);
     loop {
         select! {
             recv(commands) -> command => match command {

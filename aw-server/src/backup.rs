@@ -18,13 +18,16 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration as StdDuration, Instant};
 
 use aw_datastore::{Datastore, DatastoreError, Snapshot};
-use aw_models::{Duration, Timestamp};
+use aw_models::Timestamp;
+use aw_threads::Next;
 use chrono::{Datelike, NaiveDateTime};
 use serde::Serialize;
+
+use crate::schedule::{self, as_duration, in_a_while, lock};
 
 /// The `[backup]` section as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -491,68 +494,35 @@ fn remove_stale_partials(folder: &Path) {
 const CHECK: StdDuration = StdDuration::from_secs(5);
 /// Time before a failed scheduled snapshot is tried again, at most.
 const RETRY: StdDuration = StdDuration::from_secs(15 * 60);
-/// Niceness of the schedule's thread: heartbeats get the CPU first.
-const NICENESS: i32 = 10;
-
-/// Starts the `[backup]` schedule when it is enabled, on a thread of its
-/// own that ends when the datastore closes: a snapshot when one is due
-/// (an interval after the newest in the folder, so a restart does not
-/// take an extra one), then one per interval.
+/// Starts the `[backup]` schedule when it is enabled, until the datastore
+/// closes: a snapshot when one is due (an interval after the newest of the
+/// schedule's in the folder, so a restart does not take an extra one),
+/// then one per interval; a failed one is tried again sooner.
 pub fn start(datastore: Datastore, backups: std::sync::Arc<Backups>) {
     if !backups.settings.enabled {
         return;
     }
-    let spawned = std::thread::Builder::new()
-        .name("aw-server-backup".to_string())
-        .spawn(move || {
-            aw_threads::lower_priority(NICENESS);
-            loop {
-                let now = Timestamp::now();
-                let due = backups.due(now);
-                *lock(&backups.next) = Some(due.max(now));
-                let wait = StdDuration::from_nanos(due.duration_since(now).nanos().max(0) as u64);
-                if !sleep(&datastore, wait) {
-                    return;
-                }
-                let wait = match backups.take(&datastore, true) {
-                    Ok(_) => None,
-                    Err(DatastoreError::Closed) => return,
-                    Err(_) => Some(backups.settings.interval.min(RETRY)),
-                };
-                if let Some(wait) = wait {
-                    *lock(&backups.next) = Some(Timestamp::now().saturating_add(as_duration(wait)));
-                    if !sleep(&datastore, wait) {
-                        return;
-                    }
-                }
-            }
-        });
-    if let Err(error) = spawned {
-        log::error!("Could not start the backup thread: {error}");
-    }
-}
-
-/// Sleeps `wait`, waking now and then; `false` when the datastore closed.
-fn sleep(datastore: &Datastore, wait: StdDuration) -> bool {
-    let end = Instant::now() + wait;
-    while Instant::now() < end {
-        std::thread::sleep(CHECK.min(end - Instant::now()));
-        if datastore.health().is_err() {
-            return false;
+    schedule::start("aw-server-backup", CHECK, &datastore.clone(), move || {
+        let now = Timestamp::now();
+        let due = backups.due(now);
+        if due > now {
+            *lock(&backups.next) = Some(due);
+            return Next::After(StdDuration::from_nanos(
+                due.duration_since(now).nanos().max(0) as u64,
+            ));
         }
-    }
-    datastore.health().is_ok()
-}
-
-fn as_duration(wait: StdDuration) -> Duration {
-    Duration::from_millis(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX))
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves plain data behind.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        *lock(&backups.next) = Some(now);
+        match backups.take(&datastore, true) {
+            // The next is due an interval after this one.
+            Ok(_) => Next::After(StdDuration::ZERO),
+            Err(DatastoreError::Closed) => Next::Stop,
+            Err(_) => {
+                let wait = backups.settings.interval.min(RETRY);
+                *lock(&backups.next) = Some(in_a_while(wait));
+                Next::After(wait)
+            }
+        }
+    });
 }
 
 #[cfg(test)]

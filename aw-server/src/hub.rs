@@ -20,7 +20,9 @@ use aw_folder_sync::{FolderSyncError, SyncFilter};
 use aw_models::{ForwardChunk, ForwardState, HubPass, HubStatus, Timestamp};
 use ureq::Agent;
 
-use crate::schedule::{in_a_while, lock, sleep_while_open};
+use aw_threads::{backoff, Next};
+
+use crate::schedule::{self, in_a_while, lock};
 
 /// `[hub]` as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -354,67 +356,38 @@ fn refused_token(error: &FolderSyncError) -> bool {
     )
 }
 
-/// Niceness of the schedule's thread: heartbeats get the CPU first.
-const NICENESS: i32 = 10;
-
-/// The wait before the next pass after `failures` failed ones in a row.
-fn wait_after(failures: u32, interval: StdDuration) -> StdDuration {
-    if failures == 0 {
-        return interval;
-    }
-    let doubled = FIRST_RETRY.saturating_mul(1 << failures.min(16).saturating_sub(1));
-    doubled.min(interval.max(FIRST_RETRY))
-}
+/// How often the schedule's wait looks whether the datastore closed.
+const CHECK: StdDuration = StdDuration::from_secs(1);
 
 /// Starts the `[hub]` schedule: a pass now, then one per interval (or
-/// sooner after a failure), on a thread that ends when the datastore
-/// closes; a refused token stops it until a pass asked for succeeds.
+/// sooner after a failure, `backoff`), until the datastore closes; a
+/// refused token stops the passes until one asked for succeeds.
 pub fn start(datastore: Datastore, state: Arc<HubState>) {
     let Some(settings) = state.settings.clone() else {
         return;
     };
-    let spawned = std::thread::Builder::new()
-        .name("aw-server-hub".to_string())
-        .spawn(move || {
-            aw_threads::lower_priority(NICENESS);
-            let mut failures = 0u32;
-            loop {
-                let stopped = lock(&state.status).stopped.is_some();
-                if !stopped {
-                    match state.run(&datastore) {
-                        Ok(_) => failures = 0,
-                        Err(FolderSyncError::Store(DatastoreError::Closed)) => return,
-                        Err(_) => failures = failures.saturating_add(1),
-                    }
-                }
-                let wait = wait_after(failures, settings.interval);
-                let mut status = lock(&state.status);
-                if status.stopped.is_none() {
-                    status.next_pass = Some(in_a_while(wait));
-                }
-                drop(status);
-                if !sleep_while_open(&datastore, wait) {
-                    return;
-                }
+    let mut failures = 0u32;
+    schedule::start("aw-server-hub", CHECK, &datastore.clone(), move || {
+        let stopped = lock(&state.status).stopped.is_some();
+        if !stopped {
+            match state.run(&datastore) {
+                Ok(_) => failures = 0,
+                Err(FolderSyncError::Store(DatastoreError::Closed)) => return Next::Stop,
+                Err(_) => failures = failures.saturating_add(1),
             }
-        });
-    if let Err(error) = spawned {
-        log::error!("Could not start the hub thread: {error}");
-    }
+        }
+        let wait = backoff(failures, FIRST_RETRY, settings.interval);
+        let mut status = lock(&state.status);
+        if status.stopped.is_none() {
+            status.next_pass = Some(in_a_while(wait));
+        }
+        Next::After(wait)
+    });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn failed_passes_are_retried_sooner_doubling_up_to_the_interval() {
-        let minute = StdDuration::from_secs(60);
-        let waits: Vec<u64> = (0..6).map(|n| wait_after(n, minute).as_secs()).collect();
-        assert_eq!(waits, [60, 5, 10, 20, 40, 60]);
-        assert_eq!(wait_after(40, minute), minute);
-        assert_eq!(wait_after(1, StdDuration::from_secs(1)).as_secs(), 5);
-    }
 
     #[test]
     fn only_a_refused_token_stops_the_schedule() {

@@ -8,12 +8,15 @@
 //! its own that ends when the datastore closes, and keeps what the last run
 //! did for `GET /api/0/retention/status` (the dashboard's Status page).
 
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration as StdDuration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration as StdDuration;
 
 use aw_datastore::{Datastore, DatastoreError, Expired};
 use aw_models::{Duration, Timestamp};
+use aw_threads::Next;
 use serde::Serialize;
+
+use crate::schedule::{self, in_a_while, lock};
 
 /// Time between runs.
 const PERIOD: StdDuration = StdDuration::from_secs(24 * 60 * 60);
@@ -74,25 +77,25 @@ impl Retention {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, RetentionStatus> {
-        // A panic while the status was updated leaves it readable.
-        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.status)
     }
 }
 
-/// Starts the schedule: a first run now, then one a day.
+/// Starts the schedule: a first run now, then one a day, until the
+/// datastore closes.
 pub fn start(datastore: Datastore, keep_days: u32, retention: Arc<Retention>) {
-    let spawned = std::thread::Builder::new()
-        .name("aw-server-retention".to_string())
-        .spawn(move || loop {
+    schedule::start(
+        "aw-server-retention",
+        CHECK,
+        &datastore.clone(),
+        move || {
             let started = Timestamp::now();
             retention.lock().running = true;
             let outcome = run(&datastore, keep_days, started);
             {
                 let mut status = retention.lock();
                 status.running = false;
-                status.next_run = Some(
-                    Timestamp::now().saturating_add(Duration::from_secs(PERIOD.as_secs() as i64)),
-                );
+                status.next_run = Some(in_a_while(PERIOD));
                 match &outcome {
                     Ok(expired) => {
                         status.last_error = None;
@@ -107,21 +110,15 @@ pub fn start(datastore: Datastore, keep_days: u32, retention: Arc<Retention>) {
                 }
             }
             match outcome {
-                Ok(_) => {}
-                Err(DatastoreError::Closed) => return,
-                Err(error) => log::error!("Retention run failed: {error}"),
-            }
-            let next = Instant::now() + PERIOD;
-            while Instant::now() < next {
-                std::thread::sleep(CHECK);
-                if datastore.health().is_err() {
-                    return;
+                Ok(_) => Next::After(PERIOD),
+                Err(DatastoreError::Closed) => Next::Stop,
+                Err(error) => {
+                    log::error!("Retention run failed: {error}");
+                    Next::After(PERIOD)
                 }
             }
-        });
-    if let Err(error) = spawned {
-        log::error!("Could not start the retention thread: {error}");
-    }
+        },
+    );
 }
 
 /// Events that ended before this, `keep_days` before `now`, are expired.

@@ -1,33 +1,35 @@
-//! What the background schedules (`[sync]`, `[hub]`) share: sleeping
-//! until the next pass while watching for the datastore's close, the time
-//! of that pass for their statuses, and their status locks.
+//! What the server's background jobs (`[sync]`, `[hub]`, `[backup]`,
+//! `[retention]`) share: each runs on an `aw_threads::Schedule` for as long
+//! as the datastore is open (`start`); the time of the next run for their
+//! statuses; their status locks.
 
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration as StdDuration, Instant};
+use std::time::Duration as StdDuration;
 
 use aw_datastore::Datastore;
 use aw_models::Timestamp;
+use aw_threads::{Next, Schedule};
 
-/// How often a sleeping schedule checks whether the datastore closed.
-const CHECK: StdDuration = StdDuration::from_secs(1);
-
-/// The time `wait` from now, for a status's next pass.
-pub(crate) fn in_a_while(wait: StdDuration) -> Timestamp {
-    let millis = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-    Timestamp::now().saturating_add(aw_models::Duration::from_millis(millis))
+/// Starts `job` on the schedule thread `name` for as long as `datastore`
+/// is open, looking every `check` while it waits.
+pub(crate) fn start(
+    name: &str,
+    check: StdDuration,
+    datastore: &Datastore,
+    job: impl FnMut() -> Next + Send + 'static,
+) {
+    let open = datastore.clone();
+    Schedule::new(name, check).start(move || open.health().is_ok(), job);
 }
 
-/// Sleeps for `wait` on a schedule's thread, looking every second whether
-/// the datastore closed; false when it did (the schedule then ends).
-pub(crate) fn sleep_while_open(datastore: &Datastore, wait: StdDuration) -> bool {
-    let until = Instant::now() + wait;
-    while Instant::now() < until {
-        std::thread::sleep(CHECK.min(until - Instant::now()));
-        if datastore.health().is_err() {
-            return false;
-        }
-    }
-    true
+/// The time `wait` from now, for a status's next run.
+pub(crate) fn in_a_while(wait: StdDuration) -> Timestamp {
+    Timestamp::now().saturating_add(as_duration(wait))
+}
+
+/// A wait as the models' duration (to the millisecond).
+pub(crate) fn as_duration(wait: StdDuration) -> aw_models::Duration {
+    aw_models::Duration::from_millis(i64::try_from(wait.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Locks a status; a panic while holding the lock leaves plain data

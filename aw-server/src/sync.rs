@@ -16,7 +16,9 @@ use aw_datastore::{Datastore, DatastoreError};
 use aw_folder_sync::{FolderSyncError, SourceReport, SyncFilter, SyncFolder, SyncProgress};
 use aw_models::{PassReport, SyncMode, SyncStatus, Timestamp};
 
-use crate::schedule::{in_a_while, lock, sleep_while_open};
+use aw_threads::Next;
+
+use crate::schedule::{self, in_a_while, lock};
 
 /// The `[sync]` section as resolved (`config.rs`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,35 +243,24 @@ pub fn source_line(source: &SourceReport) -> String {
     )
 }
 
-/// Niceness of the schedule's thread: heartbeats get the CPU first.
-const NICENESS: i32 = 10;
+/// How often the schedule's wait looks whether the datastore closed.
+const CHECK: StdDuration = StdDuration::from_secs(1);
 
 /// Starts the `[sync]` schedule when it is enabled: a pass now, then one
-/// per interval, on a thread of its own that ends when the datastore
-/// closes.
+/// per interval, until the datastore closes.
 pub fn start(datastore: Datastore, state: Arc<SyncState>) {
     let Some(settings) = state.settings.clone().filter(|settings| settings.enabled) else {
         return;
     };
-    let spawned = std::thread::Builder::new()
-        .name("aw-server-sync".to_string())
-        .spawn(move || {
-            aw_threads::lower_priority(NICENESS);
-            loop {
-                if let Err(SyncError::Pass(FolderSyncError::Store(DatastoreError::Closed))) =
-                    state.run(&datastore, settings.mode, None)
-                {
-                    return;
-                }
-                lock(&state.status).next_pass = Some(in_a_while(settings.interval));
-                if !sleep_while_open(&datastore, settings.interval) {
-                    return;
-                }
-            }
-        });
-    if let Err(error) = spawned {
-        log::error!("Could not start the sync thread: {error}");
-    }
+    schedule::start("aw-server-sync", CHECK, &datastore.clone(), move || {
+        if let Err(SyncError::Pass(FolderSyncError::Store(DatastoreError::Closed))) =
+            state.run(&datastore, settings.mode, None)
+        {
+            return Next::Stop;
+        }
+        lock(&state.status).next_pass = Some(in_a_while(settings.interval));
+        Next::After(settings.interval)
+    });
 }
 
 #[cfg(test)]

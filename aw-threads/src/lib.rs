@@ -1,7 +1,12 @@
 //! Thread helpers that the storage, query and server crates all use, kept
 //! out of each of them so none owns what the others need: how many cores
-//! the machine has, and lowering a thread's CPU priority. It depends on no
-//! crate of ours.
+//! the machine has, lowering a thread's CPU priority, and the one way a
+//! background job runs on a schedule (`schedule`). It depends on no crate
+//! of ours.
+
+pub mod schedule;
+
+pub use schedule::{backoff, Next, Schedule, BACKGROUND_NICENESS};
 
 /// The machine's cores, asked once: on Linux the standard library reads
 /// the process's cgroup files each time, which cost a 1-day query ~1 %.

@@ -25,9 +25,6 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use crate::error::ApiError;
 
-/// How much nicer than the rest of the server background work is.
-const NICENESS: i32 = 10;
-
 /// Most background threads at a time: the limit of Rocket's blocking
 /// pool, which ran queries before.
 const MAX_THREADS: usize = 512;
@@ -115,7 +112,7 @@ fn start(job: Job) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("aw-background".to_string())
         .spawn(move || {
-            aw_threads::lower_priority(NICENESS);
+            aw_threads::lower_priority(aw_threads::BACKGROUND_NICENESS);
             job();
             let pool = &*POOL;
             let stays = pool
