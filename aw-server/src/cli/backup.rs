@@ -10,8 +10,8 @@ use aw_datastore::{Datastore, DatastoreError};
 use clap::Args;
 
 use super::progress::{self, Unit};
-use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Target};
-use crate::backup::{BackupSettings, Written};
+use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs};
+use crate::backup::Written;
 use crate::config;
 
 /// Flags of `backup`.
@@ -45,7 +45,7 @@ pub fn run(args: BackupArgs) -> Result<(), CliError> {
                 Some(_) => connect(&args.connection, false)?,
                 None => connect_with(&args.connection, false, file)?,
             };
-            let result = into_folder(&target, settings);
+            let result = target.backend().snapshot(settings);
             let closed = close(target);
             let written = result?;
             closed?;
@@ -62,32 +62,6 @@ pub fn run(args: BackupArgs) -> Result<(), CliError> {
         eprintln!("Rotation removed the older snapshot {removed}");
     }
     Ok(())
-}
-
-/// A snapshot asked for into the backup folder: through the server, or on
-/// the file with the same rotation.
-fn into_folder(target: &Target, settings: BackupSettings) -> Result<Written, CliError> {
-    let bar = progress::bar(None, Unit::Bytes, "Writing a snapshot".to_string());
-    let written = match target {
-        Target::Online(server) => server.backup()?,
-        Target::Offline { datastore, .. } => {
-            let taken = crate::backup::Backups::new(settings)
-                .take(datastore, false)
-                .map_err(|error| CliError(format!("the snapshot failed: {error}")))?;
-            Written {
-                path: taken.snapshot.path.display().to_string(),
-                bytes: taken.snapshot.bytes,
-                seconds: taken.snapshot.took.as_secs_f64(),
-                removed: taken
-                    .removed
-                    .iter()
-                    .map(|path| path.display().to_string())
-                    .collect(),
-            }
-        }
-    };
-    bar.finish_and_clear();
-    Ok(written)
 }
 
 /// A snapshot to `to`, a file that must not exist: the database file (of

@@ -21,8 +21,7 @@ use indicatif::ProgressBar;
 
 use super::progress::{self, Unit};
 use super::{close, connect, parse_time, CliError, ConnectionArgs, Target};
-use aw_transfer::TransferError;
-use aw_transfer::{ExportWriter, Format, Sink};
+use aw_transfer::{ExportWriter, Format};
 
 /// `--format`: the formats of `aw_transfer::Format`, as flags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -44,9 +43,6 @@ impl From<ExportFormat> for Format {
         }
     }
 }
-
-/// Events read from the store per step (offline).
-const PAGE_SIZE: usize = 1000;
 
 /// Flags of `export`.
 #[derive(Debug, Clone, Args)]
@@ -104,13 +100,7 @@ pub fn run(args: ExportArgs) -> Result<(), CliError> {
 /// The buckets to export, in id order or as named; a missing one is an
 /// error.
 fn select(target: &Target, wanted: &[String]) -> Result<Vec<Bucket>, CliError> {
-    let mut all = match target {
-        Target::Online(server) => server.buckets()?,
-        Target::Offline { datastore, .. } => datastore
-            .buckets()
-            .wait()
-            .map_err(|error| CliError(format!("cannot list the buckets: {error}")))?,
-    };
+    let mut all = target.backend().buckets()?;
     if wanted.is_empty() {
         return Ok(all.into_values().collect());
     }
@@ -141,7 +131,7 @@ fn write_all(
 ) -> Result<u64, CliError> {
     let total = buckets
         .iter()
-        .map(|bucket| count(target, &bucket.id))
+        .map(|bucket| target.backend().count(&bucket.id))
         .sum::<Result<u64, CliError>>()?;
     let output: Box<dyn Write> = if to_stdout {
         let stdout = Stdout {
@@ -173,41 +163,11 @@ fn write_all(
             .writer
             .bucket(bucket)
             .map_err(|error| write_error(output_name, error))?;
-        match target {
-            Target::Offline { datastore, .. } => {
-                let mut after: Option<Event> = None;
-                loop {
-                    let page = datastore
-                        .events_page(&bucket.id, after.as_ref(), PAGE_SIZE)
-                        .wait()
-                        .map_err(|error| {
-                            CliError(format!("reading bucket '{}' failed: {error}", bucket.id))
-                        })?;
-                    for event in &page {
-                        filter
-                            .event(event)
-                            .map_err(|error| write_error(output_name, error))?;
-                    }
-                    if page.len() < PAGE_SIZE {
-                        break;
-                    }
-                    after = page.into_iter().last();
-                }
-            }
-            Target::Online(server) => {
-                let reader = io::BufReader::with_capacity(256 * 1024, server.export(&bucket.id)?);
-                aw_transfer::walk(reader, &mut filter).map_err(|error| match error {
-                    TransferError::Failed(message) => {
-                        CliError(format!("{}: {message}", output_name.display()))
-                    }
-                    other => CliError(format!(
-                        "reading the export of bucket '{}' from {} failed: {other}",
-                        bucket.id,
-                        server.base()
-                    )),
-                })?;
-            }
-        }
+        target.backend().export_events(bucket, &mut |event| {
+            filter
+                .event(event)
+                .map_err(|error| write_error(output_name, error))
+        })?;
     }
     let written = filter.written;
     writer
@@ -215,16 +175,6 @@ fn write_all(
         .map_err(|error| write_error(output_name, error))?;
     bar.finish_and_clear();
     Ok(written)
-}
-
-fn count(target: &Target, bucket_id: &str) -> Result<u64, CliError> {
-    match target {
-        Target::Online(server) => server.count(bucket_id),
-        Target::Offline { datastore, .. } => datastore
-            .count_events(bucket_id, None, None)
-            .wait()
-            .map_err(|error| CliError(format!("reading bucket '{bucket_id}' failed: {error}"))),
-    }
 }
 
 /// Standard output that notes when its reader went away (a closed pipe).
@@ -276,19 +226,6 @@ impl Filter<'_> {
             self.writer.event(event)?;
             self.written += 1;
         }
-        Ok(())
-    }
-}
-
-/// Online: the events of the bucket's export document.
-impl Sink for Filter<'_> {
-    fn bucket_start(&mut self, _index: usize) -> Result<(), TransferError> {
-        Ok(())
-    }
-    fn event(&mut self, _index: usize, event: Event) -> Result<(), TransferError> {
-        Filter::event(self, &event).map_err(|error| TransferError::Failed(error.to_string()))
-    }
-    fn bucket_end(&mut self, _index: usize, _bucket: Bucket) -> Result<(), TransferError> {
         Ok(())
     }
 }

@@ -19,14 +19,14 @@ use std::time::Instant;
 use aw_datastore::{ImportSummary, LegacyDatabase};
 use aw_models::Bucket;
 use clap::Args;
-use indicatif::ProgressBar;
 
+use super::backend::Counted;
 use super::progress::{self, Unit};
 use super::{close, connect, CliError, ConnectionArgs, Target};
 use aw_transfer::document::{reader, Tally};
-use aw_transfer::legacy::{self, LegacyImport};
+use aw_transfer::legacy::LegacyImport;
 use aw_transfer::ndjson::{self, NdjsonError};
-use aw_transfer::{import_validated, walk, Streamed};
+use aw_transfer::walk;
 
 /// Flags of `import`.
 #[derive(Debug, Clone, Args)]
@@ -147,7 +147,7 @@ fn check(path: &Path) -> Result<Checked, CliError> {
     let size = document.metadata().map_err(io_error)?.len();
     let bar = progress::bar(Some(size), Unit::Bytes, format!("Checking {name}"));
     let mut tally = Tally::default();
-    let reading = Progress {
+    let reading = Counted {
         inner: reader(&document).map_err(|error| CliError(format!("{name}: {error}")))?,
         bar: &bar,
     };
@@ -165,42 +165,10 @@ fn check(path: &Path) -> Result<Checked, CliError> {
 
 /// Pass 2 of one checked file.
 fn import(target: &Target, file: Checked) -> Result<ImportSummary, CliError> {
-    let name = file.path.display();
-    match target {
-        Target::Offline { datastore, .. } => {
-            let bar = progress::bar(Some(file.events), Unit::Events, format!("Importing {name}"));
-            let document =
-                reader(&file.document).map_err(|error| CliError(format!("{name}: {error}")))?;
-            let summary = import_validated(
-                Streamed(document),
-                &file.buckets,
-                datastore,
-                &mut |summary| {
-                    bar.set_position(summary.inserted + summary.skipped + summary.dropped)
-                },
-            )
-            .map_err(|error| CliError(format!("{name}: import failed: {error}")))?;
-            bar.finish_and_clear();
-            Ok(summary)
-        }
-        Target::Online(server) => {
-            let size = file
-                .document
-                .metadata()
-                .map_err(|error| CliError(format!("{name}: {error}")))?
-                .len();
-            let bar = progress::bar(Some(size), Unit::Bytes, format!("Sending {name}"));
-            let mut reading = Progress {
-                inner: BufReader::with_capacity(256 * 1024, &file.document),
-                bar: &bar,
-            };
-            let summary = server
-                .import(&mut reading, size)
-                .map_err(|error| CliError(format!("{name}: {error}")))?;
-            bar.finish_and_clear();
-            Ok(summary)
-        }
-    }
+    let name = file.path.display().to_string();
+    target
+        .backend()
+        .import_document(&file.document, &file.buckets, file.events, &name)
 }
 
 /// `import --legacy`: every file is opened and checked before anything is
@@ -219,7 +187,7 @@ fn run_legacy(args: ImportArgs, started: Instant) -> Result<(), CliError> {
     let mut total = LegacyImport::default();
     let mut result = Ok(());
     for legacy in legacies {
-        match import_legacy(&target, legacy) {
+        match target.backend().import_legacy(legacy) {
             Ok(part) => {
                 total.buckets += part.buckets;
                 total.events += part.events;
@@ -242,52 +210,6 @@ fn run_legacy(args: ImportArgs, started: Instant) -> Result<(), CliError> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// Imports one opened legacy database into the target.
-fn import_legacy(target: &Target, legacy: LegacyDatabase) -> Result<LegacyImport, CliError> {
-    let name = legacy.path().display().to_string();
-    let failed =
-        |error: &dyn std::fmt::Display| CliError(format!("{name}: import failed: {error}"));
-    let buckets = legacy.buckets().map_err(|error| failed(&error))?;
-    let events = buckets.iter().map(|bucket| bucket.events).sum();
-    match target {
-        Target::Offline { datastore, .. } => {
-            let bar = progress::bar(Some(events), Unit::Events, format!("Importing {name}"));
-            let imported =
-                legacy::import(legacy, datastore, &mut |handled| bar.set_position(handled))
-                    .map_err(|error| failed(&error))?;
-            bar.finish_and_clear();
-            Ok(imported)
-        }
-        Target::Online(server) => {
-            let bar = progress::bar(Some(events), Unit::Events, format!("Reading {name}"));
-            let mut document = tempfile::tempfile().map_err(|error| failed(&error))?;
-            let (_, unreadable) =
-                legacy::write_document(&legacy, BufWriter::new(&mut document), &mut |written| {
-                    bar.set_position(written)
-                })
-                .map_err(|error| failed(&error))?;
-            bar.finish_and_clear();
-            let size = document.metadata().map_err(|error| failed(&error))?.len();
-            document.rewind().map_err(|error| failed(&error))?;
-            let bar = progress::bar(Some(size), Unit::Bytes, format!("Sending {name}"));
-            let mut reading = Progress {
-                inner: BufReader::with_capacity(256 * 1024, &document),
-                bar: &bar,
-            };
-            let summary = server
-                .import(&mut reading, size)
-                .map_err(|error| CliError(format!("{name}: {error}")))?;
-            bar.finish_and_clear();
-            Ok(LegacyImport {
-                buckets: buckets.len() as u64,
-                events,
-                summary,
-                unreadable,
-            })
-        }
-    }
 }
 
 /// Whether the file's first key is NDJSON's `bucket` or `bucket_id`
@@ -320,20 +242,6 @@ fn is_csv_export(file: &mut File) -> io::Result<bool> {
     Ok(text
         .trim_start_matches('\u{feff}')
         .starts_with("bucket,id,timestamp,duration"))
-}
-
-/// A reader that moves a byte-counting progress bar.
-struct Progress<'a, R> {
-    inner: R,
-    bar: &'a ProgressBar,
-}
-
-impl<R: Read> Read for Progress<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let read = self.inner.read(buf)?;
-        self.bar.inc(read as u64);
-        Ok(read)
-    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@
 
 use std::sync::Arc;
 
-use aw_models::{QueryRequest, TimeInterval};
 use clap::Args;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -22,7 +21,7 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler, ServiceExt}
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{connect_read_only, CliError, ConnectionArgs, Target};
+use super::{connect_read_only, CliError, ConnectionArgs, SummaryFailure, Target};
 use aw_summary::{Calendar, Params, SearchParams};
 
 /// Flags of `mcp`.
@@ -35,10 +34,7 @@ pub struct McpArgs {
 /// Runs `mcp` until the client closes stdin.
 pub fn run(args: McpArgs) -> Result<(), CliError> {
     let target = connect_read_only(&args.connection)?;
-    let where_ = match &target {
-        Target::Online(server) => format!("the server at {}", server.base()),
-        Target::Offline { path, .. } => format!("the database file {} (read-only)", path.display()),
-    };
+    let where_ = target.backend().describe();
     eprintln!("aw-server mcp: reading {where_}; speaking MCP on stdin and stdout");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -171,13 +167,7 @@ impl Activity {
     )]
     async fn list_buckets(&self) -> CallToolResult {
         self.blocking(|target| {
-            let buckets = match target {
-                Target::Online(server) => server.buckets()?,
-                Target::Offline { datastore, .. } => datastore
-                    .buckets()
-                    .wait()
-                    .map_err(|error| CliError(error.to_string()))?,
-            };
+            let buckets = target.backend().buckets()?;
             let list: Vec<Value> = buckets
                 .values()
                 .map(|bucket| {
@@ -216,13 +206,13 @@ impl Activity {
             categories: None,
         };
         self.blocking(move |target| {
-            let summary = match target {
-                Target::Online(server) => server.summary(&params)?,
-                Target::Offline { datastore, .. } => {
-                    aw_summary::summarize(&super::served(datastore), &params)
-                        .map_err(|e| CliError(e.to_string()))?
-                }
-            };
+            let summary = target
+                .backend()
+                .summary(&params)
+                .map_err(|failure| match failure {
+                    SummaryFailure::Argument(error) => CliError(error.to_string()),
+                    SummaryFailure::Other(error) => error,
+                })?;
             serde_json::to_value(summary).map_err(|error| CliError(error.to_string()))
         })
         .await
@@ -244,13 +234,7 @@ impl Activity {
             limit: args.limit,
         };
         self.blocking(move |target| {
-            let found = match target {
-                Target::Online(server) => server.search(&params)?,
-                Target::Offline { datastore, .. } => {
-                    aw_summary::search(&super::served(datastore), &params)
-                        .map_err(|e| CliError(e.to_string()))?
-                }
-            };
+            let found = target.backend().search(&params)?;
             serde_json::to_value(found).map_err(|error| CliError(error.to_string()))
         })
         .await
@@ -264,17 +248,7 @@ impl Activity {
     async fn query(&self, Parameters(args): Parameters<QueryArgs>) -> CallToolResult {
         self.blocking(move |target| {
             let request = json!({"query": [args.program], "timeperiods": args.timeperiods});
-            match target {
-                Target::Online(server) => server.query(&request),
-                Target::Offline { datastore, .. } => {
-                    let request: QueryRequest = serde_json::from_value(request)
-                        .map_err(|error| CliError(format!("timeperiods: {error}")))?;
-                    let periods: &[TimeInterval] = &request.timeperiods;
-                    let text = aw_query::query_json(&request.program(), periods, datastore)
-                        .map_err(|error| CliError(error.to_string()))?;
-                    serde_json::from_str(&text).map_err(|error| CliError(error.to_string()))
-                }
-            }
+            target.backend().query(&request)
         })
         .await
     }

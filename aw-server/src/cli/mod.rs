@@ -16,6 +16,7 @@
 //! (`progress`) and reports. Errors are [`CliError`] messages: `main`
 //! prints them and exits with status 1.
 
+mod backend;
 pub mod backup;
 pub mod check;
 mod error;
@@ -41,6 +42,7 @@ use clap::Args;
 use crate::config::{self, FileConfig};
 use crate::dirs;
 
+pub use backend::{device_id, served, Backend, Local, SummaryFailure, SyncRequest};
 pub use error::CliError;
 pub use http::Server;
 
@@ -84,38 +86,23 @@ pub fn database_key(password: Option<&str>) -> Result<Option<DatabaseKey>, CliEr
         .map_err(|error| CliError(error.to_string()))
 }
 
-/// This device's id for a command on the database file: `explicit`
-/// (`--device-id`), else the one the server stored beside its database.
-pub fn device_id(explicit: Option<&str>) -> Result<String, CliError> {
-    match explicit {
-        Some(id) => Ok(id.to_string()),
-        None => dirs::data_dir()
-            .and_then(|dir| dirs::device_id(&dir))
-            .map_err(|error| CliError(format!("cannot read the device id: {error}"))),
-    }
-}
-
-/// The file's store as the server of this machine reads it for
-/// summaries.
-pub fn served(datastore: &Datastore) -> aw_summary::Served {
-    aw_summary::Served {
-        datastore: datastore.clone(),
-        own_host: dirs::hostname(),
-    }
-}
-
 /// What a command works on.
 #[derive(Debug)]
 pub enum Target {
     /// A running server.
     Online(Server),
     /// A database file opened by this process.
-    Offline {
-        /// The open datastore (holding the file's lock).
-        datastore: Datastore,
-        /// Its file.
-        path: PathBuf,
-    },
+    Offline(Local),
+}
+
+impl Target {
+    /// What every command asks its questions of.
+    pub fn backend(&self) -> &dyn Backend {
+        match self {
+            Target::Online(server) => server,
+            Target::Offline(local) => local,
+        }
+    }
 }
 
 /// Finds the server, or opens the database file: `--dbpath` is always
@@ -281,10 +268,11 @@ fn find_server(
 
 fn open_read_only(path: &Path, key: Option<&DatabaseKey>) -> Result<Target, CliError> {
     match Datastore::open_read_only(path, key) {
-        Ok(datastore) => Ok(Target::Offline {
+        Ok(datastore) => Ok(Target::Offline(Local {
             datastore,
             path: path.to_path_buf(),
-        }),
+            read_only: true,
+        })),
         Err(error) => Err(CliError(format!(
             "cannot read the database {}: {error}",
             path.display()
@@ -311,10 +299,11 @@ fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, 
             .map_err(|error| CliError(format!("cannot create {}: {error}", parent.display())))?;
     }
     match Datastore::open_with_key(path, key) {
-        Ok(datastore) => Ok(Target::Offline {
+        Ok(datastore) => Ok(Target::Offline(Local {
             datastore,
             path: path.to_path_buf(),
-        }),
+            read_only: false,
+        })),
         Err(DatastoreError::InUse(_)) => Err(OpenError::InUse),
         Err(error) => Err(CliError(format!(
             "cannot open the database {}: {error}",
@@ -326,7 +315,10 @@ fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, 
 
 /// Closes an offline datastore so everything stored is on disk.
 fn close(target: Target) -> Result<(), CliError> {
-    if let Target::Offline { datastore, path } = target {
+    if let Target::Offline(Local {
+        datastore, path, ..
+    }) = target
+    {
         datastore.close().map_err(|error| {
             CliError(format!(
                 "closing the database {} failed: {error}",

@@ -49,3 +49,8 @@ pub fn spinner(message: String) -> ProgressBar {
     spinner.enable_steady_tick(Duration::from_millis(200));
     spinner
 }
+
+/// A size for a message: `12.3 MB`.
+pub fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}

@@ -10,7 +10,7 @@ use aw_models::SettingValue;
 use clap::{Args, ValueEnum};
 
 use super::progress;
-use super::{close, connect, CliError, ConnectionArgs, Target};
+use super::{close, connect, CliError, ConnectionArgs, SummaryFailure, Target};
 use aw_summary::calendar::{self, Calendar};
 use aw_summary::{render, ArgumentError, Params, Summary};
 
@@ -96,15 +96,8 @@ pub fn run(args: ReportArgs) -> Result<(), CliError> {
 }
 
 fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
-    let setting = |key: &str| -> Result<Option<SettingValue>, CliError> {
-        match target {
-            Target::Online(server) => server.setting(key),
-            Target::Offline { datastore, .. } => datastore
-                .setting(key)
-                .wait()
-                .map_err(|error| CliError(format!("cannot read the settings: {error}"))),
-        }
-    };
+    let setting =
+        |key: &str| -> Result<Option<SettingValue>, CliError> { target.backend().setting(key) };
     let calendar = Calendar::new(
         args.tz.as_deref(),
         setting("startOfDay")?.as_ref(),
@@ -140,17 +133,13 @@ fn report(target: &Target, args: &ReportArgs) -> Result<String, CliError> {
         categories: None,
     };
     let spinner = progress::spinner("Summing up".into());
-    let summary: Summary = match target {
-        Target::Online(server) => server.summary(&params)?,
-        Target::Offline { datastore, .. } => {
-            aw_summary::summarize(&super::served(datastore), &params).map_err(
-                |error| match error {
-                    aw_summary::SummaryError::Argument(error) => flag_error(error),
-                    other => CliError(format!("the summary failed: {other}")),
-                },
-            )?
-        }
-    };
+    let summary: Summary = target
+        .backend()
+        .summary(&params)
+        .map_err(|failure| match failure {
+            SummaryFailure::Argument(error) => flag_error(error),
+            SummaryFailure::Other(error) => error,
+        })?;
     spinner.finish_and_clear();
     Ok(match args.format {
         ReportFormat::Table => render::table(&summary, &calendar),

@@ -7,17 +7,15 @@
 //! aw-sync (`SyncFilter`). Files of other devices that cannot be read are
 //! listed and skipped; the command still succeeds.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use aw_folder_sync::{SyncFilter, SyncFolder};
 use aw_models::Timestamp;
 use chrono::{NaiveDate, NaiveTime};
 use clap::Args;
 
-use super::progress::{self, Unit};
-use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Server, Target};
+use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, SyncRequest};
 use crate::dirs;
-use crate::sync::{run_pass, source_line};
+use crate::sync::source_line;
 use aw_models::{PassReport, SyncMode};
 
 /// `--mode`: a `SyncMode`, as a flag.
@@ -108,101 +106,22 @@ pub fn run(args: SyncArgs) -> Result<(), CliError> {
         Some(_) => connect(&args.connection, true)?,
         None => connect_with(&args.connection, true, file)?,
     };
-    let result = match &target {
-        Target::Online(server) => online(server, &args, &folder, start),
-        Target::Offline { datastore, .. } => {
-            let device_id = super::device_id(args.device_id.as_deref())?;
-            let folder = SyncFolder {
-                folder,
-                device_id,
-                hostname: crate::dirs::hostname(),
-            };
-            let filter = SyncFilter {
-                buckets: args.bucket_ids().or(configured.buckets.clone()),
-                start,
-            };
-            offline(
-                datastore,
-                &folder,
-                args.mode.into(),
-                &filter,
-                configured.allow_plaintext_copy,
-            )
-        }
+    let request = SyncRequest {
+        folder,
+        folder_given: args.folder.is_some(),
+        mode: args.mode.into(),
+        buckets: args.bucket_ids(),
+        start,
+        configured_buckets: configured.buckets.clone(),
+        device_id: args.device_id.clone(),
+        allow_plaintext_copy: configured.allow_plaintext_copy,
     };
+    let result = target.backend().sync(&request);
     let closed = close(target);
     let report = result?;
     closed?;
     print(&report);
     Ok(())
-}
-
-fn online(
-    server: &Server,
-    args: &SyncArgs,
-    folder: &Path,
-    start: Option<Timestamp>,
-) -> Result<PassReport, CliError> {
-    let status = server.sync_status()?;
-    let Some(configured) = status.folder else {
-        return Err(CliError(format!(
-            "the server at {} has no [sync] section in its config file: add one with the \
-             folder, or stop the server and run this command again to sync the database file",
-            server.base()
-        )));
-    };
-    if args.folder.is_some() && configured != folder {
-        return Err(CliError(format!(
-            "the server at {} syncs with {}, not {}: change its [sync] folder, or stop it and \
-             run this command again to sync the database file",
-            server.base(),
-            configured.display(),
-            folder.display()
-        )));
-    }
-    let bar = progress::bar(
-        None,
-        Unit::Events,
-        format!("Syncing with {}", configured.display()),
-    );
-    let report = server.sync(args.mode.into(), args.bucket_ids().as_deref(), start);
-    bar.finish_and_clear();
-    report
-}
-
-fn offline(
-    datastore: &aw_datastore::Datastore,
-    folder: &SyncFolder,
-    mode: SyncMode,
-    filter: &SyncFilter,
-    allow_plaintext_copy: bool,
-) -> Result<PassReport, CliError> {
-    let mut bar: Option<(String, indicatif::ProgressBar)> = None;
-    let result = run_pass(
-        datastore,
-        folder,
-        mode,
-        filter,
-        allow_plaintext_copy,
-        &mut |step| {
-            if bar.as_ref().is_none_or(|(stage, _)| *stage != step.stage) {
-                if let Some((_, old)) = bar.take() {
-                    old.finish_and_clear();
-                }
-                bar = Some((
-                    step.stage.clone(),
-                    progress::bar(step.total, Unit::Events, step.stage.clone()),
-                ));
-            }
-            if let Some((_, current)) = &bar {
-                current.set_position(step.done);
-            }
-        },
-    );
-    if let Some((_, current)) = bar {
-        current.finish_and_clear();
-    }
-    result.map_err(|error| CliError(format!("sync failed: {error}")))
 }
 
 /// The report on stderr: a line per file read, skipped and pushed, then

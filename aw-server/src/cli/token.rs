@@ -8,7 +8,6 @@ use aw_models::{NewToken, Scope, Timestamp, TokenInfo};
 use clap::{Args, Subcommand};
 
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, Target};
-use crate::auth::{list_tokens, make_token, AddError};
 
 /// Flags of `token`.
 #[derive(Debug, Clone, Args)]
@@ -155,23 +154,7 @@ fn with_target(
 }
 
 fn add(target: &Target, request: &NewToken, has_key: bool) -> Result<(), CliError> {
-    let (made, first) = match target {
-        Target::Online(server) => {
-            let first = !server.access()?.authenticated;
-            (server.add_token(request)?, first)
-        }
-        Target::Offline { datastore, .. } => {
-            let first = !has_key && datastore.tokens().map_err(store_error)?.is_empty();
-            let made =
-                make_token(datastore, request, has_key, Timestamp::now()).map_err(|error| {
-                    match error {
-                        AddError::Store(error) => store_error(error),
-                        error => CliError(error.to_string()),
-                    }
-                })?;
-            (made, first)
-        }
-    };
+    let (made, first) = target.backend().add_token(request, has_key)?;
     let Some(made) = made else {
         return Err(CliError(format!(
             "a token named '{}' exists; revoke it first or choose another name",
@@ -198,10 +181,7 @@ fn add(target: &Target, request: &NewToken, has_key: bool) -> Result<(), CliErro
 }
 
 fn list(target: &Target) -> Result<(), CliError> {
-    let tokens = match target {
-        Target::Online(server) => server.tokens()?,
-        Target::Offline { datastore, .. } => list_tokens(datastore).map_err(store_error)?,
-    };
+    let tokens = target.backend().tokens()?;
     if tokens.is_empty() {
         eprintln!("No tokens. Make one with: aw-server token add NAME --scope read|write|admin");
         return Ok(());
@@ -237,10 +217,7 @@ fn list(target: &Target) -> Result<(), CliError> {
 }
 
 fn revoke(target: &Target, name: &str) -> Result<(), CliError> {
-    let removed = match target {
-        Target::Online(server) => server.revoke_token(name)?,
-        Target::Offline { datastore, .. } => datastore.remove_token(name).map_err(store_error)?,
-    };
+    let removed = target.backend().revoke_token(name)?;
     if !removed {
         return Err(CliError(format!("no token named '{name}'")));
     }
@@ -260,8 +237,4 @@ fn expiry_text(info: &TokenInfo) -> String {
     info.expires.map_or_else(String::new, |expires| {
         format!(", refused from {expires} on")
     })
-}
-
-fn store_error(error: aw_datastore::DatastoreError) -> CliError {
-    CliError(format!("the database: {error}"))
 }
