@@ -1,9 +1,8 @@
 //! Reads on the calling thread, on a connection borrowed from a pool.
 //!
 //! Handing a read to a reader thread and its answer back costs two thread
-//! wake-ups. For a small read that is most of its cost: on the project's
-//! 2-core machine `GET /api/0/buckets/` took 0.225 ms against 0.148 ms for
-//! a request that reads nothing, with 86 µs more server CPU. So a caller
+//! wake-ups. For a small read that is most of its cost
+//! (`benches/runs/2026-11-21-small-requests-and-import.md`). So a caller
 //! borrows an idle read-only connection from this pool and reads where it
 //! is: threads that wait for their answer anyway (query threads, the
 //! blocking pool), and async handlers whose read is known to be small.

@@ -199,19 +199,16 @@ pub(crate) fn shared_events(
 
 /// Reads of kept keys expected to give fewer rows than this read every
 /// key: they are decoded on the reading thread, where reducing each
-/// distinct text costs more than a short read's later steps save (a
-/// week's dashboard query, ~5k browser rows, took 1.27 times as long with
-/// them reduced; a month's, ~19k, 0.97-1.04 times). Longer reads reduce
-/// on their decoding thread, beside the reading one (a year's 0.87-0.93).
+/// distinct text costs more than a short read's later steps save. Longer
+/// reads reduce on their decoding thread, beside the reading one
+/// (`benches/runs/2026-11-26-kept-keys.md`).
 const KEPT_READ_ROWS: usize = PIPELINED_READ_ROWS;
 
 /// Reads expected to give at least this many rows decode their distinct
 /// data texts on a second thread while this one steps through the rows.
-/// A year of browser data (225k rows, 78k distinct texts) took ~180 ms
-/// on one thread, the longest of the dashboard's reads; so, the reads of
-/// the year's three buckets took 0.77 of their time and its dashboard
-/// query 0.92-0.95. A week's reads gained nothing measurable from a
-/// lower threshold.
+/// Decoding a year of browser data was the longest part of the
+/// dashboard's reads; a week's reads gained nothing from a lower
+/// threshold (`benches/runs/2026-11-25-reads-on-two-threads.md`).
 const PIPELINED_READ_ROWS: usize = 20_000;
 
 /// Reads made by [`SharedRead::pipelined`] with its second thread.
@@ -413,11 +410,8 @@ fn range_select(columns: &str, oldest_first: bool) -> String {
 /// oldest (heartbeats, and imports, which store each bucket's events
 /// oldest first when they fit in memory), newest first otherwise (history
 /// imported newest first, as exports list it, by this server before it
-/// sorted imports or by another). SQLite's time for a month of window and
-/// browser rows written in time order, the buckets interleaved as
-/// heartbeats write them: 20.6 ms walking oldest first against 23 ms
-/// newest first (16 against 22 ms with each bucket's rows together); for
-/// rows written newest first, walking oldest first was ~1.2 times slower.
+/// sorted imports or by another): SQLite walks rows fastest in the order
+/// they were written (`benches/runs/2026-11-24-walk-order.md`).
 ///
 /// A limit needs the newest rows first.
 fn range<T>(
@@ -441,7 +435,8 @@ fn range<T>(
     let mut stmt = conn.prepare_cached(range_sql(oldest_first))?;
     // The limit is applied here, not as a bound `LIMIT ?`: SQLite plans
     // with the value of a bound LIMIT, so every read with a new one
-    // prepared the statement again (about 20 µs). The index gives the
+    // prepared the statement again
+    // (`benches/runs/2026-11-21-small-requests-and-import.md`). The index gives the
     // order, so rows past the limit are never read.
     let rows = stmt.query_map(params, |row| decode(row, clip))?;
     let mut events = collect_events(rows, bucket_id, query.limit, capacity)?;

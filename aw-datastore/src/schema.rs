@@ -218,15 +218,10 @@ pub(crate) fn configure_wal_sync(conn: &Connection) -> Result<()> {
 pub(crate) fn configure_reader(conn: &Connection) -> Result<()> {
     conn.busy_timeout(StdDuration::from_secs(5))?;
     // A range read walks the time index and looks each row up in the
-    // table, fetching most pages from the OS's cache through `pread`.
-    // A 16 MB cache per reader once halved the year read, but only while
-    // SQLite's shared page-cache mutex made cache misses expensive; built
-    // without it (`.cargo/config.toml`), SQLite's default 2 MB was as fast
-    // (year query 0.67-0.86 s against 0.87-0.96 s) and 35 MB smaller. A
-    // scan reads each page once, so 512 KB (the index's upper levels and
-    // more) serves as well: listings 0.94-0.99 of the 2 MB time, and up to
-    // ten read connections no longer keep 20 MB between them (RSS after
-    // a series of listings 49-55 MB against 58-73).
+    // table, fetching most pages from the OS's cache through `pread`; a
+    // scan reads each page once, so a small cache (the index's upper
+    // levels and more) reads as fast as a large one and keeps less memory
+    // per connection (`benches/runs/2026-11-history.md`, the page cache).
     conn.execute_batch("PRAGMA cache_size = -512")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())

@@ -1,4 +1,4 @@
-//! A damaged database at start (issue #38): salvaged and said loudly, or,
+//! A damaged database at start: salvaged and said loudly, or,
 //! for a file that is no database at all (a zeroed header, another key, a
 //! stub shorter than a page), one exit with [`EXIT_UNREADABLE`] and a
 //! message that names the file and what to run, never a restart loop (the

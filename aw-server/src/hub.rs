@@ -1,4 +1,4 @@
-//! Forwarding this device's own buckets to a hub (issue #40): the
+//! Forwarding this device's own buckets to a hub: the
 //! `[hub]` settings, the HTTP transport of the forwarding engine
 //! (`aw_folder_sync::forward`, through [`HttpHub`]), the schedule with its
 //! backoff, and the status `GET /api/0/sync/status` shows under `hub`.

@@ -120,9 +120,9 @@ struct ServerArgs {
 
 /// Asks Linux not to back this process's memory with transparent huge
 /// pages. mimalloc asks for them by default, and the kernel then zeroes a
-/// whole 2 MB page the first time a query touches any byte of it: in a
-/// month query that zeroing was ~10 % of the CPU time, and a query's peak
-/// resident memory ~20 % higher than with 4 KB pages.
+/// whole huge page the first time a query touches any byte of it, which
+/// cost CPU and peak memory (`benches/runs/2026-11-history.md`,
+/// transparent huge pages).
 fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     if let Err(err) = rustix::thread::disable_transparent_huge_pages(true) {

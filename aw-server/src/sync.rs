@@ -1,4 +1,4 @@
-//! Sync through a shared folder (issue #31): one pass, shared by the
+//! Sync through a shared folder: one pass, shared by the
 //! `sync` command, `POST /api/0/sync/run` and the `[sync]` schedule; the
 //! schedule itself; and the status `GET /api/0/sync/status` answers.
 //!

@@ -11,9 +11,9 @@
 //! lowered priority.
 //!
 //! A fresh thread starts with an empty allocator heap and fills it again
-//! (fresh pages, first touches): a 1-day query took 3.45 ms in the server
-//! against 2.62 ms on the query bench's reused thread, and keeping threads
-//! cut its CPU by 9 %. So up to [`IDLE_THREADS`] threads (one per core here) wait
+//! (fresh pages, first touches), which made a short query measurably
+//! slower (`benches/runs/2026-11-21-small-requests-and-import.md`). So up
+//! to [`IDLE_THREADS`] threads (one per core here) wait
 //! for the next query; more at once (parallel clients) start threads that
 //! end with their work, since keeping them all made those slower.
 
@@ -34,8 +34,8 @@ const IDLE_THREADS: usize = 2;
 
 /// How long an idle thread waits for more work before it ends. A waiting
 /// thread keeps what its last query freed (mimalloc reuses a thread's
-/// freed pages and gives them back when the thread ends): after four year
-/// queries 128 MB stayed resident until the threads ended, 50 MB after.
+/// freed pages and gives them back when the thread ends;
+/// `benches/runs/2026-11-24-memory.md`).
 /// The dashboard sends its queries in bursts, so a few seconds keep the
 /// heap warm for a burst and give the memory back soon after.
 const IDLE: Duration = Duration::from_secs(5);

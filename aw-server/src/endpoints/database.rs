@@ -1,4 +1,4 @@
-//! `GET /api/0/database/status` (issue #38): the database file, damage the
+//! `GET /api/0/database/status`: the database file, damage the
 //! server met in it while serving, and what a salvage at this start
 //! recovered. It names paths: behind the API key like every `/api/` route
 //! but `/api/0/info`.

@@ -1,4 +1,4 @@
-//! Folder sync (ours, issue #31): `GET /api/0/sync/status` answers what
+//! Folder sync (ours): `GET /api/0/sync/status` answers what
 //! the `[sync]` schedule and the passes asked for did, and
 //! `POST /api/0/sync/run` runs a pass now with the configured folder,
 //! which is how the `sync` command works through a running server. The
