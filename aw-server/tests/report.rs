@@ -258,7 +258,9 @@ fn csv_needs_no_by_and_days_may_be_today_or_yesterday() {
     // CSV writes one list: without --by, the applications.
     let csv = report(root.path(), &[&day[..], &["--format", "csv"]].concat());
     assert!(csv.starts_with("app,active,share\r\nCode,"), "{csv}");
-    // Relative dates, by the calendar's days.
+    // Relative dates name the day that holds now: the seeded file's day
+    // starts at 04:00, so between midnight and 04:00 UTC today is still
+    // the calendar's yesterday.
     let json = |args: &[&str]| -> Value {
         serde_json::from_str(&report(
             root.path(),
@@ -267,12 +269,13 @@ fn csv_needs_no_by_and_days_may_be_today_or_yesterday() {
         .unwrap()
     };
     for _ in 0..3 {
-        let before = chrono::Utc::now().date_naive();
+        let day_of_now = || (chrono::Utc::now() - chrono::Duration::hours(4)).date_naive();
+        let before = day_of_now();
         let yesterday = json(&["--day", "yesterday"]);
         let week = json(&["--week", "Yesterday"]);
         let today = json(&["--start", "today", "--end", "tomorrow"]);
-        if chrono::Utc::now().date_naive() != before {
-            continue; // Midnight passed meanwhile.
+        if day_of_now() != before {
+            continue; // The day's start passed meanwhile.
         }
         let date = |shift: i64| format!("{}T04:00:00Z", before + chrono::Duration::days(shift));
         assert_eq!(yesterday["start"], date(-1), "{yesterday}");
