@@ -3,8 +3,9 @@
 //!
 //! The file has the keys of aw-server-rust (`address`, `port`, `cors`,
 //! `cors_regex`, `custom_static`, `[auth] api_key`) so an existing file keeps
-//! working, and optional sections of ours: `[retention] keep_days` and
-//! `[sync]` (folder sync, `sync.rs`). Command-line flags are parsed in `main.rs` and override the file;
+//! working, and optional sections of ours: `[retention] keep_days`,
+//! `[sync]` (folder sync), `[hub]`, `[backup]`, parsed into `aw_jobs`' settings.
+//! Command-line flags are parsed in `main.rs` and override the file;
 //! where the files live is `dirs.rs`'s business.
 
 use std::collections::BTreeMap;
@@ -12,14 +13,12 @@ use std::fs;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::assets::AssetSet;
-use crate::backup::BackupSettings;
-use crate::hub::{HubSettings, DEFAULT_HUB_INTERVAL};
-use crate::sync::SyncSettings;
+use aw_jobs::backup::BackupSettings;
+use aw_jobs::hub::{HubSettings, DEFAULT_HUB_INTERVAL};
+use aw_jobs::sync::SyncSettings;
 use aw_models::SyncMode;
 
 /// Why the configuration cannot be used.
@@ -69,7 +68,7 @@ pub struct RetentionConfig {
 }
 
 /// `[sync]` of the config file: passes through a shared folder on a
-/// schedule (`sync.rs`).
+/// schedule (`aw_jobs::sync`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SyncConfig {
@@ -99,7 +98,7 @@ pub struct SyncConfig {
 }
 
 /// `[hub]` of the config file: forwarding this device's own buckets to a
-/// hub over HTTP(S) (`hub.rs`). Present: on.
+/// hub over HTTP(S) (`aw_jobs::hub`). Present: on.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HubConfig {
@@ -151,7 +150,7 @@ pub struct FileConfig {
     /// Forwarding to a hub; absent: none.
     #[serde(default)]
     pub hub: Option<HubConfig>,
-    /// Snapshots of the database (`backup.rs`).
+    /// Snapshots of the database (`aw_jobs::backup`).
     #[serde(default)]
     pub backup: BackupConfig,
     /// Names the `Host` header may give besides the loopback ones.
@@ -362,10 +361,6 @@ pub struct ServerConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// A built aw-webui folder to serve at `/` (`--webpath`).
     pub webpath: Option<PathBuf>,
-    /// aw-webui embedded at build time (the folder it came from, its
-    /// files), served at `/` unless `webpath` is set; without either, the
-    /// built-in dashboard is.
-    pub embedded_webui: Option<(&'static str, Arc<AssetSet>)>,
     /// The database file.
     pub db_path: PathBuf,
     /// Host name reported by `/api/0/info` and used for `!local`.
@@ -383,9 +378,6 @@ pub struct ServerConfig {
     /// Snapshots (`[backup]`); the folder is empty until resolved, when
     /// the API refuses to write one.
     pub backup: BackupSettings,
-    /// What a salvage of the database at this start recovered, if it was
-    /// damaged (`damage.rs`).
-    pub salvage: Option<aw_datastore::salvage::SalvageReport>,
 }
 
 impl Default for ServerConfig {
@@ -404,7 +396,6 @@ impl Default for ServerConfig {
             trusted_proxies: Vec::new(),
             tls: None,
             webpath: None,
-            embedded_webui: None,
             db_path: PathBuf::new(),
             hostname: "localhost".to_string(),
             device_id: "00000000-0000-0000-0000-000000000000".to_string(),
@@ -413,7 +404,6 @@ impl Default for ServerConfig {
             sync: None,
             hub: None,
             backup: BackupSettings::default(),
-            salvage: None,
         }
     }
 }

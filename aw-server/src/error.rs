@@ -123,10 +123,10 @@ impl From<aw_transfer::TransferError> for ApiError {
     }
 }
 
-impl From<crate::sync::SyncError> for ApiError {
-    fn from(error: crate::sync::SyncError) -> ApiError {
-        use crate::sync::SyncError;
+impl From<aw_jobs::sync::SyncError> for ApiError {
+    fn from(error: aw_jobs::sync::SyncError) -> ApiError {
         use aw_folder_sync::FolderSyncError;
+        use aw_jobs::sync::SyncError;
         match error {
             SyncError::Folder(message) => ApiError::BadRequest(message),
             // An encrypted database pushes only when configured to.

@@ -33,28 +33,22 @@
 //! - refuses a `privacy_filters` setting that is not a valid rule set
 //!   (400 naming the rule), where the reference stores any JSON.
 //!
-//! With `[retention]` configured, [`build_rocket`] starts the retention
-//! schedule (`retention`) when the server lifts off; with `[sync]`, the
-//! folder sync schedule ([`sync`]).
+//! When the server lifts off, [`build_rocket`] starts the configured
+//! background jobs (`aw_jobs`: snapshots, retention, folder sync, the hub).
 
 mod asset_files;
 mod assets;
 pub mod auth;
-pub mod backup;
 pub mod cli;
 pub mod config;
 pub mod damage;
 pub mod dirs;
 pub mod endpoints;
 pub mod error;
-pub mod hub;
 pub mod logging;
 pub mod metrics;
-pub mod retention;
-mod schedule;
 mod security;
 mod static_files;
-pub mod sync;
 #[cfg(test)] // used by build.rs; here for its tests
 mod ui_scripts;
 
@@ -62,7 +56,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use aw_datastore::salvage::SalvageReport;
 use aw_datastore::Datastore;
+use aw_jobs::Jobs;
 use aw_models::ServerInfo;
 use rocket::catcher::{BoxFuture, Catcher};
 use rocket::config::{LogLevel, Shutdown, Sig};
@@ -102,18 +98,25 @@ pub struct ServerState {
     pub custom_static: BTreeMap<String, PathBuf>,
     /// The database file, for the space `POST /api/0/vacuum` gives back.
     pub db_path: PathBuf,
-    /// Folder sync: settings, status, and the lock passes take.
-    pub sync: Arc<sync::SyncState>,
     /// The credentials (API key, tokens) and the write-token checks.
     pub auth: Arc<auth::Auth>,
-    /// Snapshots: `[backup]`, the status, one at a time.
-    pub backups: Arc<backup::Backups>,
+    /// The background jobs' states: snapshots, retention, sync, the hub.
+    pub jobs: Jobs,
     /// What a salvage at this start recovered (`damage.rs`), if any.
-    pub salvage: Option<aw_datastore::salvage::SalvageReport>,
+    pub salvage: Option<SalvageReport>,
     /// What `/metrics` counts as it happens (`metrics.rs`).
     pub metrics: Arc<metrics::Metrics>,
-    /// What retention's last run did (`retention.rs`).
-    pub retention: Arc<retention::Retention>,
+}
+
+/// What this start found that no config says: the aw-webui embedded in
+/// the build, and what a salvage of a damaged database file recovered.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// aw-webui as embedded at build time ([`embedded_webui`]), served at
+    /// `/` unless the config's `webpath` is set.
+    pub embedded_webui: Option<(&'static str, Arc<AssetSet>)>,
+    /// The salvage's report (`damage.rs`), when the file was damaged.
+    pub salvage: Option<SalvageReport>,
 }
 
 /// The Rocket application for `config` over `datastore`, ready to launch.
@@ -122,6 +125,7 @@ pub struct ServerState {
 pub fn build_rocket(
     datastore: Datastore,
     config: ServerConfig,
+    found: Found,
 ) -> Result<Rocket<Build>, ConfigError> {
     let auth = auth::Auth::load(
         datastore.clone(),
@@ -170,32 +174,20 @@ pub fn build_rocket(
         },
         ..rocket::Config::default()
     };
-    let retention_state = Arc::new(retention::Retention::new(config.keep_days));
-    let retention = config
-        .keep_days
-        .map(|keep_days| (datastore.clone(), keep_days, Arc::clone(&retention_state)));
-    let hub_state = Arc::new(hub::HubState::new(
-        config.hub.clone(),
-        config.device_id.clone(),
-        config.hostname.clone(),
-    ));
-    let hub_schedule = config
-        .hub
-        .is_some()
-        .then(|| (datastore.clone(), Arc::clone(&hub_state)));
-    let sync_state = Arc::new(sync::SyncState::new(
-        config.sync.clone(),
-        config.device_id.clone(),
-        config.hostname.clone(),
-        hub_state,
-    ));
-    let schedule = config
-        .sync
-        .as_ref()
-        .is_some_and(|sync| sync.enabled)
-        .then(|| (datastore.clone(), Arc::clone(&sync_state)));
-    let backups = Arc::new(backup::Backups::new(config.backup.clone()));
-    let backup_schedule = (datastore.clone(), Arc::clone(&backups));
+    let jobs = Jobs {
+        backups: Arc::new(aw_jobs::backup::Backups::new(config.backup.clone())),
+        retention: Arc::new(aw_jobs::retention::Retention::new(config.keep_days)),
+        sync: Arc::new(aw_jobs::sync::SyncState::new(
+            config.sync.clone(),
+            config.device_id.clone(),
+            config.hostname.clone(),
+        )),
+        hub: Arc::new(aw_jobs::hub::HubState::new(
+            config.hub.clone(),
+            config.device_id.clone(),
+            config.hostname.clone(),
+        )),
+    };
     let metrics = Arc::new(metrics::Metrics::default());
     let state = ServerState {
         datastore,
@@ -205,39 +197,15 @@ pub fn build_rocket(
             testing: config.testing,
             device_id: config.device_id.clone(),
         },
-        ui: Ui::choose(config.webpath.as_deref(), config.embedded_webui.clone()),
+        ui: Ui::choose(config.webpath.as_deref(), found.embedded_webui),
         custom_static: config.custom_static.clone(),
         db_path: config.db_path.clone(),
-        sync: sync_state,
         auth,
-        backups: Arc::clone(&backups),
-        salvage: config.salvage.clone(),
+        jobs,
+        salvage: found.salvage,
         metrics: Arc::clone(&metrics),
-        retention: retention_state,
     };
     let rocket = rocket::custom(rocket_config);
-    let rocket = match retention {
-        Some((datastore, keep_days, state)) => rocket
-            .attach(AdHoc::on_liftoff("retention", move |_| {
-                Box::pin(async move { retention::start(datastore, keep_days, state) })
-            })),
-        None => rocket,
-    };
-    let rocket = rocket.attach(AdHoc::on_liftoff("backup", move |_| {
-        Box::pin(async move { backup::start(backup_schedule.0, backup_schedule.1) })
-    }));
-    let rocket = match schedule {
-        Some((datastore, state)) => rocket.attach(AdHoc::on_liftoff("sync", move |_| {
-            Box::pin(async move { sync::start(datastore, state) })
-        })),
-        None => rocket,
-    };
-    let rocket = match hub_schedule {
-        Some((datastore, state)) => rocket.attach(AdHoc::on_liftoff("hub", move |_| {
-            Box::pin(async move { hub::start(datastore, state) })
-        })),
-        None => rocket,
-    };
     Ok(rocket
         .manage(state)
         // Before the gate, so a request's time includes its checks.
@@ -246,11 +214,12 @@ pub fn build_rocket(
         .attach(AdHoc::on_response("whole chunks", |_, response| {
             Box::pin(async move { set_chunk_size(response) })
         }))
-        .attach(AdHoc::on_liftoff("announce", |rocket| {
+        .attach(AdHoc::on_liftoff("announce and start the jobs", |rocket| {
             Box::pin(async move {
                 let config = rocket.config();
                 if let Some(state) = rocket.state::<ServerState>() {
                     log::info!("Serving {} at /", state.ui.describe());
+                    state.jobs.start(&state.datastore);
                 }
                 log::info!(
                     "aw-server listening on {}://{}:{}",

@@ -259,7 +259,6 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         }
     }
     config.webpath = args.webpath.clone();
-    config.embedded_webui = aw_server::embedded_webui();
     config.db_path = match &args.dbpath {
         Some(path) => path.clone(),
         None => dirs::db_path(args.testing)?,
@@ -296,11 +295,8 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     }
     let opened = damage::open(&config.db_path, key.as_ref())
         .with_context(|| format!("cannot open the database {}", config.db_path.display()))?;
-    let datastore = match opened {
-        damage::Opened::Ready(datastore, salvage) => {
-            config.salvage = salvage;
-            datastore
-        }
+    let (datastore, salvage) = match opened {
+        damage::Opened::Ready(datastore, salvage) => (datastore, salvage),
         damage::Opened::Unreadable(why) => {
             let message = damage::unreadable_message(&config.db_path, &why, key.is_some());
             // Once: the log goes to stderr too.
@@ -308,7 +304,11 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             std::process::exit(damage::EXIT_UNREADABLE);
         }
     };
-    let rocket = aw_server::build_rocket(datastore.clone(), config)?.attach(
+    let found = aw_server::Found {
+        embedded_webui: aw_server::embedded_webui(),
+        salvage,
+    };
+    let rocket = aw_server::build_rocket(datastore.clone(), config, found)?.attach(
         rocket::fairing::AdHoc::on_liftoff("systemd readiness", |_| {
             Box::pin(async { service::ready() })
         }),

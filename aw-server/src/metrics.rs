@@ -370,15 +370,16 @@ impl Scrape {
             .into_values()
             .filter_map(|bucket| Some((bucket.id, seconds_between(bucket.metadata.end?, now))))
             .collect();
-        let sync = state.sync.status();
-        let hub = sync.hub.as_ref().and_then(|hub| {
+        let sync = state.jobs.sync.status();
+        let hub = state.jobs.hub.status();
+        let hub = hub.as_ref().and_then(|hub| {
             LastRun::of(
                 hub.last_pass.as_ref().map(|pass| pass.finished),
                 hub.last_error_at,
                 now,
             )
         });
-        let backup = state.backups.last().and_then(|last| {
+        let backup = state.jobs.backups.last().and_then(|last| {
             let ended = last
                 .time
                 .saturating_add(Duration::from_nanos((last.duration_ms * 1e6) as i64));

@@ -230,8 +230,8 @@ fn wait_for_status(
     }
 }
 
-fn settings(dir: &Path, enabled: bool, interval_secs: u64) -> aw_server::backup::BackupSettings {
-    aw_server::backup::BackupSettings {
+fn settings(dir: &Path, enabled: bool, interval_secs: u64) -> aw_jobs::backup::BackupSettings {
+    aw_jobs::backup::BackupSettings {
         enabled,
         dir: dir.to_path_buf(),
         interval: std::time::Duration::from_secs(interval_secs),

@@ -547,7 +547,7 @@ fn device_in_process(hub_port: u16, token: &str) -> common::TestServer {
     let token = token.to_string();
     common::TestServer::start_with(move |config| {
         config.hostname = "laptop".to_string();
-        config.hub = Some(aw_server::hub::HubSettings {
+        config.hub = Some(aw_jobs::hub::HubSettings {
             url: format!("http://127.0.0.1:{hub_port}"),
             token,
             ca_file: None,

@@ -268,10 +268,12 @@ const APP_JS: &str = "console.log('stand-in');\n";
 /// A server serving `dist` as if it had been embedded at build time.
 fn embedded(root: &TempDir, configure: impl FnOnce(&mut aw_server::ServerConfig)) -> TestServer {
     let files = AssetSet::load_dir(&root.path().join("dist")).unwrap();
-    TestServer::start_with(move |config| {
-        config.embedded_webui = Some(("/stand-in/dist", Arc::new(files)));
-        configure(config);
-    })
+    let found = aw_server::Found {
+        embedded_webui: Some(("/stand-in/dist", Arc::new(files))),
+        salvage: None,
+    };
+    let (folder, datastore) = common::datastore();
+    TestServer::start_found(Some(folder), datastore, found, configure, |rocket| rocket)
 }
 
 #[test]

@@ -737,7 +737,7 @@ fn tokens_move_with_the_file_as_hashes_only() {
     let server = TestServer::start_with(move |config| {
         config.api_key = Some(KEY.to_string());
         config.backup.dir = backup_dir;
-        config.sync = Some(aw_server::sync::SyncSettings {
+        config.sync = Some(aw_jobs::sync::SyncSettings {
             enabled: false,
             folder: sync_dir,
             interval: Duration::from_secs(300),

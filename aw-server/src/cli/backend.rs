@@ -24,9 +24,9 @@ use aw_transfer::{import_validated, Sink, Streamed, TransferError};
 use super::progress::{self, Unit};
 use super::{CliError, Server};
 use crate::auth::{list_tokens, make_token, AddError};
-use crate::backup::{BackupSettings, Written};
 use crate::dirs;
 use crate::endpoints::privacy::database_size;
+use aw_jobs::backup::{BackupSettings, Written};
 
 /// Events read per page of an export from the file: pages are read in
 /// order, so one page (not a whole bucket) is in memory at a time.
@@ -400,7 +400,7 @@ impl Backend for Local {
 
     fn snapshot(&self, settings: BackupSettings) -> Result<Written, CliError> {
         let bar = progress::bar(None, Unit::Bytes, "Writing a snapshot".to_string());
-        let taken = crate::backup::Backups::new(settings)
+        let taken = aw_jobs::backup::Backups::new(settings)
             .take(&self.datastore, false)
             .map_err(|error| CliError(format!("the snapshot failed: {error}")))?;
         bar.finish_and_clear();
@@ -431,7 +431,7 @@ impl Backend for Local {
             start: request.start,
         };
         let mut bar: Option<(String, indicatif::ProgressBar)> = None;
-        let result = crate::sync::run_pass(
+        let result = aw_jobs::sync::run_pass(
             &self.datastore,
             &folder,
             request.mode,

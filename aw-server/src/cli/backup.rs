@@ -11,8 +11,8 @@ use clap::Args;
 
 use super::progress::{self, Unit};
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs};
-use crate::backup::Written;
 use crate::config;
+use aw_jobs::backup::Written;
 
 /// Flags of `backup`.
 #[derive(Debug, Clone, Args)]
@@ -143,7 +143,7 @@ fn to_file(
 
 /// Prints the snapshots in `folder`, oldest first, and their total size.
 fn list(folder: &std::path::Path) -> Result<(), CliError> {
-    let snapshots = crate::backup::list(folder)
+    let snapshots = aw_jobs::backup::list(folder)
         .map_err(|error| CliError(format!("cannot read {}: {error}", folder.display())))?;
     if snapshots.is_empty() {
         eprintln!("No snapshots in {}", folder.display());

@@ -249,9 +249,9 @@ impl Server {
     }
 
     /// `POST /api/0/backup`: the snapshot's path, bytes and seconds.
-    pub fn backup(&self) -> Result<crate::backup::Written, CliError> {
+    pub fn backup(&self) -> Result<aw_jobs::backup::Written, CliError> {
         let answer = self.post_empty("/api/0/backup")?;
-        Ok(crate::backup::Written {
+        Ok(aw_jobs::backup::Written {
             path: answer["path"].as_str().unwrap_or_default().to_string(),
             bytes: answer["bytes"].as_u64().unwrap_or(0),
             seconds: answer["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0,

@@ -15,7 +15,7 @@ use clap::Args;
 
 use super::{close, config_file, connect, connect_with, CliError, ConnectionArgs, SyncRequest};
 use crate::dirs;
-use crate::sync::source_line;
+use aw_jobs::sync::source_line;
 use aw_models::{PassReport, SyncMode};
 
 /// `--mode`: a `SyncMode`, as a flag.

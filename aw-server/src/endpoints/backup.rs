@@ -9,9 +9,9 @@ use rocket::{get, post, State};
 use serde::Serialize;
 
 use super::request::blocking;
-use crate::backup::BackupStatus;
 use crate::error::ApiError;
 use crate::ServerState;
+use aw_jobs::backup::BackupStatus;
 
 /// The answer: the snapshot written.
 #[derive(Debug, Serialize)]
@@ -31,7 +31,7 @@ pub struct BackupWritten {
 #[post("/api/0/backup")]
 pub async fn backup(state: &State<ServerState>) -> Result<Json<BackupWritten>, ApiError> {
     let datastore = state.datastore.clone();
-    let backups = std::sync::Arc::clone(&state.backups);
+    let backups = std::sync::Arc::clone(&state.jobs.backups);
     let taken = blocking(move || Ok(backups.take(&datastore, false)?)).await?;
     Ok(Json(BackupWritten {
         path: taken.snapshot.path.display().to_string(),
@@ -50,6 +50,6 @@ pub async fn backup(state: &State<ServerState>) -> Result<Json<BackupWritten>, A
 /// the snapshots in the folder.
 #[get("/api/0/backup/status")]
 pub async fn status(state: &State<ServerState>) -> Result<Json<BackupStatus>, ApiError> {
-    let backups = std::sync::Arc::clone(&state.backups);
+    let backups = std::sync::Arc::clone(&state.jobs.backups);
     Ok(Json(blocking(move || Ok(backups.status())).await?))
 }

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use super::privacy::database_size;
 use super::request::blocking;
-use crate::retention::RetentionStatus;
 use crate::ServerState;
+use aw_jobs::retention::RetentionStatus;
 
 /// The answer.
 #[derive(Debug, Serialize)]
@@ -60,5 +60,5 @@ pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
 /// What retention's schedule did and will do (`[retention]`).
 #[get("/api/0/retention/status")]
 pub fn retention(state: &State<ServerState>) -> Json<RetentionStatus> {
-    Json(state.retention.status())
+    Json(state.jobs.retention.status())
 }

@@ -2,7 +2,7 @@
 //! the `[sync]` schedule and the passes asked for did, and
 //! `POST /api/0/sync/run` runs a pass now with the configured folder,
 //! which is how the `sync` command works through a running server. The
-//! passes are `sync.rs`'s.
+//! passes are `aw_jobs::sync`'s.
 
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
@@ -12,15 +12,18 @@ use aw_folder_sync::SyncFilter;
 use super::background;
 use super::request::timestamp_param;
 use crate::error::ApiError;
-use crate::sync::SyncError;
 use crate::ServerState;
+use aw_jobs::sync::SyncError;
 use aw_models::{PassReport, SyncMode, SyncStatus};
 
 /// The schedule's settings, whether a pass runs, and the last pass's
 /// report or failure.
 #[get("/api/0/sync/status")]
 pub fn status(state: &State<ServerState>) -> Json<SyncStatus> {
-    Json(state.sync.status())
+    Json(SyncStatus {
+        hub: state.jobs.hub.status(),
+        ..state.jobs.sync.status()
+    })
 }
 
 /// Runs a pass now with the configured folder (`mode` push, pull or
@@ -41,7 +44,7 @@ pub async fn run(
 ) -> Result<Json<serde_json::Value>, ApiError> {
     if mode.is_some_and(|mode| mode.trim().eq_ignore_ascii_case("hub")) {
         let datastore = state.datastore.clone();
-        let hub = std::sync::Arc::clone(&state.sync.hub);
+        let hub = std::sync::Arc::clone(&state.jobs.hub);
         let pass = background(move || match hub.run(&datastore) {
             Ok(pass) => Ok(pass),
             Err(aw_folder_sync::FolderSyncError::Refused(message)) => {
@@ -80,6 +83,7 @@ pub async fn run(
             })
             .or_else(|| {
                 state
+                    .jobs
                     .sync
                     .settings
                     .as_ref()
@@ -88,7 +92,7 @@ pub async fn run(
         start,
     });
     let datastore = state.datastore.clone();
-    let sync = std::sync::Arc::clone(&state.sync);
+    let sync = std::sync::Arc::clone(&state.jobs.sync);
     // Reading and writing the folder's files is long work: a low-priority
     // thread, so heartbeats get the CPU first.
     let report: PassReport = background(move || Ok(sync.run(&datastore, mode, filter)?)).await?;

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use aw_datastore::Datastore;
-use aw_server::{build_rocket, ServerConfig};
+use aw_server::{build_rocket, Found, ServerConfig};
 use rocket::fairing::AdHoc;
 use rocket::{Build, Rocket};
 use serde_json::{json, Value};
@@ -66,6 +66,18 @@ impl TestServer {
         configure: impl FnOnce(&mut ServerConfig),
         extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
     ) -> TestServer {
+        TestServer::start_found(folder, datastore, Found::default(), configure, extend)
+    }
+
+    /// Over a given store, with what a start would have found (an
+    /// embedded aw-webui, a salvage's report).
+    pub fn start_found(
+        folder: Option<tempfile::TempDir>,
+        datastore: Datastore,
+        found: Found,
+        configure: impl FnOnce(&mut ServerConfig),
+        extend: impl FnOnce(Rocket<Build>) -> Rocket<Build>,
+    ) -> TestServer {
         let mut config = ServerConfig {
             port: 0,
             hostname: "testhost".to_string(),
@@ -77,7 +89,7 @@ impl TestServer {
         if let Some(folder) = &folder {
             config.db_path = folder.path().join(&config.db_path);
         }
-        let rocket = extend(build_rocket(datastore.clone(), config).expect("valid config"));
+        let rocket = extend(build_rocket(datastore.clone(), config, found).expect("valid config"));
         let (sender, receiver) = mpsc::channel();
         let thread = std::thread::spawn(move || {
             let rocket = rocket.attach(AdHoc::on_liftoff("test port", move |rocket| {

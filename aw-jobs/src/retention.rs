@@ -56,6 +56,7 @@ pub struct RetentionRun {
 /// The schedule's status, shared with the endpoint.
 #[derive(Debug, Default)]
 pub struct Retention {
+    keep_days: Option<u32>,
     status: Mutex<RetentionStatus>,
 }
 
@@ -63,6 +64,7 @@ impl Retention {
     /// The status of a server with `keep_days` (`None`: no retention).
     pub fn new(keep_days: Option<u32>) -> Retention {
         Retention {
+            keep_days,
             status: Mutex::new(RetentionStatus {
                 enabled: keep_days.is_some(),
                 keep_days,
@@ -81,9 +83,13 @@ impl Retention {
     }
 }
 
-/// Starts the schedule: a first run now, then one a day, until the
-/// datastore closes.
-pub fn start(datastore: Datastore, keep_days: u32, retention: Arc<Retention>) {
+/// Starts the schedule when `keep_days` is set: a first run now, then one
+/// a day, until the datastore closes.
+pub fn start(datastore: &Datastore, retention: &Arc<Retention>) {
+    let Some(keep_days) = retention.keep_days else {
+        return;
+    };
+    let (datastore, retention) = (datastore.clone(), Arc::clone(retention));
     schedule::start(
         "aw-server-retention",
         CHECK,

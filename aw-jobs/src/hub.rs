@@ -362,10 +362,11 @@ const CHECK: StdDuration = StdDuration::from_secs(1);
 /// Starts the `[hub]` schedule: a pass now, then one per interval (or
 /// sooner after a failure, `backoff`), until the datastore closes; a
 /// refused token stops the passes until one asked for succeeds.
-pub fn start(datastore: Datastore, state: Arc<HubState>) {
+pub fn start(datastore: &Datastore, state: &Arc<HubState>) {
     let Some(settings) = state.settings.clone() else {
         return;
     };
+    let (datastore, state) = (datastore.clone(), Arc::clone(state));
     let mut failures = 0u32;
     schedule::start("aw-server-hub", CHECK, &datastore.clone(), move || {
         let stopped = lock(&state.status).stopped.is_some();

@@ -498,10 +498,11 @@ const RETRY: StdDuration = StdDuration::from_secs(15 * 60);
 /// closes: a snapshot when one is due (an interval after the newest of the
 /// schedule's in the folder, so a restart does not take an extra one),
 /// then one per interval; a failed one is tried again sooner.
-pub fn start(datastore: Datastore, backups: std::sync::Arc<Backups>) {
+pub fn start(datastore: &Datastore, backups: &std::sync::Arc<Backups>) {
     if !backups.settings.enabled {
         return;
     }
+    let (datastore, backups) = (datastore.clone(), std::sync::Arc::clone(backups));
     schedule::start("aw-server-backup", CHECK, &datastore.clone(), move || {
         let now = Timestamp::now();
         let due = backups.due(now);

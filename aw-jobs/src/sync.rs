@@ -130,20 +130,13 @@ pub struct SyncState {
     pub device_id: String,
     /// This device's host name.
     pub hostname: String,
-    /// Forwarding to a hub, whose status the sync status includes.
-    pub hub: Arc<crate::hub::HubState>,
     status: Mutex<SyncStatus>,
     running: Mutex<()>,
 }
 
 impl SyncState {
     /// The state of a server with these settings and identity.
-    pub fn new(
-        settings: Option<SyncSettings>,
-        device_id: String,
-        hostname: String,
-        hub: Arc<crate::hub::HubState>,
-    ) -> SyncState {
+    pub fn new(settings: Option<SyncSettings>, device_id: String, hostname: String) -> SyncState {
         let status = SyncStatus {
             enabled: settings.as_ref().is_some_and(|s| s.enabled),
             configured: settings.is_some(),
@@ -157,17 +150,14 @@ impl SyncState {
             settings,
             device_id,
             hostname,
-            hub,
             status: Mutex::new(status),
             running: Mutex::new(()),
         }
     }
 
-    /// A copy of the status.
+    /// A copy of the status (its `hub` is the hub's to fill in).
     pub fn status(&self) -> SyncStatus {
-        let mut status = lock(&self.status).clone();
-        status.hub = self.hub.status();
-        status
+        lock(&self.status).clone()
     }
 
     /// Runs a pass with the configured folder, after any pass already
@@ -248,10 +238,11 @@ const CHECK: StdDuration = StdDuration::from_secs(1);
 
 /// Starts the `[sync]` schedule when it is enabled: a pass now, then one
 /// per interval, until the datastore closes.
-pub fn start(datastore: Datastore, state: Arc<SyncState>) {
+pub fn start(datastore: &Datastore, state: &Arc<SyncState>) {
     let Some(settings) = state.settings.clone().filter(|settings| settings.enabled) else {
         return;
     };
+    let (datastore, state) = (datastore.clone(), Arc::clone(state));
     schedule::start("aw-server-sync", CHECK, &datastore.clone(), move || {
         if let Err(SyncError::Pass(FolderSyncError::Store(DatastoreError::Closed))) =
             state.run(&datastore, settings.mode, None)
