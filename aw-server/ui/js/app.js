@@ -33,12 +33,16 @@
    * Views loaded when first opened: route → [scripts, the name the last
    * defines]. The scripts run in order, as the listed ones do (classic
    * scripts, one global scope), after all of them; an earlier one holds
-   * what only its view uses (category-edits.js). The last defines its view
-   * as a property of `window` (`window.statusView = ...`): a top-level
-   * `const` of a script is not one, and the policy forbids `eval`.
+   * what only its view uses (category-edits.js, the Categories page's
+   * editor and preview). The last defines its view as a property of
+   * `window` (`window.statusView = ...`): a top-level `const` of a script
+   * is not one, and the policy forbids `eval`.
    */
   const LAZY = {
-    categories: [['js/category-edits.js', 'js/views/categories.js'], 'categoriesView'],
+    categories: [
+      ['js/category-edits.js', 'js/views/category-editor.js', 'js/views/category-preview.js', 'js/views/categories.js'],
+      'categoriesView',
+    ],
     privacy: [['js/views/privacy.js'], 'privacyView'],
     status: [['js/views/status.js'], 'statusView'],
   };

@@ -1,6 +1,7 @@
 // Building DOM nodes without a framework or innerHTML: every text goes in
 // as text, so names from events (window titles, URLs) are never parsed as
-// markup. And loading the scripts of the parts not loaded with the page.
+// markup. And loading the scripts of the parts not loaded with the page,
+// and two texts those parts share (`count`, `why`).
 
 const dom = (() => {
   'use strict';
@@ -86,5 +87,15 @@ const dom = (() => {
   /** Loads the style sheet at `path` once: the styles of those parts. */
   const stylesheet = path => loadOnce(path, () => h('link', { rel: 'stylesheet', href: path }));
 
-  return { h, svg, replace, script, stylesheet };
+  /** "1 event", "3 events". */
+  const count = (n, noun) => `${n.toLocaleString('en')} ${noun}${n === 1 ? '' : 's'}`;
+
+  /**
+   * Why a request failed: the server's message (an `api.ApiError`, api.js
+   * being loaded by the time a request fails), or that it did not answer
+   * (the browser says "Failed to fetch").
+   */
+  const why = error => (error instanceof api.ApiError ? error.message : 'the server did not answer');
+
+  return { h, svg, replace, script, stylesheet, count, why };
 })();

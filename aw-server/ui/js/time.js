@@ -112,10 +112,11 @@ const time = (() => {
     return `PT${Math.floor(total / 3600)}H${Math.floor((total % 3600) / 60)}M${total % 60}S`;
   }
 
-  /** "5 minutes ago", "2 days ago", "just now". */
-  function ago(timestamp, now = Date.now()) {
-    const seconds = Math.round((now - new Date(timestamp).getTime()) / 1000);
-    if (seconds < 60) return 'just now';
+  /**
+   * "5 minutes", "2 hours", "1 day": `seconds` in the largest whole unit
+   * (seconds below a minute), the number written by `number`.
+   */
+  function span(seconds, number = String) {
     const units = [
       ['day', 86400],
       ['hour', 3600],
@@ -124,10 +125,17 @@ const time = (() => {
     for (const [name, size] of units) {
       if (seconds >= size) {
         const count = Math.floor(seconds / size);
-        return `${count} ${name}${count === 1 ? '' : 's'} ago`;
+        return `${number(count)} ${name}${count === 1 ? '' : 's'}`;
       }
     }
-    return 'just now';
+    return `${number(seconds)} second${seconds === 1 ? '' : 's'}`;
+  }
+
+  /** "5 minutes ago", "2 days ago", "just now" (also for a time to come). */
+  function ago(timestamp, now = Date.now()) {
+    const seconds = Math.round((now - new Date(timestamp).getTime()) / 1000);
+    if (!(seconds >= 60)) return 'just now';
+    return `${span(seconds)} ago`;
   }
 
   // Dates and times are written by hand, in English (as the rest of the
@@ -170,5 +178,5 @@ const time = (() => {
     return formatDate(date);
   }
 
-  return { dayOffset, zoneName, weekStartDay, dateKey, parseDateKey, logicalToday, periodFirstDate, shiftDate, formatDuration, isoDuration, ago, weekdayShort, formatDate, formatTime, formatDateTime, periodTitle };
+  return { dayOffset, zoneName, weekStartDay, dateKey, parseDateKey, logicalToday, periodFirstDate, shiftDate, formatDuration, isoDuration, span, ago, weekdayShort, formatDate, formatTime, formatDateTime, periodTitle };
 })();

@@ -9,7 +9,7 @@
 window.privacyView = (() => {
   'use strict';
 
-  const { h } = dom;
+  const { h, count, why } = dom;
 
   const SETTING = '/api/0/settings/privacy_filters';
   const APPLY = '/api/0/privacy/apply';
@@ -24,12 +24,6 @@ window.privacyView = (() => {
 
   /** Numbers each rule's inputs, so that every label names its own input. */
   let serial = 0;
-
-  /** "1 event", "3 events". */
-  const count = (n, noun) => `${n.toLocaleString('en')} ${noun}${n === 1 ? '' : 's'}`;
-
-  /** Why a request failed: the server's message, or that it did not answer (the browser says "Failed to fetch"). */
-  const why = error => (error instanceof api.ApiError ? error.message : 'the server did not answer');
 
   /** The stored rules and the version they were read at (`ETag`, if the server gives one). */
   async function loadRules() {

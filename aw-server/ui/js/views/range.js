@@ -10,17 +10,11 @@
 window.rangeDelete = (() => {
   'use strict';
 
-  const { h } = dom;
+  const { h, count, why } = dom;
   const { formatDate, formatTime } = time;
 
   /** Numbers each form's inputs, so that every label names its own input. */
   let serial = 0;
-
-  /** "1 event", "3 events". */
-  const count = (n, noun) => `${n.toLocaleString('en')} ${noun}${n === 1 ? '' : 's'}`;
-
-  /** Why a request failed: the server's message, or that it did not answer (the browser says "Failed to fetch"). */
-  const why = error => (error instanceof api.ApiError ? error.message : 'the server did not answer');
 
   /**
    * A time typed for the day `[start, end)`: on the date the day starts,

@@ -14,7 +14,7 @@ window.statusView = (() => {
   'use strict';
 
   const { h } = dom;
-  const { ago, formatDateTime } = time;
+  const { span, ago, formatDateTime } = time;
 
   /** A watcher whose last data is older than this is silent, as on the Buckets page. */
   const SILENT_MS = 15 * 60 * 1000;
@@ -813,21 +813,7 @@ window.statusView = (() => {
     const seconds = Math.round((date.getTime() - now) / 1000);
     if (seconds <= 0) return ago(date, now);
     if (seconds < 60) return 'in less than a minute';
-    return `in ${span(seconds)}`;
-  }
-
-  /** "5 minutes", "2 hours", "1 day": the largest whole unit. */
-  function span(seconds) {
-    for (const [name, size] of [
-      ['day', 86400],
-      ['hour', 3600],
-      ['minute', 60],
-    ]) {
-      if (seconds >= size) {
-        return counted(Math.floor(seconds / size), name);
-      }
-    }
-    return counted(seconds, 'second');
+    return `in ${span(seconds, count)}`;
   }
 
   /** "minute", "5 minutes", "24 hours", "3 days", "90 seconds": an interval of the config, in seconds. */
