@@ -325,36 +325,6 @@ pub(crate) fn store_changes(
     Ok(done)
 }
 
-/// Applies the privacy rules in force to up to [`CHUNK`] events of the
-/// bucket with ids above `after`, all on the writer: for in-memory
-/// databases, which have no other connection.
-pub(crate) fn rules_chunk(
-    conn: &Connection,
-    memory: &mut WriterMemory<'_>,
-    bucket_id: &str,
-    after: i64,
-    mode: RulesMode,
-) -> Result<Chunk<RulesOutcome>> {
-    if !memory.privacy.applies_to(bucket_id) {
-        bucket_row(conn, bucket_id)?;
-        return Ok(Chunk {
-            done: RulesOutcome::default(),
-            more: false,
-            after,
-        });
-    }
-    let rows = rows_after(conn, bucket_id, after)?;
-    let (outcome, changes) = judge(memory.privacy, bucket_id, &rows);
-    if mode == RulesMode::Apply {
-        store_changes(conn, memory, bucket_id, &changes)?;
-    }
-    Ok(Chunk {
-        done: outcome,
-        more: rows.len() == CHUNK,
-        after: rows.last().map_or(after, |row| row.id),
-    })
-}
-
 /// Gives up to `pages` free pages of the file back to the file system
 /// (a database created with `auto_vacuum=INCREMENTAL`; elsewhere SQLite
 /// does nothing); returns the free pages left.

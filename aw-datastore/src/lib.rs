@@ -64,6 +64,7 @@ mod route;
 mod rows;
 pub mod salvage;
 mod schema;
+mod shape;
 mod snapshot;
 mod stats;
 mod tokens;
@@ -77,9 +78,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use aw_models::{
-    Bucket, Duration, Event, ProjectedEvents, SettingValue, SharedEvent, Timestamp, UpdateBucket,
-};
+use aw_models::{Bucket, Duration, Event, SettingValue, Timestamp, UpdateBucket};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use rusqlite::{Connection, OpenFlags};
 
@@ -106,6 +105,7 @@ pub use privacy::{
 };
 pub use replica::{PulledChunk, Replacement, Replica};
 pub use route::{Answer, Read};
+pub use shape::{Json, Projected, Recipe, Shape, Shared, Whole};
 pub use snapshot::{snapshot_file, Snapshot};
 pub use tokens::StoredToken;
 pub use writer_stats::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
@@ -137,20 +137,42 @@ pub struct EventQuery {
 #[derive(Debug, Clone)]
 pub struct Datastore {
     writer: Arc<WriterQueue<WorkerMessage>>,
-    /// `None` for in-memory databases, whose reads the writer serves.
+    /// `None` for a read-only store, whose reads the writer serves.
     readers: Option<Sender<ReadCommand>>,
-    /// Connections for reads on the calling thread (`local.rs`); `None`
-    /// for in-memory databases.
-    local: Option<Arc<LocalReads>>,
+    /// Connections for reads on the calling thread (`local.rs`).
+    local: Arc<LocalReads>,
     closed: Arc<AtomicBool>,
     /// Damage met while serving (`salvage.rs`).
     damage: Arc<salvage::DamageSeen>,
     /// The writer's commit times (`writer_stats.rs`).
     commit_times: Arc<CommitTimes>,
+    /// A scratch store's folder (`open_in_memory`); last, so the writer
+    /// has its end of the queue before the folder waits for it.
+    _scratch: Option<Arc<Scratch>>,
+}
+
+/// The private folder of a scratch store's file: when the last handle
+/// drops, it waits for the writer to finish with the file, then is
+/// removed.
+#[derive(Debug)]
+struct Scratch {
+    folder: tempfile::TempDir,
+    /// Disconnected when the writer thread ends.
+    exited: Receiver<()>,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = self.exited.recv();
+        log::debug!(
+            "Removing the scratch store {}",
+            self.folder.path().display()
+        );
+    }
 }
 
 /// Most events a read may return to run on an async caller's thread
-/// when awaited ([`Datastore::events_json`]): about a millisecond of work.
+/// when awaited (the shape [`Json`]): about a millisecond of work.
 pub const SMALL_READ: u64 = 2_000;
 
 /// Commands waiting for the writer before senders block (back-pressure).
@@ -186,7 +208,16 @@ impl Datastore {
     /// one, or a key in a build without the `sqlcipher` feature fail with
     /// [`DatastoreError::Encryption`] and change nothing.
     pub fn open_with_key(path: impl AsRef<Path>, key: Option<&DatabaseKey>) -> Result<Datastore> {
-        let path = path.as_ref();
+        Datastore::open_file(path.as_ref(), key, None)
+    }
+
+    /// [`Datastore::open_with_key`]; `folder`, if given, is the private
+    /// folder the file is in, removed once the writer has closed it.
+    fn open_file(
+        path: &Path,
+        key: Option<&DatabaseKey>,
+        folder: Option<tempfile::TempDir>,
+    ) -> Result<Datastore> {
         // Before anything is locked, read or created.
         key::usable(key)?;
         // Before SQLite touches the file, so a served file is not even
@@ -286,19 +317,23 @@ impl Datastore {
                 reader::run(reader_conn, bounds, stats, commands, stop, closed, damage)
             })?;
         }
+        let (exited_sender, exited) = bounded::<()>(0);
         spawn("aw-datastore-writer".to_string(), move || {
-            // The writer owns the stop sender (its end stops the readers)
-            // and, in `worker`, the lock.
+            // The writer owns the stop sender (its end stops the readers),
+            // in `worker` the lock, and the sender whose end says it is
+            // done with the file.
+            let _exited = exited_sender;
             let _stop = stop_sender;
             worker.run(queue)
         })?;
         Ok(Datastore {
             writer: Arc::new(writer),
             readers: Some(read_sender),
-            local: Some(Arc::new(local)),
+            local: Arc::new(local),
             closed,
             damage,
             commit_times,
+            _scratch: folder.map(|folder| Arc::new(Scratch { folder, exited })),
         })
     }
 
@@ -344,18 +379,18 @@ impl Datastore {
         // The "writer" only scans the buckets' longest events (which bound
         // range reads) and answers reads: without a file to lock, a WAL to
         // sync or facts to store, it writes nothing.
-        Datastore::on_one_thread(conn, path, bounds, shared_stats, closed, Some(local))
+        Datastore::on_one_thread(conn, path, bounds, shared_stats, closed, local)
     }
 
-    /// A datastore served by its writer thread alone (and `local`
-    /// connections, if any): no file lock, no WAL syncer, no stored facts.
+    /// A datastore served by its writer thread alone and `local`
+    /// connections: no file lock, no WAL syncer, no stored facts.
     fn on_one_thread(
         conn: Connection,
         path: &Path,
         bounds: Arc<DurationBounds>,
         shared_stats: Arc<SharedStats>,
         closed: Arc<AtomicBool>,
-        local: Option<LocalReads>,
+        local: LocalReads,
     ) -> Result<Datastore> {
         let stats = StatsWriter::new(shared_stats, Default::default());
         let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
@@ -376,29 +411,27 @@ impl Datastore {
         Ok(Datastore {
             writer: Arc::new(writer),
             readers: None,
-            local: local.map(Arc::new),
+            local: Arc::new(local),
             closed,
             damage,
             commit_times,
+            _scratch: None,
         })
     }
 
-    /// A fresh database that lives only as long as the handles (tests).
-    ///
-    /// Its reads are served by the writer thread (see `worker.rs`).
+    /// A fresh database that lives only as long as the handles (tests,
+    /// scratch work): a file like any other, in a private temporary
+    /// folder that is removed once the writer has closed it, so it is
+    /// served exactly as a file is.
     pub fn open_in_memory() -> Result<Datastore> {
-        let conn = Connection::open_in_memory()?;
-        schema::configure_writer(&conn, false)?;
-        schema::migrate(&conn)?;
-        // A fresh database: every bucket's facts are known from creation.
-        Datastore::on_one_thread(
-            conn,
-            Path::new(""),
-            Arc::new(DurationBounds::default()),
-            Arc::new(SharedStats::default()),
-            Arc::new(AtomicBool::new(false)),
-            None,
-        )
+        let folder = tempfile::Builder::new()
+            .prefix("aw-datastore-")
+            .tempdir()
+            .map_err(|error| {
+                DatastoreError::InvalidInput(format!("no temporary folder: {error}"))
+            })?;
+        let path = folder.path().join("scratch.db");
+        Datastore::open_file(&path, None, Some(folder))
     }
 
     /// The damage this datastore met in its file while serving, if any
@@ -414,7 +447,7 @@ impl Datastore {
     /// buckets, so a caller refuses to push from an encrypted database
     /// unless told that a plaintext copy is intended.
     pub fn is_encrypted(&self) -> bool {
-        self.local.as_ref().is_some_and(|local| local.encrypted())
+        self.local.encrypted()
     }
 
     /// The writer's queue and commit times now, for monitoring: read from
@@ -517,74 +550,27 @@ impl Datastore {
     }
 
     /// Events newest first, selected and clipped (`docs/API.md`,
-    /// "Events").
+    /// "Events"), whole: [`Datastore::events_as`] in the shape [`Whole`].
     pub fn events(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<Event>> {
-        let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Never, move |reply| ReadCommand::Events {
-            bucket_id: id,
-            query,
-            reply,
-        })
+        self.events_as(bucket_id, query, Whole)
     }
 
-    /// [`Datastore::events`] as [`SharedEvent`]s: events whose stored data
-    /// text is the same share one decoded object, so a long read costs
-    /// one parse and one allocation per distinct data, not per event. For
-    /// the query language, which reads whole years at a time.
-    pub fn shared_events(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<SharedEvent>> {
-        let id = bucket_id.to_string();
-        Read::new(self, OnCaller::Never, move |reply| {
-            ReadCommand::SharedEvents {
-                bucket_id: id,
-                query,
-                reply,
-            }
-        })
-    }
-
-    /// [`Datastore::shared_events`] with each event's data reduced to
-    /// `keys`, equal reduced objects shared, and the class of each event's
-    /// whole data beside it (see [`ProjectedEvents`]): the read of a query
-    /// that can only observe those keys. Each distinct stored text is
-    /// reduced as it is decoded, so a year of browser data is ~5k objects,
-    /// not ~78k. A read expected to be short (under 20,000 rows, those not
-    /// decoded on a second thread) gives its objects whole and no classes,
-    /// which costs less than reducing them.
-    pub fn projected_events(
+    /// Events newest first, selected and clipped as [`Datastore::events`]
+    /// selects them, in `shape`: [`Whole`], [`Shared`] (one decoded object
+    /// per distinct data), [`Projected`] (data reduced to the keys a query
+    /// observes) or [`Json`] (the API's array, data texts copied in).
+    pub fn events_as<S: Shape>(
         &self,
         bucket_id: &str,
         query: EventQuery,
-        keys: &[String],
-    ) -> Read<'_, ProjectedEvents> {
+        shape: S,
+    ) -> Read<'_, S::Output> {
         let id = bucket_id.to_string();
-        let keys = keys.to_vec();
-        Read::new(self, OnCaller::Never, move |reply| {
-            ReadCommand::ProjectedEvents {
-                bucket_id: id,
-                query,
-                keys,
-                reply,
-            }
+        let recipe = shape.recipe();
+        let on_caller = recipe.on_caller(bucket_id, query);
+        Read::new(self, on_caller, move |reply| {
+            recipe.command(id, query, reply)
         })
-    }
-
-    /// [`Datastore::events`] as the JSON array the API answers with, built
-    /// with each event's stored data text copied in after validation, not
-    /// decoded and encoded again: for listings of thousands of events that
-    /// is most of their cost. Rows whose data is not a JSON object are left
-    /// out, as `events` leaves them out. Awaited, a listing estimated at
-    /// under [`SMALL_READ`] events runs on the awaiting thread.
-    pub fn events_json(&self, bucket_id: &str, query: EventQuery) -> Read<'_, Vec<u8>> {
-        let id = bucket_id.to_string();
-        Read::new(
-            self,
-            OnCaller::IfShort(bucket_id.to_string(), query),
-            move |reply| ReadCommand::EventsJson {
-                bucket_id: id,
-                query,
-                reply,
-            },
-        )
     }
 
     /// Events of a bucket, unclipped, newest first (starttime, then id,
@@ -724,11 +710,7 @@ impl Datastore {
     /// Every stored API token (`tokens.rs`), hashes included: a read on
     /// this thread (the writer's queue only without a file).
     pub fn tokens(&self) -> Result<Vec<StoredToken>> {
-        if self.local.is_some() {
-            self.read_pooled(|conn, _| tokens::list(conn))
-        } else {
-            self.write(|conn, _| tokens::list(conn))
-        }
+        self.read_pooled(|conn, _| tokens::list(conn))
     }
 
     /// Stores a new API token; false, and nothing stored, when its name is
@@ -757,9 +739,7 @@ impl Datastore {
     /// Commits, syncs and stops the worker; later calls return `Closed`.
     pub fn close(&self) -> Result<()> {
         let result = self.call(|reply| WorkerMessage::Close { reply });
-        if let Some(local) = &self.local {
-            local.close_idle();
-        }
+        self.local.close_idle();
         result
     }
 
@@ -776,18 +756,12 @@ impl Datastore {
     }
 
     /// Runs `read` on this thread with a pooled read connection (and the
-    /// range bounds), waiting for one when all are lent. An in-memory
-    /// database has no pool: it is refused.
+    /// range bounds), waiting for one when all are lent.
     pub(crate) fn read_pooled<T>(
         &self,
         read: impl FnOnce(&Connection, &DurationBounds) -> Result<T>,
     ) -> Result<T> {
-        let Some(local) = &self.local else {
-            return Err(DatastoreError::InvalidInput(
-                "this needs a database file, not an in-memory one".to_string(),
-            ));
-        };
-        local
+        self.local
             .lend_waiting()
             .and_then(|lent| lent.read(|conn, bounds, _| read(conn, bounds)))
             .unwrap_or(Err(DatastoreError::Closed))
@@ -807,13 +781,10 @@ impl Datastore {
     where
         C: FnOnce(Reply<T>) -> ReadCommand,
     {
-        let Some(local) = &self.local else {
-            return Err(command);
-        };
         if self.closed.load(Ordering::SeqCst) {
             return Ok(Err(DatastoreError::Closed));
         }
-        let Some(lent) = local.lend() else {
+        let Some(lent) = self.local.lend() else {
             return Err(command);
         };
         // The reader threads' dispatch, answering through a channel that

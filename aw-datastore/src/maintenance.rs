@@ -34,16 +34,7 @@ impl Datastore {
             return Ok(RangeDeletion::default());
         }
         let (start, end) = (start.nanos(), end.nanos());
-        if self.local.is_some() {
-            return self.read_pooled(|conn, bounds| {
-                cleanup::preview_range(conn, bounds, bucket_id, start, end)
-            });
-        }
-        // An in-memory database: on the writer's connection.
-        let bucket_id = bucket_id.to_string();
-        self.write(move |conn, memory| {
-            cleanup::preview_range(conn, memory.bounds, &bucket_id, start, end)
-        })
+        self.read_pooled(|conn, bounds| cleanup::preview_range(conn, bounds, bucket_id, start, end))
     }
 
     /// Removes all activity of the bucket inside `[start, end)`: events
@@ -148,9 +139,6 @@ impl Datastore {
         mode: RulesMode,
         progress: &mut dyn FnMut(&RulesReport),
     ) -> Result<Vec<RulesReport>> {
-        if self.local.is_none() {
-            return self.rules_on_writer(mode, progress);
-        }
         // The rules in force, as the writer compiled them from the same
         // setting (`worker.rs`): the stored rules that can be used.
         let rules = match self.setting(PRIVACY_FILTERS_KEY).wait()? {
@@ -178,15 +166,9 @@ impl Datastore {
             let mut after = i64::MIN;
             loop {
                 // The events are read and judged on this thread, so the
-                // writer, which heartbeats wait for, only stores changes
-                // (an in-memory database has no other connection to read
-                // them with).
-                let read = if self.local.is_some() {
-                    self.read_pooled(|conn, _| cleanup::rows_after(conn, &report.bucket_id, after))
-                } else {
-                    let id = report.bucket_id.clone();
-                    self.write(move |conn, _| cleanup::rows_after(conn, &id, after))
-                };
+                // writer, which heartbeats wait for, only stores changes.
+                let read =
+                    self.read_pooled(|conn, _| cleanup::rows_after(conn, &report.bucket_id, after));
                 let rows = match read {
                     Ok(rows) => rows,
                     Err(DatastoreError::NoSuchBucket(_)) => break,
@@ -218,43 +200,6 @@ impl Datastore {
         Ok(reports)
     }
 
-    /// [`Datastore::apply_privacy_rules`] with the writer doing all the
-    /// work: in-memory databases have no other connection.
-    fn rules_on_writer(
-        &self,
-        mode: RulesMode,
-        progress: &mut dyn FnMut(&RulesReport),
-    ) -> Result<Vec<RulesReport>> {
-        let mut reports = Vec::new();
-        for bucket_id in self.buckets().wait()?.into_keys() {
-            let mut report = RulesReport {
-                bucket_id,
-                outcome: RulesOutcome::default(),
-            };
-            let mut after = i64::MIN;
-            loop {
-                let id = report.bucket_id.clone();
-                let chunk = match self
-                    .write(move |conn, memory| cleanup::rules_chunk(conn, memory, &id, after, mode))
-                {
-                    Ok(chunk) => chunk,
-                    Err(DatastoreError::NoSuchBucket(_)) => break,
-                    Err(err) => return Err(err),
-                };
-                report.outcome += chunk.done;
-                after = chunk.after;
-                progress(&report);
-                if !chunk.more {
-                    break;
-                }
-            }
-            if report.outcome.examined > 0 {
-                reports.push(report);
-            }
-        }
-        Ok(reports)
-    }
-
     /// Gives the file's free pages back to the file system, a few
     /// thousand at a time, in a database with incremental vacuum on (new
     /// databases, and any after [`Datastore::vacuum`]); elsewhere it does
@@ -280,11 +225,7 @@ impl Datastore {
             let size: i64 = conn.query_row("PRAGMA page_size", [], |row| row.get(0))?;
             Ok(u64::try_from(pages.saturating_mul(size)).unwrap_or(0))
         };
-        if self.local.is_some() {
-            self.read_pooled(move |conn, _| count(conn))
-        } else {
-            self.write(move |conn, _| count(conn))
-        }
+        self.read_pooled(move |conn, _| count(conn))
     }
 
     /// Rebuilds the database file (SQLite's `VACUUM`), which gives every

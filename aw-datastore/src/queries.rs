@@ -1,5 +1,5 @@
 //! Read operations, run on a reader connection (or on the writer's
-//! connection for in-memory databases and for the writer's own lookups).
+//! connection for a read-only store and for the writer's own lookups).
 //!
 //! Every range read goes through the composite index
 //! `(bucketrow, starttime DESC, endtime)` (forced with `INDEXED BY`, so a
@@ -162,7 +162,7 @@ pub(crate) fn events(
 
 /// [`events`] with the data of equal stored texts decoded once and shared;
 /// with `keys`, reduced to them, each event with its class (see
-/// `Datastore::projected_events`). Without `keys`, or for a read expected to
+/// `Datastore::events_as` in the shape `Projected`). Without `keys`, or for a read expected to
 /// give fewer than [`KEPT_READ_ROWS`] rows, the objects are whole and the
 /// classes left empty.
 pub(crate) fn shared_events(
@@ -315,7 +315,7 @@ fn expected_rows(stats: &SharedStats, row_id: i64, query: EventQuery) -> usize {
 }
 
 /// [`events`] as a JSON array, the data text of each row validated and
-/// copied, not decoded (see `Datastore::events_json`).
+/// copied, not decoded (the shape `Json` of `Datastore::events_as`).
 pub(crate) fn events_json(
     conn: &Connection,
     bounds: &DurationBounds,

@@ -31,14 +31,16 @@ use crate::{Datastore, DatastoreError, Result};
 
 /// What replication needs of a database.
 pub trait Replica {
-    /// Every bucket, with its metadata.
-    fn bucket_list(&self) -> Result<Vec<Bucket>>;
+    /// Every bucket, with its metadata ([`Datastore::buckets`]).
+    fn buckets(&self) -> Result<Vec<Bucket>>;
 
-    /// One bucket; `None` when there is none of that id.
-    fn find_bucket(&self, bucket_id: &str) -> Result<Option<Bucket>>;
+    /// One bucket ([`Datastore::bucket`]); `None` when there is none of
+    /// that id.
+    fn bucket(&self, bucket_id: &str) -> Result<Option<Bucket>>;
 
-    /// How many events the bucket holds.
-    fn event_count(&self, bucket_id: &str) -> Result<u64>;
+    /// How many events the bucket holds ([`Datastore::count_events`] of
+    /// all its time).
+    fn count_events(&self, bucket_id: &str) -> Result<u64>;
 
     /// Up to `limit` events of the bucket with ids above `after`, in id
     /// order.
@@ -68,8 +70,9 @@ pub trait Replica {
     /// joined; `None` when that is no longer known (compare everything).
     fn changed_since(&self, bucket_id: &str, counter: i64) -> Result<Option<Vec<(i64, i64)>>>;
 
-    /// Deletes a bucket and its events (a copy whose origin deleted it).
-    fn delete_copy(&self, bucket_id: &str) -> Result<()>;
+    /// Deletes a bucket and its events ([`Datastore::delete_bucket`]; a
+    /// copy whose origin deleted it); one already gone is no error.
+    fn delete_bucket(&self, bucket_id: &str) -> Result<()>;
 
     /// The bucket's newest start; `None` when it has no events.
     fn newest_start(&self, bucket_id: &str) -> Result<Option<i64>>;
@@ -128,20 +131,20 @@ pub struct Replacement {
 }
 
 impl Replica for Datastore {
-    fn bucket_list(&self) -> Result<Vec<Bucket>> {
-        Ok(self.buckets().wait()?.into_values().collect())
+    fn buckets(&self) -> Result<Vec<Bucket>> {
+        Ok(Datastore::buckets(self).wait()?.into_values().collect())
     }
 
-    fn find_bucket(&self, bucket_id: &str) -> Result<Option<Bucket>> {
-        match self.bucket(bucket_id).wait() {
+    fn bucket(&self, bucket_id: &str) -> Result<Option<Bucket>> {
+        match Datastore::bucket(self, bucket_id).wait() {
             Ok(bucket) => Ok(Some(bucket)),
             Err(DatastoreError::NoSuchBucket(_)) => Ok(None),
             Err(error) => Err(error),
         }
     }
 
-    fn event_count(&self, bucket_id: &str) -> Result<u64> {
-        self.count_events(bucket_id, None, None).wait()
+    fn count_events(&self, bucket_id: &str) -> Result<u64> {
+        Datastore::count_events(self, bucket_id, None, None).wait()
     }
 
     fn rows_after(&self, bucket_id: &str, after: i64, limit: usize) -> Result<Vec<StoredRow>> {
@@ -216,8 +219,8 @@ impl Replica for Datastore {
         self.write(move |conn, _| Ok(key_value::delete(conn, &key)?))
     }
 
-    fn delete_copy(&self, bucket_id: &str) -> Result<()> {
-        match self.delete_bucket(bucket_id) {
+    fn delete_bucket(&self, bucket_id: &str) -> Result<()> {
+        match Datastore::delete_bucket(self, bucket_id) {
             Ok(()) | Err(DatastoreError::NoSuchBucket(_)) => Ok(()),
             Err(error) => Err(error),
         }
@@ -240,7 +243,7 @@ impl Replica for Datastore {
     }
 
     fn follow_metadata(&self, copy: &Bucket) -> Result<()> {
-        let Some(here) = self.find_bucket(&copy.id)? else {
+        let Some(here) = Replica::bucket(self, &copy.id)? else {
             return Ok(());
         };
         if (&here.kind, &here.client, &here.hostname, &here.data)

@@ -3,7 +3,7 @@
 //!
 //! A read can run in three places: on the calling thread, on a pooled
 //! connection free at once (`local.rs`); on a reader thread (`reader.rs`);
-//! or, for an in-memory database, on the writer. Which one is best depends
+//! or, for a read-only store, on its one thread. Which one is best depends
 //! on who waits for the answer, so the choice is made when the caller
 //! says how it waits, not by the caller:
 //!

@@ -43,14 +43,9 @@ impl Datastore {
     /// before the call is in the copy. See the module's text.
     pub fn snapshot(&self, target: &Path) -> Result<Snapshot> {
         let started = Instant::now();
-        let Some(local) = &self.local else {
-            return Err(DatastoreError::InvalidInput(
-                "a snapshot needs a database file, not an in-memory one".to_string(),
-            ));
-        };
         let partial = partial_path(target)?;
-        let source = local.open_connection()?;
-        copy_in_place(&source, &partial, target, local.key(), started)
+        let source = self.local.open_connection()?;
+        copy_in_place(&source, &partial, target, self.local.key(), started)
     }
 }
 

@@ -399,7 +399,7 @@ fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
             limit: None,
         };
         let shared: Vec<Event> = store
-            .shared_events("b", query)
+            .events_as("b", query, crate::Shared)
             .wait()
             .unwrap()
             .into_iter()
@@ -415,12 +415,15 @@ fn a_long_read_decoded_on_a_second_thread_answers_as_one_thread_does() {
     assert_eq!(all.len(), 30_000);
 }
 
-/// What `projected_events` must answer for `query`: the events `events` gives,
+/// What a `Projected` read must answer for `query`: the events `events` gives,
 /// with their data reduced to `keys`, equal reduced objects shared, and
 /// one class per distinct whole object.
 /// A short read (`reduced` false) gives its events whole, and no classes.
 fn assert_kept(store: &Datastore, query: EventQuery, keys: &[String], reduced: bool) {
-    let kept = store.projected_events("b", query, keys).wait().unwrap();
+    let kept = store
+        .events_as("b", query, crate::Projected(keys.to_vec()))
+        .wait()
+        .unwrap();
     let whole = store.events("b", query).wait().unwrap();
     assert_eq!(kept.events.len(), whole.len(), "{query:?}");
     if !reduced {
@@ -466,7 +469,7 @@ fn assert_kept(store: &Datastore, query: EventQuery, keys: &[String], reduced: b
     );
 }
 
-/// A read of some keys only (`projected_events`), on one thread and on two,
+/// A read of some keys only (`Projected`), on one thread and on two,
 /// with texts of equal objects written differently and bad rows.
 #[test]
 fn a_kept_read_reduces_the_data_and_classes_the_whole_objects() {

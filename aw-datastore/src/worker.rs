@@ -37,13 +37,11 @@
 //!
 //! # Reads
 //!
-//! File databases are read by reader threads on their own read-only
+//! Databases are read by reader threads on their own read-only
 //! connections (see `reader.rs`): WAL lets them read committed data while
-//! this thread writes, so a year-long read does not delay heartbeats. An
-//! in-memory database cannot be shared between connections without
-//! SQLite's shared cache (which locks whole tables), so this thread serves
-//! its reads itself, after committing the open batch so a read sees only
-//! acknowledged writes.
+//! this thread writes, so a year-long read does not delay heartbeats. A
+//! read-only store has no reader threads: this thread serves the reads
+//! its callers' pooled connections do not.
 //!
 //! While the queue is empty the worker also scans, some thousands of index
 //! entries at a time, the longest event duration of buckets that existed
@@ -109,7 +107,7 @@ pub(crate) enum WorkerMessage {
     },
     /// Any other change, run inside the open batch.
     Job(Job),
-    /// Only for in-memory databases, which have no reader threads.
+    /// Only for read-only stores, which have no reader threads.
     Read(ReadCommand),
     /// Commit and fsync what was acknowledged so far.
     ForceCommit { reply: Reply<()> },
@@ -274,7 +272,7 @@ pub(crate) struct Worker {
 impl Worker {
     /// A worker over a migrated, configured connection; `stored` are the
     /// facts of the last clean close, if the file is provably unchanged. A
-    /// file database has its WAL file and a WAL syncer, an in-memory one
+    /// served file has its WAL file and a WAL syncer, a read-only store
     /// neither.
     #[allow(
         clippy::too_many_arguments,

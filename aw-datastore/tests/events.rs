@@ -179,7 +179,7 @@ fn reads_with_and_without_a_limit_agree_on_the_order_of_ties() {
             .unwrap();
         assert_eq!(unlimited, limited);
         let shared: Vec<Event> = store
-            .shared_events(bucket, query(start, end, None))
+            .events_as(bucket, query(start, end, None), aw_datastore::Shared)
             .wait()
             .unwrap()
             .into_iter()
@@ -188,7 +188,7 @@ fn reads_with_and_without_a_limit_agree_on_the_order_of_ties() {
         assert_eq!(shared, limited);
         let json: Vec<Event> = serde_json::from_slice(
             &store
-                .events_json(bucket, query(start, end, None))
+                .events_as(bucket, query(start, end, None), aw_datastore::Json)
                 .wait()
                 .unwrap(),
         )
@@ -421,18 +421,23 @@ fn shared_events_equal_events_and_share_equal_data() {
         query(Some(50), Some(60), None),
     ] {
         let plain = store.events("b", range).wait().unwrap();
-        let shared = store.shared_events("b", range).wait().unwrap();
+        let shared = store
+            .events_as("b", range, aw_datastore::Shared)
+            .wait()
+            .unwrap();
         let converted: Vec<Event> = shared.iter().cloned().map(Event::from).collect();
         assert_eq!(converted, plain);
     }
     let shared = store
-        .shared_events("b", EventQuery::default())
+        .events_as("b", EventQuery::default(), aw_datastore::Shared)
         .wait()
         .unwrap();
     assert!(std::sync::Arc::ptr_eq(&shared[0].data, &shared[1].data));
     assert!(!std::sync::Arc::ptr_eq(&shared[0].data, &shared[2].data));
     assert!(matches!(
-        store.shared_events("missing", EventQuery::default()).wait(),
+        store
+            .events_as("missing", EventQuery::default(), aw_datastore::Shared)
+            .wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
 }
@@ -511,11 +516,16 @@ fn json_listing_equals_the_decoded_listing() {
         query(Some(100), None, None),
     ] {
         let decoded = serde_json::to_value(store.events("b", query).wait().unwrap()).unwrap();
-        let raw: serde_json::Value =
-            serde_json::from_slice(&store.events_json("b", query).wait().unwrap()).unwrap();
+        let raw: serde_json::Value = serde_json::from_slice(
+            &store
+                .events_as("b", query, aw_datastore::Json)
+                .wait()
+                .unwrap(),
+        )
+        .unwrap();
         assert_eq!(raw, decoded, "{query:?}");
         let shared: Vec<_> = store
-            .shared_events("b", query)
+            .events_as("b", query, aw_datastore::Shared)
             .wait()
             .unwrap()
             .into_iter()
@@ -526,7 +536,7 @@ fn json_listing_equals_the_decoded_listing() {
     }
     let all: serde_json::Value = serde_json::from_slice(
         &store
-            .events_json("b", query(None, None, None))
+            .events_as("b", query(None, None, None), aw_datastore::Json)
             .wait()
             .unwrap(),
     )
@@ -535,7 +545,7 @@ fn json_listing_equals_the_decoded_listing() {
     // A limit counts the events answered, not the bad rows left out.
     let newest: serde_json::Value = serde_json::from_slice(
         &store
-            .events_json("b", query(None, None, Some(4)))
+            .events_as("b", query(None, None, Some(4)), aw_datastore::Json)
             .wait()
             .unwrap(),
     )
@@ -551,7 +561,9 @@ fn json_listing_equals_the_decoded_listing() {
     );
     assert_eq!(all[2]["data"], data);
     assert!(matches!(
-        store.events_json("missing", EventQuery::default()).wait(),
+        store
+            .events_as("missing", EventQuery::default(), aw_datastore::Json)
+            .wait(),
         Err(DatastoreError::NoSuchBucket(_))
     ));
 }
@@ -568,8 +580,16 @@ fn awaited_reads_equal_waited_ones() {
         let id = stored[1].id.unwrap();
         for query in [query(None, None, None), query(Some(5), Some(22), Some(1))] {
             assert_eq!(
-                block_on(store.events_json("b", query).into_future()).unwrap(),
-                store.events_json("b", query).wait().unwrap()
+                block_on(
+                    store
+                        .events_as("b", query, aw_datastore::Json)
+                        .into_future()
+                )
+                .unwrap(),
+                store
+                    .events_as("b", query, aw_datastore::Json)
+                    .wait()
+                    .unwrap()
             );
             assert_eq!(
                 block_on(store.events("b", query).into_future()).unwrap(),
@@ -595,7 +615,7 @@ fn awaited_reads_equal_waited_ones() {
         assert!(matches!(
             block_on(
                 store
-                    .events_json("missing", EventQuery::default())
+                    .events_as("missing", EventQuery::default(), aw_datastore::Json)
                     .into_future()
             ),
             Err(DatastoreError::NoSuchBucket(_))
@@ -618,14 +638,26 @@ fn awaited_reads_equal_waited_ones() {
         query(Some(10_000), Some(13_600), None),
     ] {
         assert_eq!(
-            block_on(store.events_json("long", query).into_future()).unwrap(),
-            store.events_json("long", query).wait().unwrap()
+            block_on(
+                store
+                    .events_as("long", query, aw_datastore::Json)
+                    .into_future()
+            )
+            .unwrap(),
+            store
+                .events_as("long", query, aw_datastore::Json)
+                .wait()
+                .unwrap()
         );
     }
 
     store.close().unwrap();
     assert!(matches!(
-        block_on(store.events_json("b", EventQuery::default()).into_future()),
+        block_on(
+            store
+                .events_as("b", EventQuery::default(), aw_datastore::Json)
+                .into_future()
+        ),
         Err(DatastoreError::Closed)
     ));
     assert!(matches!(
@@ -645,7 +677,7 @@ fn many_threads_reading_at_once_share_the_connections() {
         .insert_events("b", (0..50).map(|i| event(i * 10, 5, app("x"))).collect())
         .unwrap();
     let expected = store
-        .events_json("b", EventQuery::default())
+        .events_as("b", EventQuery::default(), aw_datastore::Json)
         .wait()
         .unwrap();
     // More threads than pooled connections: the rest go to the readers.
@@ -655,14 +687,18 @@ fn many_threads_reading_at_once_share_the_connections() {
                 for _ in 0..20 {
                     assert_eq!(
                         store
-                            .events_json("b", EventQuery::default())
+                            .events_as("b", EventQuery::default(), aw_datastore::Json)
                             .wait()
                             .unwrap(),
                         expected
                     );
                     assert_eq!(
-                        block_on(store.events_json("b", EventQuery::default()).into_future())
-                            .unwrap(),
+                        block_on(
+                            store
+                                .events_as("b", EventQuery::default(), aw_datastore::Json)
+                                .into_future()
+                        )
+                        .unwrap(),
                         expected
                     );
                     assert_eq!(store.count_events("b", None, None).wait().unwrap(), 50);
@@ -714,7 +750,7 @@ fn a_bucket_spanning_every_representable_year_lists_its_events() {
     store.insert_events("b", vec![first, last]).unwrap();
     let listed = block_on(
         store
-            .events_json("b", query(None, None, Some(10)))
+            .events_as("b", query(None, None, Some(10)), aw_datastore::Json)
             .into_future(),
     )
     .unwrap();

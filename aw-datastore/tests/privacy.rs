@@ -521,7 +521,7 @@ fn vacuum_shrinks_a_file_without_incremental_vacuum_and_turns_it_on() {
 }
 
 #[test]
-fn an_in_memory_store_applies_rules_to_history_on_its_writer() {
+fn a_scratch_store_applies_rules_to_history_as_a_file_does() {
     let store = Datastore::open_in_memory().unwrap();
     store.create_bucket(bucket(WINDOW)).unwrap();
     let events: Vec<Event> = (0..1200)

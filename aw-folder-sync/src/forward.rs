@@ -72,7 +72,7 @@ pub fn forward(
         .map(|state| (state.bucket.clone(), state))
         .collect();
     let buckets: Vec<Bucket> = store
-        .bucket_list()?
+        .buckets()?
         .into_iter()
         .filter(|bucket| is_own_bucket(&bucket.id) && filter.takes_bucket(&bucket.id))
         .collect();
@@ -128,7 +128,7 @@ pub fn forward(
     }
     for gone in states.keys() {
         let here = buckets.iter().any(|bucket| &bucket.id == gone);
-        if !here && filter.takes_bucket(gone) && store.find_bucket(gone)?.is_none() {
+        if !here && filter.takes_bucket(gone) && store.bucket(gone)?.is_none() {
             match hub.forget(gone) {
                 Ok(()) => report.forgotten += 1,
                 Err(FolderSyncError::HubRefusedBucket { message }) => {
@@ -254,7 +254,7 @@ fn forward_bucket(
     // counter, so the count the hub recorded with the cursor, unchanged,
     // means nothing was added: the walk by id, which passes over every
     // later event of the other buckets, is skipped (as a folder push does).
-    let count = store.event_count(&bucket.id)?;
+    let count = store.count_events(&bucket.id)?;
     let nothing_added = state.count == Some(count) && state.changes == counter;
     let mut first = true;
     let mut rounds = 0;
@@ -390,9 +390,7 @@ pub fn states(store: &dyn Replica, device: &str) -> Result<Vec<ForwardState>> {
         .filter_map(|(_, text)| serde_json::from_str(&text).ok())
         .collect();
     for state in &mut states {
-        state.host = store
-            .find_bucket(&state.target)?
-            .map(|bucket| bucket.hostname);
+        state.host = store.bucket(&state.target)?.map(|bucket| bucket.hostname);
     }
     Ok(states)
 }
@@ -411,9 +409,7 @@ pub fn devices(store: &dyn Replica) -> Result<Vec<ForwardingDevice>> {
         ) else {
             continue;
         };
-        state.host = store
-            .find_bucket(&state.target)?
-            .map(|bucket| bucket.hostname);
+        state.host = store.bucket(&state.target)?.map(|bucket| bucket.hostname);
         let index = match devices.iter().position(|known| known.device == device) {
             Some(index) => index,
             None => {
@@ -470,7 +466,7 @@ pub fn state_for(
     let elsewhere = || format!("{}{SYNCED_FROM}{origin}", bucket.id);
     match state(store, device, &bucket.id)? {
         Some(known) => {
-            let kept = store.find_bucket(&known.target)?;
+            let kept = store.bucket(&known.target)?;
             let named_now = kept
                 .as_ref()
                 .is_some_and(|kept| is_hostless(&kept.hostname) && !is_hostless(&bucket.hostname));
@@ -482,7 +478,7 @@ pub fn state_for(
             }
         }
         None => {
-            let free = store.find_bucket(&bucket.id)?.is_none();
+            let free = store.bucket(&bucket.id)?.is_none();
             let target = if free { bucket.id.clone() } else { elsewhere() };
             Ok((ForwardState::new(&bucket.id, &target), None))
         }
@@ -693,7 +689,7 @@ pub fn forget(store: &dyn Replica, device: &str, bucket_id: &str) -> Result<Opti
     let Some(state) = state(store, device, bucket_id)? else {
         return Ok(None);
     };
-    store.delete_copy(&state.target)?;
+    store.delete_bucket(&state.target)?;
     store.forget_state(&state_key(device, bucket_id))?;
     Ok(Some(state.target))
 }

@@ -202,7 +202,7 @@ fn pull_deleted_buckets(
         if replacements.is_empty() {
             continue;
         }
-        let target = match store.find_bucket(&state.target) {
+        let target = match store.bucket(&state.target) {
             Ok(Some(target)) => target,
             // Deleted here as well: nothing left to delete.
             Ok(None) => continue,

@@ -55,7 +55,7 @@ pub(crate) fn push(
     let path = folder.own_file();
     let copy = open_own(&path, &folder.device_id, &folder.hostname)?;
     let buckets: Vec<Bucket> = store
-        .bucket_list()?
+        .buckets()?
         .into_iter()
         .filter(|bucket| is_own_bucket(&bucket.id))
         .collect();
@@ -195,7 +195,7 @@ fn push_bucket(
         .optional()?;
     let changes = store.change_count(&bucket.id)?;
     // Read before the events: one added meanwhile makes the next pass look.
-    let count = store.event_count(&bucket.id)?;
+    let count = store.count_events(&bucket.id)?;
     let mut high_water = pushed.map_or(0, |pushed| pushed.high_water);
     let mut done = 0;
     match pushed {

@@ -5,7 +5,7 @@
 //! objects, and even a compact decoded object ([`EventData`]) costs a few
 //! hundred bytes. The datastore decodes each distinct stored text
 //! once per read and hands out the same `Arc<EventData>` for every event that
-//! carries it (see `Datastore::shared_events`), and the query language
+//! carries it (see the shape `aw_datastore::Shared`), and the query language
 //! works on these events, so an event is 40 bytes plus a shared pointer,
 //! cloning one never copies its data, and a transform that derives new
 //! data (`categorize`'s `$category`) can do it once per distinct object.

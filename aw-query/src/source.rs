@@ -3,7 +3,7 @@
 //! benchmarks.
 //!
 //! Sources hand out [`SharedEvent`]s: the datastore decodes each distinct
-//! data text of a read once (`Datastore::shared_events`), and the memory
+//! data text of a read once (`Datastore::events_as` in the shape `Shared`), and the memory
 //! source keeps its events shared, so a read copies 40 bytes and a pointer
 //! per event rather than a JSON object.
 
@@ -129,7 +129,7 @@ impl EventSource for Datastore {
             end: Some(interval.end),
             limit: None,
         };
-        self.shared_events(bucket_id, query)
+        self.events_as(bucket_id, query, aw_datastore::Shared)
             .wait()
             .map_err(source_error)
     }
@@ -145,7 +145,7 @@ impl EventSource for Datastore {
             end: Some(interval.end),
             limit: None,
         };
-        self.projected_events(bucket_id, query, keys)
+        self.events_as(bucket_id, query, aw_datastore::Projected(keys.to_vec()))
             .wait()
             .map_err(source_error)
     }

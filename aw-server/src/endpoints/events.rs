@@ -28,7 +28,10 @@ pub async fn list(
         end: timestamp_param("end", end)?,
         limit: limit_param(limit)?,
     };
-    let body = state.datastore.events_json(bucket_id, query).await?;
+    let body = state
+        .datastore
+        .events_as(bucket_id, query, aw_datastore::Json)
+        .await?;
     Ok((ContentType::JSON, body))
 }
 
