@@ -22,6 +22,7 @@ use aw_models::is_own_bucket;
 use rusqlite::Connection;
 
 use crate::key_value::{self, CHANGED_PREFIX, CHANGES_PREFIX, DELETED_PREFIX};
+use crate::spans::{self, Ends};
 use crate::Result;
 
 /// Most ranges the record of a copy keeps; past it, the oldest are
@@ -103,21 +104,13 @@ pub(crate) fn changed_since(
     else {
         return Ok(None);
     };
-    let mut spans: Vec<(i64, i64)> = record
+    let spans: Vec<(i64, i64)> = record
         .spans
         .iter()
         .filter(|&&(after, _, _)| after > counter)
         .map(|&(_, low, high)| (low, high))
         .collect();
-    spans.sort_unstable();
-    let mut joined: Vec<(i64, i64)> = Vec::with_capacity(spans.len());
-    for (low, high) in spans {
-        match joined.last_mut() {
-            Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
-            _ => joined.push((low, high)),
-        }
-    }
-    Ok(Some(joined))
+    Ok(Some(spans::join(spans, Ends::Closed)))
 }
 
 /// The bucket's change counter (0 when never bumped).
@@ -151,14 +144,7 @@ impl Deleted {
 
     fn add(&mut self, start: i64, end: i64) {
         self.ranges.push((start, end.max(start + 1)));
-        self.ranges.sort_unstable();
-        let mut joined: Vec<(i64, i64)> = Vec::with_capacity(self.ranges.len());
-        for &(start, end) in &self.ranges {
-            match joined.last_mut() {
-                Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                _ => joined.push((start, end)),
-            }
-        }
+        let mut joined = spans::join(std::mem::take(&mut self.ranges), Ends::HalfOpen);
         while joined.len() > MAX_RANGES {
             let second = joined.remove(1);
             joined[0].1 = second.1;

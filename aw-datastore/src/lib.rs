@@ -39,9 +39,11 @@
 //! client input belongs to aw-models (checked again here where cheap).
 
 mod bounds;
+mod canonical;
 mod changes;
 mod cleanup;
 mod commands;
+mod decode;
 mod error;
 mod files;
 pub mod format;
@@ -66,6 +68,7 @@ pub mod salvage;
 mod schema;
 mod shape;
 mod snapshot;
+mod spans;
 mod stats;
 mod tokens;
 mod wal_sync;

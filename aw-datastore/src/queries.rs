@@ -15,11 +15,9 @@ use aw_models::{Bucket, BucketMetadata, Data, Event, ProjectedEvents, SettingVal
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::bounds::DurationBounds;
+use crate::decode::{self, shared_event_from_row, Interner, TextQueue};
 use crate::key_value::{self, SETTINGS_PREFIX};
-use crate::rows::{
-    self, event_from_row, parse_created, parse_data, raw_event_from_row, shared_event_from_row,
-    Interner, TextQueue, EVENT_COLUMNS,
-};
+use crate::rows::{event_from_row, parse_created, parse_data, raw_event_from_row, EVENT_COLUMNS};
 use crate::stats::{self, SharedStats};
 use crate::{DatastoreError, EventQuery, Result};
 
@@ -272,7 +270,7 @@ impl SharedRead<'_> {
         std::thread::scope(|scope| {
             let decoder = std::thread::Builder::new()
                 .name("aw-decode".into())
-                .spawn_scoped(scope, move || rows::decode_texts(batches, capacity, keys));
+                .spawn_scoped(scope, move || decode::decode_texts(batches, capacity, keys));
             let Ok(decoder) = decoder else {
                 return self.interned();
             };
@@ -280,7 +278,7 @@ impl SharedRead<'_> {
             PIPELINED_READS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let mut queue = TextQueue::new(capacity, sender);
             let numbered =
-                self.rows(|row, clip| rows::numbered_event_from_row(row, clip, &mut queue));
+                self.rows(|row, clip| decode::numbered_event_from_row(row, clip, &mut queue));
             queue.flush();
             // Closing the queue lets the decoder finish, also after a
             // failure.
@@ -294,7 +292,7 @@ impl SharedRead<'_> {
                 classes.reserve_exact(numbered.len());
             }
             let wanted = keys.is_some().then_some(&mut classes);
-            let events = rows::with_decoded_data(numbered, &decoded, self.bucket_id, wanted);
+            let events = decode::with_decoded_data(numbered, &decoded, self.bucket_id, wanted);
             Ok(ProjectedEvents { events, classes })
         })
     }

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use crate::files::{open_read_only, side_path};
+use crate::spans::{self, Ends};
 use crate::{key, lock, schema, DatabaseKey, DatastoreError, Result};
 
 /// What [`check`] found.
@@ -444,15 +445,7 @@ fn copy_rows(source: &Path, target: &Path, key: Option<&DatabaseKey>) -> Result<
             params![name, value, modified],
         )?;
     }
-    lost_event_ids.sort_unstable();
-    let mut joined: Vec<(i64, i64)> = Vec::with_capacity(lost_event_ids.len());
-    for (from, to) in lost_event_ids {
-        match joined.last_mut() {
-            Some(last) if last.1 >= from => last.1 = last.1.max(to),
-            _ => joined.push((from, to)),
-        }
-    }
-    let lost_event_ids = joined;
+    let lost_event_ids = spans::join(lost_event_ids, Ends::HalfOpen);
     let highest = highest.to.saturating_sub(1);
     let issued = sequence(&from, "events").unwrap_or(0).max(highest);
     to.execute(

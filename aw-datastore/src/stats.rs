@@ -2,7 +2,8 @@
 //! writer and read without SQL.
 //!
 //! Counting a bucket or finding its latest end walks its whole index, which
-//! grows with history (15 ms a year); the writer instead keeps these facts
+//! grows with history (`benches/runs/2026-11-21-bucket-facts.md`); the
+//! writer instead keeps these facts
 //! for every bucket it knows and updates them with each write: an insert or
 //! import adds an event, a heartbeat merge moves an end, a replace by id or
 //! a delete removes one (looking the earliest start or latest end up again
@@ -257,8 +258,8 @@ pub(crate) fn last_end(
     Ok(Some(end.map_or(newest_end, |end| end.max(newest_end))))
 }
 
-/// Counts a bucket with SQL: its whole index for the count (15 ms a year
-/// of history), two short lookups for the edges.
+/// Counts a bucket with SQL: its whole index for the count (time in
+/// proportion to its history), two short lookups for the edges.
 pub(crate) fn count_bucket(
     conn: &Connection,
     bounds: &DurationBounds,

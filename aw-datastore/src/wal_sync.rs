@@ -6,9 +6,8 @@
 //! `fsync` of the WAL file, which covers the frames the checkpoint could not
 //! copy because a reader still uses them. On a disk shared with other
 //! writers either `fsync` can take hundreds of milliseconds; run by the
-//! writer thread it held up every heartbeat behind it (a heartbeat took
-//! 216 ms while a checkpoint ran in `benches`' "heartbeat every 20 ms while
-//! 1-year queries loop"). This thread runs it on its own read-write
+//! writer thread it held up every heartbeat behind it
+//! (`benches/runs/2026-11-21-heartbeat-latency.md`). This thread runs it on its own read-write
 //! connection instead: a passive checkpoint takes no lock the writer needs,
 //! so the writer keeps committing (each commit a `write()`, see
 //! `worker.rs`) while the disk catches up.
@@ -25,8 +24,8 @@
 //! reason is the commit after a complete checkpoint: SQLite restarts the
 //! WAL there and syncs its new header inside that commit (a header that
 //! reached the disk late could revive old frames after a power cut), so
-//! every checkpoint costs one heartbeat an `fsync` (74 ms in one trace on
-//! a busy disk). Checkpointing when idle puts that `fsync` on the first
+//! every checkpoint costs one heartbeat an `fsync` (long on a busy disk:
+//! the same run file). Checkpointing when idle puts that `fsync` on the first
 //! write after a pause, and under load it happens once a minute instead
 //! of every 15 s.
 //!

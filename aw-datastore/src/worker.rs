@@ -55,11 +55,11 @@
 //! `close` (and the drop of the last handle) commits, stores the bucket
 //! facts in one last transaction, syncs, and then runs a `TRUNCATE`
 //! checkpoint, which empties the WAL: otherwise the next open would read
-//! the whole WAL back (SQLite's recovery; 35 ms for the WAL left by
-//! importing a year of history). Only when that succeeded does it write the
+//! the whole WAL back (SQLite's recovery, long after a large import:
+//! `benches/runs/2026-11-21-bucket-facts.md`). Only when that succeeded does it write the
 //! file's fingerprint into the lock file, which lets the next open trust
 //! the stored facts; it then waits until the file clock has ticked past
-//! the file's modification time (at most 20 ms), so a program writing the
+//! the file's modification time (a tick of the file clock), so a program writing the
 //! file right after cannot leave the fingerprint as it was.
 
 use std::path::PathBuf;

@@ -16,13 +16,14 @@
 use aw_models::{Bucket, Data, Duration, Event, SettingValue, Timestamp, UpdateBucket};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::canonical::is_canonical_data;
 use crate::changes::{note_change, note_deleted};
 use crate::heartbeat::merge;
 use crate::key_value::{self, SETTINGS_PREFIX};
 use crate::memory::WriterMemory;
 use crate::privacy::{PrivacyRules, Verdict, DEFAULT_PATTERN_SIZE_LIMIT, PRIVACY_FILTERS_KEY};
 use crate::queries::{bucket_row, contains_identical, newest_event};
-use crate::rows::{created_text, data_text, is_canonical_data, parse_data};
+use crate::rows::{created_text, data_text, parse_data};
 use crate::stats::BucketStats;
 use crate::{DatastoreError, ImportSummary, Result};
 

@@ -335,8 +335,9 @@ const MAX_CHUNK: usize = 1 << 20;
 const STREAM_CHUNK: usize = 64 << 10;
 
 /// Rocket copies every body into pieces of 4 KiB by default and passes each
-/// through a channel to hyper, which writes it: a 1.4 MB event listing took
-/// 340 of those, about 3.5 ms of an 8 ms request. A body of known size goes
+/// through a channel to hyper, which writes it: a large event listing
+/// spent much of its time on that
+/// (`benches/runs/2026-11-21-small-requests-and-import.md`). A body of known size goes
 /// out in one piece of its size (at most [`MAX_CHUNK`]), a streamed one in
 /// pieces of [`STREAM_CHUNK`].
 fn set_chunk_size(response: &mut rocket::Response<'_>) {

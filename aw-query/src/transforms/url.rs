@@ -112,9 +112,8 @@ impl UrlSplitter {
 }
 
 /// Lists at least this long are split on two threads when a core is
-/// spare: the first split of a year's browser events (~223k events, ~78k
-/// distinct objects) took 27.1 ms on two threads against 39.8 ms on one;
-/// a month's (~19k events) is just over it.
+/// spare: a year's browser events split faster on two, and a month's is
+/// just over it (`benches/runs/2026-11-21-query-path-2.md`).
 const TWO_THREAD_SPLIT_EVENTS: usize = 16_384;
 
 /// Each distinct URL's parts (`None`: not an absolute URL).
@@ -123,7 +122,8 @@ type ParsedUrls = HashMap<String, Option<Parts>, foldhash::fast::RandomState>;
 /// `$domain`, `$params`, `$path`, `$protocol` of a URL (JSON strings), one
 /// block attached to every object with that URL: copies of the parts were
 /// four allocations per distinct object, and copies of the objects' entries
-/// with four more were ~40 MB of a year query's peak memory.
+/// with four more a large part of a year query's peak memory
+/// (`benches/runs/2026-11-23-shared-values.md`).
 type Parts = Arc<SharedEntries>;
 
 /// The keys of [`Parts`].
@@ -164,7 +164,8 @@ fn parser_parts(url: &url::Url) -> [&str; 4] {
 /// text, which [`parts`] then parses with the `url` crate.
 ///
 /// Parsing a URL in full (WHATWG rules: normalising, percent-encoding,
-/// IDNA) was 6 % of a 1-day dashboard query, while browser URLs are
+/// IDNA) was a visible part of a 1-day dashboard query
+/// (`benches/runs/2026-11-23-compact-data.md`), while browser URLs are
 /// nearly all written the way the parser would write them back. "Plain"
 /// means exactly that: printable ASCII; a lowercase `http://` or
 /// `https://`; a host of lowercase letters, digits, `-` and `.`-separated
