@@ -22,7 +22,8 @@
 //! A whole block of entries may be shared too ([`EventData::attach`]):
 //! `split_url_events` gives each of a URL's objects a reference to one
 //! block of its four parts, instead of a copy of the object's entries with
-//! four more (~40 % of a year query's peak memory was those copies).
+//! four more (those copies were a large part of a year query's peak
+//! memory: `benches/runs/2026-11-23-shared-values.md`).
 
 use std::borrow::Borrow;
 use std::collections::HashSet;
@@ -613,8 +614,8 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(mut self, mut access: A) -> Result<EventData, A::Error> {
         // Entries are gathered in a reused buffer and then copied into a
         // vector of their exact size: JSON gives no count up front, and a
-        // growing vector would leave a year of browser data with ~40 %
-        // unused capacity.
+        // growing vector would leave a year of browser data with much
+        // unused capacity (`benches/runs/2026-11-23-compact-data.md`).
         thread_local! {
             static SCRATCH: std::cell::Cell<Vec<(SmolStr, Value)>> =
                 const { std::cell::Cell::new(Vec::new()) };

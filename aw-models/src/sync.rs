@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::{PullCounts, Timestamp};
 
 /// Which way a pass goes: `push`, `pull` or `both`, read in any letter
-/// case and with spaces around (the config file, the API's `mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// case and with spaces around (the config file, the API's `mode`,
+/// reports read back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SyncMode {
     /// Only write this device's copy.
@@ -44,6 +45,17 @@ impl SyncMode {
             .iter()
             .find(|(_, mode)| *mode == self)
             .map_or("both", |(name, _)| name)
+    }
+}
+
+impl<'de> Deserialize<'de> for SyncMode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<SyncMode, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        SyncMode::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "mode must be \"push\", \"pull\" or \"both\", not '{text}'"
+            ))
+        })
     }
 }
 

@@ -15,7 +15,7 @@ pub(crate) type AddressMap<V> = HashMap<usize, V, BuildHasherDefault<AddressHash
 
 /// Most entries a per-list map is made room for up front: a day's or a
 /// week's distinct objects, so short lists never rehash as they fill
-/// (rehashing was 1-2 % of a 1-day dashboard query), while a year's list
+/// (rehashing showed in a 1-day dashboard query's profile), while a year's list
 /// does not reserve room for every event when it has far fewer distinct
 /// objects.
 const PRESIZED_ENTRIES: usize = 1 << 14;

@@ -1,8 +1,9 @@
 //! Freeing large values on a thread of their own.
 //!
 //! A year's lists hold hundreds of thousands of events and tens of
-//! thousands of data objects; freeing them touches each one and took ~7 %
-//! of a year query, on its critical path: the end of a run frees the
+//! thousands of data objects; freeing them touches each one and took a
+//! visible part of a year query (`benches/runs/2026-11-25-free-order.md`),
+//! on its critical path: the end of a run frees the
 //! browser objects `split_url_events` kept, just before the answer goes
 //! out. [`later`] hands such a value to one long-lived thread that frees
 //! what it is given in order, so the query goes on (or answers) on the

@@ -224,8 +224,9 @@ const CACHED_PROGRAM_BYTES: usize = 256 * 1024;
 thread_local! {
     /// The last few programs parsed on this thread, by text. The dashboard
     /// sends the same few programs again and again, for other periods, and
-    /// parsing one (its category rules are a long literal) was ~4 % of a
-    /// 1-day query. Each thread has its own cache.
+    /// parsing one (its category rules are a long literal) showed in a
+    /// 1-day query's profile (`benches/runs/2026-11-21-query-path.md`).
+    /// Each thread has its own cache.
     static PARSED: std::cell::RefCell<Vec<(Box<str>, Program)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }

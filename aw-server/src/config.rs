@@ -84,9 +84,9 @@ pub struct SyncConfig {
     /// `interval_seconds`, its first name, still reads.
     #[serde(default, alias = "interval_seconds")]
     pub interval: Option<u64>,
-    /// `push`, `pull` or `both` (default).
+    /// `push`, `pull` or `both` (default), in any letter case.
     #[serde(default)]
-    pub mode: Option<String>,
+    pub mode: Option<SyncMode>,
     /// The buckets passes take (as the `sync` command's `--buckets`);
     /// absent or empty: all.
     #[serde(default)]
@@ -561,14 +561,7 @@ fn resolve_sync(file: SyncConfig) -> Result<SyncSettings, ConfigError> {
             "[sync] interval must be at least 1 (seconds)".to_string(),
         ));
     }
-    let mode = match file.mode.as_deref() {
-        None => SyncMode::Both,
-        Some(text) => SyncMode::parse(text).ok_or_else(|| {
-            ConfigError::Invalid(format!(
-                "[sync] mode must be \"push\", \"pull\" or \"both\", not '{text}'"
-            ))
-        })?,
-    };
+    let mode = file.mode.unwrap_or(SyncMode::Both);
     Ok(SyncSettings {
         enabled: file.enabled,
         folder,
@@ -664,11 +657,18 @@ api_key = "secret"
         for bad in [
             "[sync]\nfolder = \"relative\"\n",
             "[sync]\nfolder = \"/x\"\ninterval = 0\n",
-            "[sync]\nfolder = \"/x\"\nmode = \"sideways\"\n",
         ] {
             assert!(config.apply_file(parse(bad)).is_err(), "{bad}");
         }
         assert!(FileConfig::parse("[sync]\nfolders = 1\n", Path::new("c")).is_err());
+        let sideways = FileConfig::parse("[sync]\nmode = \"sideways\"\n", Path::new("c"));
+        let message = sideways.unwrap_err().to_string();
+        assert!(
+            message.contains("mode must be \"push\", \"pull\" or \"both\", not 'sideways'"),
+            "{message}"
+        );
+        let file = FileConfig::parse("[sync]\nmode = \" PULL \"\n", Path::new("c")).unwrap();
+        assert_eq!(file.sync.unwrap().mode, Some(SyncMode::Pull));
         assert!(FileConfig::parse("[sync]\nenabled = \"yes\"\n", Path::new("c")).is_err());
     }
 

@@ -9,7 +9,8 @@ pub mod schedule;
 pub use schedule::{backoff, Next, Schedule, BACKGROUND_NICENESS};
 
 /// The machine's cores, asked once: on Linux the standard library reads
-/// the process's cgroup files each time, which cost a 1-day query ~1 %.
+/// the process's cgroup files each time, which showed in a 1-day query's
+/// profile.
 pub fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))

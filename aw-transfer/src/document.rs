@@ -337,8 +337,8 @@ impl Sink for Importer<'_> {
 }
 
 /// Most memory the prepared events an import holds may take: one
-/// bucket's in pass 2, a whole document's in [`collect`]. A year of
-/// window events (~300k) takes ~40 MB.
+/// bucket's in pass 2, a whole document's in [`collect`]: more than a
+/// year of window events (`benches/runs/2026-11-25-import-order.md`).
 const HELD_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
 /// Prepared events held back, and what they take in memory.

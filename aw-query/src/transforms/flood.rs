@@ -76,8 +76,8 @@ fn flood_sorted(
 ) -> Vec<SharedEvent> {
     // In place: the output is never longer than the input, so it is
     // written over the sorted events (the last kept event at `last`,
-    // events merged into it left behind and dropped at the end). A new
-    // vector for a year of events was another 12 MB of pages touched.
+    // events merged into it left behind and dropped at the end): a new
+    // vector for a year of events would touch as many pages again.
     let mut last = 0;
     // Where the event at `last` was in `events` before it moved there.
     let mut last_from = 0;

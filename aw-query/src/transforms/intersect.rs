@@ -36,8 +36,8 @@ pub fn filter_period_intersect(
     // In place: each event's first piece is written over the events (at
     // `written`, never past the event itself), and only further pieces of
     // an event (one crossing several periods) are kept aside, with the
-    // number of the in-place piece they follow. A new list for a year of
-    // window events was another 12 MB of pages touched.
+    // number of the in-place piece they follow: a new list for a year of
+    // window events would touch as many pages again.
     let mut periods = filter.into_iter().peekable();
     let mut written = 0;
     let mut extra: Vec<(usize, SharedEvent)> = Vec::new();
