@@ -1,4 +1,4 @@
-//! Privacy filters (issue #29): the `privacy_filters` setting applies to
+//! Privacy filters: the `privacy_filters` setting applies to
 //! every write path from the moment it is stored, and to history on
 //! request; deleting a time range; retention; space given back.
 

@@ -1,4 +1,4 @@
-//! The damage matrix (issue #38) on a generated database of 30,000
+//! The damage matrix on a generated database of 30,000
 //! events: random bytes over one table leaf page, over one index leaf
 //! page, over five table leaf pages; the header zeroed; the file truncated
 //! mid-page; a garbage `-wal`; the `-wal` gone after an unclean stop.

@@ -1,4 +1,4 @@
-//! Forwarding to a hub (issue #40), both sides in one process: a device's
+//! Forwarding to a hub, both sides in one process: a device's
 //! datastore and a hub's, each on a temp file, joined by a link that
 //! calls the hub's side directly (the server's link is HTTP). The hub
 //! ends equal to the device event for event after new events, heartbeats,

@@ -1,4 +1,4 @@
-//! Sync through a folder (issue #31): two devices' databases on temp
+//! Sync through a folder: two devices' databases on temp
 //! files and a temp folder between them. Pushes and pulls are incremental
 //! and idempotent, heartbeats extend pulled copies, deletions and
 //! redactions reach the copies while a copy's own deletions stand, the

@@ -1,5 +1,5 @@
 //! Snapshots through the API (`POST /api/0/backup`) and the `backup`
-//! command, online and on the file (issue #37): written into the backup
+//! command, online and on the file: written into the backup
 //! folder or to `--to`, complete, never replacing a file; bad targets are
 //! clear errors that write nothing. The `[backup]` schedule rotates the
 //! folder only after a good snapshot, its status is behind the API key,

@@ -1,4 +1,4 @@
-//! Snapshots under faults (issue #37): taken while eight watchers send
+//! Snapshots under faults: taken while eight watchers send
 //! heartbeats and a year query loops, a snapshot holds every event
 //! acknowledged before it started, exported exactly as the source exports
 //! them; a server killed (SIGKILL) in the middle of a snapshot leaves no

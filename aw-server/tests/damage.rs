@@ -1,5 +1,5 @@
-//! A damaged database as the server and `aw-server check` meet it (issue
-//! #38): a start on a file with a damaged page salvages it and serves
+//! A damaged database as the server and `aw-server check` meet it: a
+//! start on a file with a damaged page salvages it and serves
 //! every event outside that page, logging what it recovered and where the
 //! damaged file went; a start on a file that is no database exits once
 //! with status 65 and leaves it byte-identical; damage met while serving

@@ -1,4 +1,4 @@
-//! One server for all devices (issue #40), on the binary: two devices
+//! One server for all devices, on the binary: two devices
 //! forward their own buckets to a hub (three servers on loopback, each
 //! with its own folders), with write tokens made by the `token` command,
 //! while the two devices also sync through a folder. The hub ends equal to

@@ -1,4 +1,4 @@
-//! Issue #29 through HTTP, on file-backed stores: the `privacy_filters`
+//! Privacy through HTTP, on file-backed stores: the `privacy_filters`
 //! setting in aw-webui's shape filters heartbeats, inserts and imports;
 //! invalid rules are refused; applying the rules to history; deleting a
 //! time range; retention; vacuum.

@@ -1,5 +1,5 @@
 //! `aw-server restore` and `aw-server backup --list` as a user runs them
-//! (issue #37): a snapshot taken through the running server, more writes,
+//!: a snapshot taken through the running server, more writes,
 //! the server stopped, the snapshot restored: the database exports exactly
 //! as the snapshot does, the file that was there is kept aside, and new
 //! events get ids never issued before. Refused while a server uses the

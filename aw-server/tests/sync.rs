@@ -1,4 +1,4 @@
-//! Folder sync (issue #31) through the binary: two servers and a
+//! Folder sync through the binary: two servers and a
 //! database file exchange buckets through one folder with `aw-server
 //! sync`, online and offline; passes are idempotent and heartbeats extend
 //! copies; unreadable files are reported and skipped; the `[sync]`

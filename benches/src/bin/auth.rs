@@ -1,4 +1,4 @@
-//! The figure of issue #39: what authentication costs a heartbeat. Two
+//! What authentication costs a heartbeat. Two
 //! servers of the same binary, each on an empty database of its own:
 //!
 //! - `open`: no key, no token (every request passes unauthenticated);

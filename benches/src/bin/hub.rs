@@ -1,4 +1,4 @@
-//! The figures of issue #40: a hub under the load of many devices while
+//! The figures of a hub under the load of many devices while
 //! one device forwards its backlog to it. On loopback:
 //!
 //! - a hub server with an admin token and one write token per device;

@@ -1,4 +1,4 @@
-//! The figures of issue #29 (privacy and control over stored data) on the
+//! The figures of privacy and control over stored data on the
 //! generated year, through a release server's HTTP API:
 //!
 //! - applying two privacy rules to the stored year (`POST

@@ -1,4 +1,4 @@
-//! The figures of issue #38 (a damaged database) on the generated year:
+//! The figures of a damaged database on the generated year:
 //!
 //! - the whole-file check (`aw-server check`, SQLite's `quick_check`), which
 //!   a start runs after anything but a clean close;

@@ -1,4 +1,4 @@
-//! The figures of issue #37 (backups while serving) on the generated year,
+//! The figures of backups while serving on the generated year,
 //! through a release server's HTTP API:
 //!
 //! - snapshots of the year (`POST /api/0/backup`), one after another: the

@@ -1,4 +1,4 @@
-//! The figures of issue #31 (sync through a shared folder) on the
+//! The figures of sync through a shared folder on the
 //! generated year, through release servers' HTTP API:
 //!
 //! - the first push of the year into an empty folder, and the first pull
