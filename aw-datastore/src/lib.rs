@@ -71,6 +71,7 @@ mod snapshot;
 mod spans;
 mod stats;
 mod tokens;
+mod touched;
 mod wal_sync;
 mod worker;
 mod writer_stats;
@@ -92,6 +93,7 @@ use crate::memory::WriterMemory;
 use crate::queue::WriterQueue;
 use crate::route::OnCaller;
 use crate::stats::{SharedStats, StatsWriter};
+use crate::touched::Touches;
 use crate::wal_sync::WalSyncer;
 use crate::worker::{FileParts, Job, Worker, WorkerMessage};
 use crate::writer_stats::CommitTimes;
@@ -111,6 +113,7 @@ pub use route::{Answer, Read};
 pub use shape::{Json, Projected, Recipe, Shape, Shared, Whole};
 pub use snapshot::{snapshot_file, Snapshot};
 pub use tokens::StoredToken;
+pub use touched::{Touched, WriteWatcher};
 pub use writer_stats::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 pub use writes::PreparedEvent;
 
@@ -149,6 +152,8 @@ pub struct Datastore {
     damage: Arc<salvage::DamageSeen>,
     /// The writer's commit times (`writer_stats.rs`).
     commit_times: Arc<CommitTimes>,
+    /// What each commit changed, for a watcher (`touched.rs`).
+    touches: Arc<Touches>,
     /// A scratch store's folder (`open_in_memory`); last, so the writer
     /// has its end of the queue before the folder waits for it.
     _scratch: Option<Arc<Scratch>>,
@@ -264,6 +269,7 @@ impl Datastore {
         let closed = Arc::new(AtomicBool::new(false));
         let damage = Arc::new(salvage::DamageSeen::new(path.to_path_buf()));
         let commit_times = Arc::new(CommitTimes::default());
+        let touches = Arc::new(Touches::default());
         let (read_sender, read_receiver) = bounded(READ_QUEUE);
         let (stop_sender, stop_receiver) = bounded::<()>(0);
         // Readers are opened after the migration so they see the final
@@ -307,6 +313,7 @@ impl Datastore {
             Arc::clone(&closed),
             Arc::clone(&damage),
             Arc::clone(&commit_times),
+            Some(Arc::clone(&touches)),
         )?;
         let (writer, queue) = queue::bounded(WRITE_QUEUE);
         for (index, reader_conn) in readers.into_iter().enumerate() {
@@ -336,6 +343,7 @@ impl Datastore {
             closed,
             damage,
             commit_times,
+            touches,
             _scratch: folder.map(|folder| Arc::new(Scratch { folder, exited })),
         })
     }
@@ -408,6 +416,7 @@ impl Datastore {
             Arc::clone(&closed),
             Arc::clone(&damage),
             Arc::clone(&commit_times),
+            None,
         )?;
         let (writer, queue) = queue::bounded(WRITE_QUEUE);
         spawn("aw-datastore-writer".to_string(), move || worker.run(queue))?;
@@ -418,6 +427,7 @@ impl Datastore {
             closed,
             damage,
             commit_times,
+            touches: Arc::default(),
             _scratch: None,
         })
     }
@@ -451,6 +461,13 @@ impl Datastore {
     /// unless told that a plaintext copy is intended.
     pub fn is_encrypted(&self) -> bool {
         self.local.encrypted()
+    }
+
+    /// Tells `watcher` what every commit from now on changes in events'
+    /// time (`touched.rs`), in place of any watcher before. A read-only
+    /// store commits nothing and tells nothing.
+    pub fn watch_writes(&self, watcher: impl WriteWatcher + 'static) {
+        self.touches.watch(Box::new(watcher));
     }
 
     /// The writer's queue and commit times now, for monitoring: read from

@@ -82,6 +82,7 @@ use crate::queue::Queue;
 use crate::reader;
 use crate::salvage::{self, DamageSeen};
 use crate::stats::{self, StatsWriter, Stored};
+use crate::touched::Touches;
 use crate::wal_sync::{self, WalSyncer};
 use crate::writer_stats::CommitTimes;
 use crate::writes;
@@ -265,6 +266,9 @@ pub(crate) struct Worker {
     damage: Arc<DamageSeen>,
     /// How long commits take, for monitoring (`writer_stats.rs`).
     commit_times: Arc<CommitTimes>,
+    /// What each batch changed, for the watcher (`touched.rs`); `None`
+    /// on a read-only store.
+    touches: Option<Arc<Touches>>,
     #[cfg(test)]
     failing_commits: u32,
 }
@@ -288,7 +292,11 @@ impl Worker {
         closed: Arc<AtomicBool>,
         damage: Arc<DamageSeen>,
         commit_times: Arc<CommitTimes>,
+        touches: Option<Arc<Touches>>,
     ) -> Result<Worker> {
+        if let Some(touches) = &touches {
+            touches.install(&conn)?;
+        }
         let unscanned = match stored {
             Some(stored) => {
                 bounds.load(&stored.longest);
@@ -318,6 +326,7 @@ impl Worker {
             privacy,
             damage,
             commit_times,
+            touches,
             #[cfg(test)]
             failing_commits: 0,
         })
@@ -610,8 +619,12 @@ impl Worker {
         match committed {
             Ok(()) => {
                 self.privacy.batch_committed();
-                // Readers see the batch's facts before its writers hear back.
+                // Readers see the batch's facts, and a watcher hears what
+                // it changed, before its writers hear back.
                 self.stats.publish();
+                if let Some(touches) = &self.touches {
+                    touches.committed();
+                }
                 if let Some(wal_syncer) = &self.wal_syncer {
                     wal_syncer.committed();
                 }
@@ -666,6 +679,9 @@ impl Worker {
         self.last_events.clear();
         self.stats.discard();
         self.privacy.batch_failed();
+        if let Some(touches) = &self.touches {
+            touches.failed();
+        }
         for held in self.held.drain(..) {
             held.deliver(Some(failure));
         }

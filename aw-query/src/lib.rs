@@ -121,8 +121,18 @@ pub fn query_json(
     timeperiods: &[TimeInterval],
     source: &dyn EventSource,
 ) -> Result<String, QueryError> {
-    let results = run_periods(program, timeperiods, source, |result| result.to_json_text())?;
+    let results = query_texts(program, timeperiods, source)?;
     Ok(format!("[{}]", results.join(",")))
+}
+
+/// Each period's result as JSON text, in order: [`query_json`]'s array
+/// before it is joined, for a caller that keeps answers per period.
+pub fn query_texts(
+    program: &str,
+    timeperiods: &[TimeInterval],
+    source: &dyn EventSource,
+) -> Result<Vec<String>, QueryError> {
+    run_periods(program, timeperiods, source, |result| result.to_json_text())
 }
 
 /// The JSON form of each period's result, made by `output` (see

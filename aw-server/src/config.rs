@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use aw_cache::CacheConfig;
 use aw_jobs::backup::BackupSettings;
 use aw_jobs::hub::{HubSettings, DEFAULT_HUB_INTERVAL};
 use aw_jobs::sync::SyncSettings;
-use aw_models::SyncMode;
+use aw_models::{Duration, SyncMode};
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +154,9 @@ pub struct FileConfig {
     /// Snapshots of the database (`aw_jobs::backup`).
     #[serde(default)]
     pub backup: BackupConfig,
+    /// Answers for finished periods kept in memory (`aw_cache`).
+    #[serde(default)]
+    pub cache: CacheSection,
     /// Names the `Host` header may give besides the loopback ones.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
@@ -166,6 +170,22 @@ pub struct FileConfig {
     /// The PEM private key of `tls_cert`.
     #[serde(default)]
     pub tls_key: Option<String>,
+}
+
+/// The `[cache]` section: every key optional.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSection {
+    /// Whether answers for finished periods are kept (default: yes).
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// The most they may take, in MiB (default 64).
+    #[serde(default)]
+    pub max_mb: Option<u64>,
+    /// Seconds after its end from which a period counts as finished
+    /// (default 600).
+    #[serde(default)]
+    pub margin: Option<u64>,
 }
 
 /// The `[backup]` section.
@@ -296,7 +316,16 @@ pub fn default_file_text(testing: bool) -> String {
          #interval = 86400\n\
          #keep_daily = 7\n\
          #keep_weekly = 4\n\
-         #keep_manual = 10\n"
+         #keep_manual = 10\n\
+         \n\
+         # Answers for periods that ended more than margin seconds ago are\n\
+         # kept in memory (at most max_mb MiB), so dashboards asking for the\n\
+         # same finished days again get them at once; a write into a kept\n\
+         # period drops it.\n\
+         #[cache]\n\
+         #enabled = true\n\
+         #max_mb = 64\n\
+         #margin = 600\n"
     )
 }
 
@@ -378,6 +407,8 @@ pub struct ServerConfig {
     /// Snapshots (`[backup]`); the folder is empty until resolved, when
     /// the API refuses to write one.
     pub backup: BackupSettings,
+    /// The cache of finished periods (`[cache]`); `None`: off.
+    pub cache: Option<CacheConfig>,
 }
 
 impl Default for ServerConfig {
@@ -404,6 +435,7 @@ impl Default for ServerConfig {
             sync: None,
             hub: None,
             backup: BackupSettings::default(),
+            cache: Some(CacheConfig::default()),
         }
     }
 }
@@ -462,9 +494,46 @@ impl ServerConfig {
         self.sync = file.sync.map(resolve_sync).transpose()?;
         self.hub = file.hub.map(resolve_hub).transpose()?;
         self.backup = resolve_backup(file.backup)?;
+        self.cache = resolve_cache(file.cache)?;
         Ok(())
     }
 }
+
+/// `[cache]` resolved: on unless `enabled = false`, at least 1 MiB.
+fn resolve_cache(section: CacheSection) -> Result<Option<CacheConfig>, ConfigError> {
+    if section.enabled == Some(false) {
+        return Ok(None);
+    }
+    let defaults = CacheConfig::default();
+    let max_bytes = match section.max_mb {
+        None => defaults.max_bytes,
+        Some(0) => {
+            return Err(ConfigError::Invalid(
+                "[cache] max_mb must be at least 1 (or set enabled = false)".to_string(),
+            ))
+        }
+        Some(mb) => usize::try_from(mb)
+            .ok()
+            .and_then(|mb| mb.checked_mul(1 << 20))
+            .ok_or_else(|| ConfigError::Invalid(format!("[cache] max_mb {mb} is too large")))?,
+    };
+    let margin = match section.margin {
+        None => defaults.margin,
+        Some(secs) => i64::try_from(secs)
+            .ok()
+            .filter(|&secs| secs <= MAX_CACHE_MARGIN)
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "[cache] margin must be at most {MAX_CACHE_MARGIN} seconds, not {secs}"
+                ))
+            })?,
+    };
+    Ok(Some(CacheConfig { max_bytes, margin }))
+}
+
+/// A year: a longer margin is a mistake, not a policy.
+const MAX_CACHE_MARGIN: i64 = 366 * 24 * 3600;
 
 /// `[backup]` resolved: the folder (see [`backup_dir`]), an interval of
 /// at least a second.

@@ -90,6 +90,8 @@ pub fn version() -> String {
 pub struct ServerState {
     /// The store.
     pub datastore: Datastore,
+    /// Answers for finished periods (`[cache]`); `None` when it is off.
+    pub cache: Option<Arc<aw_cache::Cache>>,
     /// The answer of `/api/0/info`.
     pub info: ServerInfo,
     /// The web UI served at `/`.
@@ -189,8 +191,15 @@ pub fn build_rocket(
         )),
     };
     let metrics = Arc::new(metrics::Metrics::default());
+    let cache = config.cache.map(|config| {
+        let cache = Arc::new(aw_cache::Cache::new(config));
+        // Before the first request: every write from now on reaches it.
+        datastore.watch_writes(cache.watcher());
+        cache
+    });
     let state = ServerState {
         datastore,
+        cache,
         info: ServerInfo {
             hostname: config.hostname.clone(),
             version: version(),

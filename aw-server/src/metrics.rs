@@ -32,10 +32,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
+use aw_cache::CacheStats;
 use aw_datastore::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 use aw_models::{Duration, Timestamp};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
-use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::Histogram;
@@ -358,6 +359,8 @@ pub struct Scrape {
     sync: Option<LastRun>,
     hub: Option<LastRun>,
     backup: Option<LastRun>,
+    /// The cache of finished periods, when it is on.
+    cache: Option<CacheStats>,
 }
 
 impl Scrape {
@@ -400,6 +403,7 @@ impl Scrape {
             ),
             hub,
             backup,
+            cache: state.cache.as_ref().map(|cache| cache.stats()),
         })
     }
 
@@ -440,6 +444,28 @@ impl Scrape {
             Unit::Seconds,
             BucketGauges(self.since_last_event.clone()),
         );
+        if let Some(cache) = self.cache {
+            for (name, help, count) in [
+                ("cache_hits", "Finished periods answered from the cache", cache.hits),
+                ("cache_misses", "Finished periods the cache did not have", cache.misses),
+                ("cache_evictions", "Answers dropped to stay under [cache] max_mb, least recently used first", cache.evictions),
+                ("cache_invalidations", "Answers dropped because a write touched their period", cache.invalidated),
+                ("cache_refusals", "Answers not kept: a write touched their period while they were computed, or they were too large", cache.refused),
+            ] {
+                registry.register(name, help, ConstCounter::new(count));
+            }
+            registry.register(
+                "cache_entries",
+                "Answers in the cache",
+                ConstGauge::new(i64::try_from(cache.entries).unwrap_or(i64::MAX)),
+            );
+            registry.register_with_unit(
+                "cache_size",
+                "Memory the cache's answers and keys take",
+                Unit::Bytes,
+                ConstGauge::new(i64::try_from(cache.bytes).unwrap_or(i64::MAX)),
+            );
+        }
         for (feature, what, run) in [
             ("sync", "folder sync pass", self.sync),
             ("hub", "forwarding pass to the hub", self.hub),

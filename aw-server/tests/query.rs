@@ -85,3 +85,97 @@ fn malformed_query_requests_are_refused() {
         .post("/api/0/query/", b"{\"query\": [")
         .assert_error(400);
 }
+
+/// A finished day asked again is the cache's answer, the same as a
+/// computed one; every way a write reaches that day over HTTP drops it.
+#[test]
+fn a_finished_period_is_kept_until_a_write_touches_it() {
+    let server = TestServer::start();
+    let client = server.client();
+    create_bucket(&client, "b");
+    let day = "2021-06-01T00:00:00Z/2021-06-02T00:00:00Z";
+    let body = json!({
+        "timeperiods": [day, "2021-06-02T00:00:00Z/2021-06-03T00:00:00Z"],
+        "query": ["events = query_bucket(\"b\");", "RETURN = sum_durations(events);"],
+    });
+    let ask = |path: &str| {
+        let reply = client.post_json(path, &body);
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        reply.json()
+    };
+    let hits = |server: &TestServer| -> f64 {
+        let text = server.client().get("/metrics").text();
+        text.lines()
+            .find_map(|line| line.strip_prefix("aw_server_cache_hits_total "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no aw_server_cache_hits_total in {text}"))
+    };
+    assert_eq!(ask("/api/0/query/"), json!([0.0, 0.0]));
+    assert_eq!(ask("/api/0/query/"), json!([0.0, 0.0]));
+    assert_eq!(hits(&server), 2.0);
+
+    // An insert.
+    client.post_json(
+        "/api/0/buckets/b/events",
+        &json!([event("2021-06-01T10:00:00Z", 60.0, json!({"app": "vim"}))]),
+    );
+    assert_eq!(ask("/api/0/query/"), json!([60.0, 0.0]));
+    // A heartbeat that extends that event across midnight changes both days.
+    let reply = client.post_json(
+        "/api/0/buckets/b/heartbeat?pulsetime=100000",
+        &event("2021-06-02T01:00:00Z", 0.0, json!({"app": "vim"})),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let extended = ask("/api/0/query/");
+    assert_eq!(extended, json!([50_400.0, 3_600.0]));
+    assert_eq!(ask("/api/0/query?cache=false"), extended);
+    // A deleted event.
+    let events = client.get("/api/0/buckets/b/events").json();
+    let id = events[0]["id"].as_i64().unwrap();
+    assert_eq!(
+        client
+            .delete(&format!("/api/0/buckets/b/events/{id}"))
+            .status,
+        200
+    );
+    assert_eq!(ask("/api/0/query/"), json!([0.0, 0.0]));
+    // A deleted bucket: the program fails, as it does uncached.
+    assert_eq!(client.delete("/api/0/buckets/b?force=1").status, 200);
+    let gone = client.post_json("/api/0/query/", &body);
+    assert_eq!(gone.status, 400, "{}", gone.text());
+}
+
+#[test]
+fn the_cache_parameter_is_a_flag() {
+    let server = TestServer::start();
+    let client = server.client();
+    let body = json!({
+        "timeperiods": ["2021-06-01T00:00:00Z/2021-06-02T00:00:00Z"],
+        "query": ["RETURN = 1;"],
+    });
+    for flag in ["true", "1", "false", "0", "FALSE", ""] {
+        let reply = client.post_json(&format!("/api/0/query/?cache={flag}"), &body);
+        assert_eq!(reply.status, 200, "{flag}: {}", reply.text());
+    }
+    let refused = client.post_json("/api/0/query/?cache=maybe", &body);
+    assert!(refused.assert_error(400).contains("cache"));
+}
+
+#[test]
+fn with_the_cache_off_every_answer_is_computed() {
+    let server = TestServer::start_with(|config| config.cache = None);
+    let client = server.client();
+    create_bucket(&client, "b");
+    let body = json!({
+        "timeperiods": ["2021-06-01T00:00:00Z/2021-06-02T00:00:00Z"],
+        "query": ["RETURN = sum_durations(query_bucket(\"b\"));"],
+    });
+    for _ in 0..2 {
+        assert_eq!(
+            client.post_json("/api/0/query/", &body).json(),
+            json!([0.0])
+        );
+    }
+    let text = client.get("/metrics").text();
+    assert!(!text.contains("aw_server_cache_hits_total"), "{text}");
+}

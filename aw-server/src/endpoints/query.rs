@@ -1,29 +1,45 @@
 //! `POST /api/0/query/` (`docs/API.md` §3.6): runs a query2 program once per period
 //! through the `aw-query` crate; its errors are the client's (400).
 
-use aw_models::QueryRequest;
+use aw_models::{QueryRequest, Timestamp};
 use rocket::data::Data;
 use rocket::response::content::RawJson;
 use rocket::{post, State};
 
 use super::background;
-use super::request::{read_json, JSON_LIMIT};
+use super::request::{flag_param, read_json, JSON_LIMIT};
 use crate::error::ApiError;
 use crate::ServerState;
 
-/// One result per period, in order. `?name=` and `?cache=` are ignored.
-#[post("/api/0/query", data = "<body>")]
+/// One result per period, in order. The answers of finished periods come
+/// from the cache when it has them (`aw_cache`), unless `?cache=false`
+/// (or `0`) asks for them to be computed; `?name=` is ignored.
+#[post("/api/0/query?<cache>", data = "<body>")]
 pub async fn query(
     body: Data<'_>,
+    cache: Option<&str>,
     state: &State<ServerState>,
 ) -> Result<RawJson<String>, ApiError> {
+    // Absent, the cache is used.
+    let bypass = cache.is_some() && !flag_param("cache", cache)?;
     let request: QueryRequest = read_json(body, JSON_LIMIT).await?;
     let source = state.datastore.clone();
+    let cache = state.cache.clone().filter(|_| !bypass);
     // A long query must not take the CPU from heartbeats; nor must
     // writing (and freeing) a year's result, so that happens there too.
     let body = background(move || {
-        aw_query::query_json(&request.program(), &request.timeperiods, &source)
-            .map_err(ApiError::from)
+        let program = request.program();
+        match &cache {
+            Some(cache) => aw_cache::query_json(
+                cache,
+                &program,
+                &request.timeperiods,
+                &source,
+                Timestamp::now(),
+            ),
+            None => aw_query::query_json(&program, &request.timeperiods, &source),
+        }
+        .map_err(ApiError::from)
     })
     .await?;
     Ok(RawJson(body))

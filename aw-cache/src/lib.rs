@@ -1,0 +1,217 @@
+//! Answers for finished periods, kept in memory while the server runs.
+//!
+//! A period that ended more than `margin` ago rarely changes again, and
+//! dashboards ask for the same finished days over and over (a Year view
+//! is 365 one-day requests). [`Cache`] keeps the answer computed for a
+//! text (a query2 program, a summary's parameters) and a period, least
+//! recently used dropped first beyond `max_bytes`.
+//!
+//! Never stale: the datastore tells the cache, after each commit and
+//! before the writers hear back, what span of events' time the commit
+//! touched ([`aw_datastore::WriteWatcher`], see [`Cache::watcher`]), and
+//! every entry whose period meets it is dropped. An answer is computed
+//! under a [`Ticket`] taken before it read anything, and is not kept when
+//! a write touched its period after the ticket: it may have read either
+//! side of that write. Nothing is written to disk, so a start never serves
+//! an answer computed before it.
+//!
+//! [`query_json`] is `aw_query::query_json` with the finished periods'
+//! answers kept.
+
+mod query;
+mod store;
+
+use std::any::Any;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use aw_datastore::{Touched, WriteWatcher};
+use aw_models::{Duration, Timestamp};
+
+pub use query::query_json;
+pub use store::CacheStats;
+use store::Store;
+
+/// How large the cache may grow and which periods count as finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// The most the entries and their keys may take.
+    pub max_bytes: usize,
+    /// A period is finished once its end is this far in the past.
+    pub margin: Duration,
+}
+
+impl Default for CacheConfig {
+    fn default() -> CacheConfig {
+        CacheConfig {
+            max_bytes: 64 << 20,
+            margin: Duration::from_secs(600),
+        }
+    }
+}
+
+/// A span of events' time in nanoseconds since the epoch, both ends
+/// included, as the query API's periods are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Period {
+    /// The first instant.
+    pub start: i64,
+    /// The last instant.
+    pub end: i64,
+}
+
+impl Period {
+    /// All time.
+    pub const ALL: Period = Period {
+        start: i64::MIN,
+        end: i64::MAX,
+    };
+
+    /// The period from `start` to `end`, both included.
+    pub fn new(start: Timestamp, end: Timestamp) -> Period {
+        Period {
+            start: start.nanos(),
+            end: end.nanos(),
+        }
+    }
+
+    /// Whether the two share an instant.
+    pub fn meets(self, other: Period) -> bool {
+        self.start <= other.end && other.start <= self.end
+    }
+}
+
+/// Taken before an answer is computed; an answer is kept only when no
+/// write touched its period since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket(u64);
+
+/// The answers for finished periods (see the crate's docs). Shared by
+/// every request: one lock, held for a lookup or a store, never while
+/// anything is computed.
+pub struct Cache {
+    config: CacheConfig,
+    store: Mutex<Store>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("config", &self.config)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Cache {
+    /// An empty cache.
+    pub fn new(config: CacheConfig) -> Cache {
+        Cache {
+            config,
+            store: Mutex::default(),
+        }
+    }
+
+    /// Its limits.
+    pub fn config(&self) -> CacheConfig {
+        self.config
+    }
+
+    /// Whether `period` ended more than the margin before `now`.
+    pub fn is_finished(&self, period: Period, now: Timestamp) -> bool {
+        period.end < now.nanos().saturating_sub(self.config.margin.nanos())
+    }
+
+    /// The ticket an answer about to be computed is kept under.
+    pub fn ticket(&self) -> Ticket {
+        self.lock().ticket()
+    }
+
+    /// The kept answers for `text` in each of `periods` (`None` where
+    /// there is none, or it is of another type), under one lock.
+    pub fn lookup<T: Any + Send + Sync>(
+        &self,
+        text: &str,
+        periods: &[Period],
+    ) -> Vec<Option<Arc<T>>> {
+        let mut store = self.lock();
+        let id = store.text_id(text);
+        periods
+            .iter()
+            .map(|&period| {
+                store
+                    .get(id, period)
+                    .and_then(|value| value.downcast::<T>().ok())
+            })
+            .collect()
+    }
+
+    /// Keeps `value`, said to take `bytes`, as the answer for `text` in
+    /// `period`, unless a write touched the period since `ticket` or the
+    /// answer is over an eighth of the cache. Says whether it was kept.
+    pub fn keep<T: Any + Send + Sync>(
+        &self,
+        ticket: Ticket,
+        text: &str,
+        period: Period,
+        value: Arc<T>,
+        bytes: usize,
+    ) -> bool {
+        self.lock()
+            .put(ticket, text, period, value, bytes, self.config.max_bytes)
+    }
+
+    /// Drops every answer whose period meets one of `spans`.
+    pub fn invalidate(&self, spans: &[Period]) {
+        self.lock().invalidate(spans);
+    }
+
+    /// Drops every answer.
+    pub fn clear(&self) {
+        self.invalidate(&[Period::ALL]);
+    }
+
+    /// The counters and sizes now.
+    pub fn stats(&self) -> CacheStats {
+        self.lock().stats()
+    }
+
+    /// What the datastore tells of its commits, for
+    /// `Datastore::watch_writes`.
+    pub fn watcher(self: &Arc<Self>) -> impl WriteWatcher + 'static {
+        Watcher(Arc::clone(self))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Store> {
+        match self.store.lock() {
+            Ok(store) => store,
+            Err(poisoned) => {
+                // A panic in the middle of a change: forget everything, and
+                // every answer in flight with it.
+                let mut store = poisoned.into_inner();
+                store.reset();
+                self.store.clear_poison();
+                store
+            }
+        }
+    }
+}
+
+struct Watcher(Arc<Cache>);
+
+impl WriteWatcher for Watcher {
+    fn committed(&self, touched: &Touched) {
+        if touched.everything() {
+            self.0.clear();
+            return;
+        }
+        let spans: Vec<Period> = touched
+            .spans()
+            .iter()
+            .map(|&(start, end)| Period { start, end })
+            .collect();
+        self.0.invalidate(&spans);
+    }
+}
+
+#[cfg(test)]
+mod tests;
