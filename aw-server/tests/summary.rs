@@ -546,3 +546,109 @@ fn a_preview_names_the_category_whose_rule_the_server_refuses() {
     );
     assert_eq!(client.post(query, b"{").status, 400);
 }
+
+/// The finished days of a summary come from the cache: asked again, the
+/// week is the same, and after every kind of write (an event into a kept
+/// day, a heartbeat, a delete, new categories, a new host's bucket) it
+/// equals the summary of a server that keeps nothing.
+#[test]
+fn a_summarys_kept_days_are_never_stale() {
+    let cached = laptop();
+    let computed = TestServer::start_with(|config| {
+        config.hostname = "laptop".to_string();
+        config.cache = None;
+    });
+    let week = "start=2026-03-26&end=2026-04-02&tz=Europe/Berlin&by=app,category,day,host";
+    let both = |write: &dyn Fn(&Client)| {
+        write(&cached.client());
+        write(&computed.client());
+        let kept = summary(&cached.client(), week);
+        assert_eq!(kept, summary(&computed.client(), week));
+        // Again, now from the cache.
+        assert_eq!(summary(&cached.client(), week), kept);
+        kept
+    };
+    let seeded = both(&|client| seed(client));
+    let hits = |server: &TestServer| -> f64 {
+        let text = server.client().get("/metrics").text();
+        text.lines()
+            .find_map(|line| line.strip_prefix("aw_server_cache_hits_total "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0)
+    };
+    assert!(hits(&cached) >= 7.0, "the second week came from the cache");
+    let insert = |id: &'static str, events: Value| {
+        move |client: &Client| {
+            let reply = client.post_json(&format!("/api/0/buckets/{id}/events"), &events);
+            assert_eq!(reply.status, 200, "{}", reply.text());
+        }
+    };
+    // Not counted yet: no AFK data says the laptop was in use then.
+    both(&insert(
+        "window_laptop",
+        json!([common::event(
+            "2026-03-30T10:00:00Z",
+            600.0,
+            json!({"app": "Mail", "title": "Inbox"})
+        )]),
+    ));
+    let more = both(&insert(
+        "afk_laptop",
+        json!([common::event(
+            "2026-03-30T09:00:00Z",
+            7200.0,
+            json!({"status": "not-afk"})
+        )]),
+    ));
+    assert_ne!(more, seeded);
+    both(&|client| {
+        let reply = client.post_json(
+            "/api/0/buckets/window_laptop/heartbeat?pulsetime=3600",
+            &common::event(
+                "2026-03-30T10:10:00Z",
+                0.0,
+                json!({"app": "Mail", "title": "Inbox"}),
+            ),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    });
+    both(&|client| {
+        let events = client
+            .get("/api/0/buckets/window_laptop/events?start=2026-03-29T07:00:00Z&end=2026-03-29T07:30:00Z")
+            .json();
+        let id = events[0]["id"].as_i64().unwrap();
+        assert_eq!(
+            client
+                .delete(&format!("/api/0/buckets/window_laptop/events/{id}"))
+                .status,
+            200
+        );
+    });
+    both(&|client| {
+        let classes = json!([{
+            "name": ["Mail"],
+            "rule": {"type": "regex", "regex": "Inbox"},
+        }]);
+        assert_eq!(
+            client.post_json("/api/0/settings/classes", &classes).status,
+            201
+        );
+    });
+    both(&|client| {
+        let body = json!({"type": "currentwindow", "client": "test", "hostname": "tablet"});
+        assert_eq!(
+            client
+                .post_json("/api/0/buckets/window_tablet", &body)
+                .status,
+            200
+        );
+        insert(
+            "window_tablet",
+            json!([common::event(
+                "2026-03-28T10:00:00Z",
+                900.0,
+                json!({"app": "Notes", "title": "x"})
+            )]),
+        )(client);
+    });
+}

@@ -17,7 +17,9 @@ pub mod program;
 pub mod render;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use aw_cache::{Cache, Period};
 use aw_datastore::Datastore;
 use aw_models::{Bucket, SettingValue, TimeInterval, Timestamp};
 use aw_query::{EventSource, QueryError};
@@ -79,6 +81,10 @@ pub trait SummarySource {
     /// browser buckets without a host of their own are its
     /// ([`program::browser_host`]).
     fn own_host(&self) -> &str;
+    /// Where the days' answers are kept once finished, if anywhere.
+    fn cache(&self) -> Option<&Cache> {
+        None
+    }
 }
 
 /// A datastore and the host name of the machine it serves.
@@ -88,6 +94,9 @@ pub struct Served {
     pub datastore: Datastore,
     /// This machine's host name (`/api/0/info`'s `hostname`).
     pub own_host: String,
+    /// The server's cache of finished periods; `None` on the file, or
+    /// when it is off.
+    pub cache: Option<Arc<Cache>>,
 }
 
 impl SummarySource for Served {
@@ -105,6 +114,10 @@ impl SummarySource for Served {
 
     fn own_host(&self) -> &str {
         &self.own_host
+    }
+
+    fn cache(&self) -> Option<&Cache> {
+        self.cache.as_deref()
     }
 }
 
@@ -232,8 +245,8 @@ pub fn summarize(source: &dyn SummarySource, params: &Params) -> Result<Summary,
     let mut totals = fold::Totals::new(&by, &scope.calendar, &days);
     for host in &scope.hosts {
         let text = program::program(host, &scope.rules, browser, &output);
-        run_days(source.events(), &text, &days, |day, result| {
-            totals.add(&host.host, day, &result);
+        run_days(source, &text, &days, |day, result| {
+            totals.add(&host.host, day, result);
         })?;
     }
     Ok(totals.finish(
@@ -289,8 +302,8 @@ pub fn search(
     let mut matches = fold::Matches::default();
     for host in &scope.hosts {
         let program = program::program(host, &scope.rules, true, &output);
-        run_days(source.events(), &program, &days, |day, result| {
-            matches.add(&host.host, day, &result);
+        run_days(source, &program, &days, |day, result| {
+            matches.add(&host.host, day, result);
         })?;
     }
     let (duration, matches) = matches.finish(limit);
@@ -304,26 +317,78 @@ pub fn search(
     })
 }
 
+/// What tells a summary's days from the query API's in the cache: the
+/// text is the program, which holds everything a day's answer depends on
+/// (the hosts' buckets, the categories, what is grouped).
+const CACHE_PREFIX: &str = "summary\n";
+
 /// Runs `program` over `days`, some at a time, handing each day's result
-/// to `each` in order.
+/// to `each` in order. Finished days come from the source's cache when it
+/// has them, and are kept in it when computed.
 fn run_days(
-    source: &dyn EventSource,
+    source: &dyn SummarySource,
     program: &str,
     days: &[calendar::Day],
-    mut each: impl FnMut(&calendar::Day, serde_json::Value),
+    mut each: impl FnMut(&calendar::Day, &serde_json::Value),
 ) -> Result<(), QueryError> {
+    let cache = source.cache();
+    let text = cache.map(|_| format!("{CACHE_PREFIX}{program}"));
+    let now = Timestamp::now();
     for chunk in days.chunks(DAYS_PER_RUN) {
-        let periods: Vec<TimeInterval> = chunk
+        let periods: Vec<Period> = chunk
             .iter()
-            .map(|day| TimeInterval::new(day.start, day.end))
+            .map(|day| Period::new(day.start, day.end))
             .collect();
-        // The program is this module's, not the caller's: its lines and
-        // columns would say nothing.
-        let results = aw_query::query(program, &periods, source)
-            .map_err(|error| QueryError::whole(error.kind, error.detail()))?;
-        for (day, result) in chunk.iter().zip(results) {
-            each(day, result);
+        let finished: Vec<bool> = periods
+            .iter()
+            .map(|&period| cache.is_some_and(|cache| cache.is_finished(period, now)))
+            .collect();
+        let mut answers: Vec<Option<Arc<serde_json::Value>>> = match (cache, &text) {
+            (Some(cache), Some(text)) if finished.contains(&true) => {
+                let asked: Vec<Period> = periods
+                    .iter()
+                    .zip(&finished)
+                    .filter_map(|(&period, &done)| done.then_some(period))
+                    .collect();
+                let mut found = cache.lookup::<serde_json::Value>(text, &asked).into_iter();
+                finished
+                    .iter()
+                    .map(|&done| if done { found.next().flatten() } else { None })
+                    .collect()
+            }
+            _ => vec![None; chunk.len()],
+        };
+        let missing: Vec<usize> = (0..chunk.len()).filter(|&i| answers[i].is_none()).collect();
+        if !missing.is_empty() {
+            let ticket = cache.map(Cache::ticket);
+            let asked: Vec<TimeInterval> = missing
+                .iter()
+                .map(|&i| TimeInterval::new(chunk[i].start, chunk[i].end))
+                .collect();
+            // The program is this module's, not the caller's: its lines and
+            // columns would say nothing.
+            let results = aw_query::query(program, &asked, source.events())
+                .map_err(|error| QueryError::whole(error.kind, error.detail()))?;
+            for (&i, result) in missing.iter().zip(results) {
+                let result = Arc::new(result);
+                if let (Some(cache), Some(text), Some(ticket), true) =
+                    (cache, &text, ticket, finished[i])
+                {
+                    let bytes = value_bytes(&result);
+                    cache.keep(ticket, text, periods[i], Arc::clone(&result), bytes);
+                }
+                answers[i] = Some(result);
+            }
+        }
+        for (day, answer) in chunk.iter().zip(&answers) {
+            each(day, answer.as_deref().expect("every day answered"));
         }
     }
     Ok(())
+}
+
+/// About what a parsed JSON value takes in memory: its text's length
+/// twice over (the nodes, the strings' own allocations).
+fn value_bytes(value: &serde_json::Value) -> usize {
+    serde_json::to_string(value).map_or(0, |text| 2 * text.len())
 }

@@ -49,6 +49,7 @@ pub fn served(datastore: &Datastore) -> aw_summary::Served {
     aw_summary::Served {
         datastore: datastore.clone(),
         own_host: dirs::hostname(),
+        cache: None,
     }
 }
 

@@ -93,6 +93,7 @@ fn served(state: &ServerState) -> Served {
     Served {
         datastore: state.datastore.clone(),
         own_host: state.info.hostname.clone(),
+        cache: state.cache.clone(),
     }
 }
 
