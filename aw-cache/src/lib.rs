@@ -18,6 +18,8 @@
 //! [`query_json`] is `aw_query::query_json` with the finished periods'
 //! answers kept.
 
+mod hints;
+pub mod prewarm;
 mod query;
 mod store;
 
@@ -27,6 +29,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use aw_datastore::{Touched, WriteWatcher};
 use aw_models::{Duration, Timestamp};
 
+pub use hints::{Asked, Hints, MAX_PERIODS, MAX_PROGRAMS};
+pub use prewarm::{Prewarm, PrewarmStatus};
 pub use query::query_json;
 pub use store::CacheStats;
 use store::Store;
@@ -38,6 +42,9 @@ pub struct CacheConfig {
     pub max_bytes: usize,
     /// A period is finished once its end is this far in the past.
     pub margin: Duration,
+    /// Whether the periods remembered from the last run are computed
+    /// again after a start (`prewarm.rs`).
+    pub prewarm: bool,
 }
 
 impl Default for CacheConfig {
@@ -45,6 +52,7 @@ impl Default for CacheConfig {
         CacheConfig {
             max_bytes: 64 << 20,
             margin: Duration::from_secs(600),
+            prewarm: true,
         }
     }
 }
@@ -91,6 +99,7 @@ pub struct Ticket(u64);
 pub struct Cache {
     config: CacheConfig,
     store: Mutex<Store>,
+    hints: Hints,
 }
 
 impl std::fmt::Debug for Cache {
@@ -108,6 +117,7 @@ impl Cache {
         Cache {
             config,
             store: Mutex::default(),
+            hints: Hints::default(),
         }
     }
 
@@ -119,6 +129,23 @@ impl Cache {
     /// Whether `period` ended more than the margin before `now`.
     pub fn is_finished(&self, period: Period, now: Timestamp) -> bool {
         period.end < now.nanos().saturating_sub(self.config.margin.nanos())
+    }
+
+    /// What the next start computes again (`prewarm.rs`).
+    pub fn hints(&self) -> &Hints {
+        &self.hints
+    }
+
+    /// Puts stored hints in place of the current ones.
+    pub fn load_hints(&self, text: Option<&str>) {
+        self.hints.load(text);
+    }
+
+    /// Whether an answer for `text` in `period` is kept (a lookup that
+    /// counts as neither hit nor miss, nor as a use).
+    pub fn contains(&self, text: &str, period: Period) -> bool {
+        let store = self.lock();
+        store.text_id(text).is_some_and(|id| store.has(id, period))
     }
 
     /// The ticket an answer about to be computed is kept under.
@@ -194,6 +221,43 @@ impl Cache {
             }
         }
     }
+}
+
+/// What a kept answer answers: the key's text is the kind's prefix and
+/// the program, so a summary's day and a query's period never meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The query API's: JSON text per period (`query_json`).
+    Query,
+    /// A summary's days: the parsed JSON value per day (`aw-summary`).
+    Summary,
+}
+
+impl Kind {
+    const PREFIXES: [(Kind, &'static str); 2] =
+        [(Kind::Query, "query\n"), (Kind::Summary, "summary\n")];
+
+    /// The key text of `program`'s answers of this kind.
+    pub fn key(self, program: &str) -> String {
+        let prefix = Kind::PREFIXES
+            .iter()
+            .find(|(kind, _)| *kind == self)
+            .map_or("", |(_, prefix)| prefix);
+        format!("{prefix}{program}")
+    }
+
+    /// The kind and program of a key text.
+    pub fn of(text: &str) -> Option<(Kind, &str)> {
+        Kind::PREFIXES
+            .iter()
+            .find_map(|&(kind, prefix)| text.strip_prefix(prefix).map(|program| (kind, program)))
+    }
+}
+
+/// About what a parsed JSON value takes in memory: its text's length
+/// twice over (the nodes, the strings' own allocations).
+pub fn value_bytes(value: &serde_json::Value) -> usize {
+    serde_json::to_string(value).map_or(0, |text| 2 * text.len())
 }
 
 struct Watcher(Arc<Cache>);

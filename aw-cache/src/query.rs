@@ -6,10 +6,7 @@ use std::sync::Arc;
 use aw_models::{TimeInterval, Timestamp};
 use aw_query::{EventSource, QueryError};
 
-use crate::{Cache, Period};
-
-/// What tells a query's entries from a summary's: the text is the program.
-const PREFIX: &str = "query\n";
+use crate::{Cache, Kind, Period};
 
 /// Whether every read of `program` is inside the period it runs for. A
 /// read is of the period `TIMEINTERVAL` names, so only a program that
@@ -42,13 +39,14 @@ pub fn query_json(
     if !finished.contains(&true) || !reads_only_its_period(program) {
         return aw_query::query_json(program, timeperiods, source);
     }
-    let text = format!("{PREFIX}{program}");
+    let text = Kind::Query.key(program);
     let asked: Vec<Period> = periods
         .iter()
         .zip(&finished)
         .filter(|(_, &done)| done)
         .map(|(&p, _)| p)
         .collect();
+    cache.hints().note(&text, &asked);
     let mut found = cache.lookup::<String>(&text, &asked).into_iter();
     let mut answers: Vec<Option<Arc<String>>> = finished
         .iter()

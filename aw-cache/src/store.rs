@@ -82,6 +82,10 @@ impl Store {
         self.texts.get(text).map(|t| t.id)
     }
 
+    pub(crate) fn has(&self, id: u64, period: Period) -> bool {
+        self.entries.contains_key(&(id, period.start, period.end))
+    }
+
     pub(crate) fn get(&mut self, id: Option<u64>, period: Period) -> Option<Value> {
         let found = id.and_then(|id| {
             let key = (id, period.start, period.end);

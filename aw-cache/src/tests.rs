@@ -12,6 +12,7 @@ fn cache(max_bytes: usize) -> Cache {
     Cache::new(CacheConfig {
         max_bytes,
         margin: Duration::from_secs(600),
+        prewarm: false,
     })
 }
 

@@ -200,6 +200,7 @@ fn config() -> CacheConfig {
     CacheConfig {
         max_bytes: 1 << 20,
         margin: Duration::from_secs(600),
+        prewarm: false,
     }
 }
 

@@ -463,6 +463,18 @@ impl Datastore {
         self.local.encrypted()
     }
 
+    /// The text a cache of answers left for the next start
+    /// ([`Datastore::set_cache_hints`]), if any.
+    pub fn cache_hints(&self) -> Result<Option<String>> {
+        self.read_pooled(|conn, _| Ok(key_value::get(conn, key_value::CACHE_HINTS_KEY)?))
+    }
+
+    /// Stores `text` for the next start's cache of answers, in place of
+    /// what was there; the datastore does not read it.
+    pub fn set_cache_hints(&self, text: String) -> Result<()> {
+        self.write(move |conn, _| Ok(key_value::put(conn, key_value::CACHE_HINTS_KEY, &text)?))
+    }
+
     /// Tells `watcher` what every commit from now on changes in events'
     /// time (`touched.rs`), in place of any watcher before. A read-only
     /// store commits nothing and tells nothing.

@@ -186,6 +186,10 @@ pub struct CacheSection {
     /// (default 600).
     #[serde(default)]
     pub margin: Option<u64>,
+    /// Whether the periods asked for before are computed again after a
+    /// start (default: yes).
+    #[serde(default)]
+    pub prewarm: Option<bool>,
 }
 
 /// The `[backup]` section.
@@ -321,11 +325,13 @@ pub fn default_file_text(testing: bool) -> String {
          # Answers for periods that ended more than margin seconds ago are\n\
          # kept in memory (at most max_mb MiB), so dashboards asking for the\n\
          # same finished days again get them at once; a write into a kept\n\
-         # period drops it.\n\
+         # period drops it. With prewarm, the periods asked for before are\n\
+         # computed again at low priority after a start.\n\
          #[cache]\n\
          #enabled = true\n\
          #max_mb = 64\n\
-         #margin = 600\n"
+         #margin = 600\n\
+         #prewarm = true\n"
     )
 }
 
@@ -529,7 +535,11 @@ fn resolve_cache(section: CacheSection) -> Result<Option<CacheConfig>, ConfigErr
                 ))
             })?,
     };
-    Ok(Some(CacheConfig { max_bytes, margin }))
+    Ok(Some(CacheConfig {
+        max_bytes,
+        margin,
+        prewarm: section.prewarm.unwrap_or(defaults.prewarm),
+    }))
 }
 
 /// A year: a longer margin is a mistake, not a policy.

@@ -92,6 +92,8 @@ pub struct ServerState {
     pub datastore: Datastore,
     /// Answers for finished periods (`[cache]`); `None` when it is off.
     pub cache: Option<Arc<aw_cache::Cache>>,
+    /// How far the cache's pre-warm after this start got.
+    pub prewarm: Arc<aw_cache::Prewarm>,
     /// The answer of `/api/0/info`.
     pub info: ServerInfo,
     /// The web UI served at `/`.
@@ -197,9 +199,13 @@ pub fn build_rocket(
         datastore.watch_writes(cache.watcher());
         cache
     });
+    let prewarm = Arc::new(aw_cache::Prewarm::new(
+        config.cache.is_some_and(|config| config.prewarm),
+    ));
     let state = ServerState {
         datastore,
         cache,
+        prewarm,
         info: ServerInfo {
             hostname: config.hostname.clone(),
             version: version(),
@@ -223,12 +229,28 @@ pub fn build_rocket(
         .attach(AdHoc::on_response("whole chunks", |_, response| {
             Box::pin(async move { set_chunk_size(response) })
         }))
+        .attach(AdHoc::on_shutdown("store the cache's hints", |rocket| {
+            Box::pin(async move {
+                if let Some(state) = rocket.state::<ServerState>() {
+                    if let Some(cache) = state
+                        .cache
+                        .as_ref()
+                        .filter(|_| state.prewarm.status().enabled)
+                    {
+                        aw_cache::prewarm::save_hints(cache, &state.datastore);
+                    }
+                }
+            })
+        }))
         .attach(AdHoc::on_liftoff("announce and start the jobs", |rocket| {
             Box::pin(async move {
                 let config = rocket.config();
                 if let Some(state) = rocket.state::<ServerState>() {
                     log::info!("Serving {} at /", state.ui.describe());
                     state.jobs.start(&state.datastore);
+                    if let Some(cache) = &state.cache {
+                        aw_cache::prewarm::start(cache, &state.datastore, &state.prewarm);
+                    }
                 }
                 log::info!(
                     "aw-server listening on {}://{}:{}",

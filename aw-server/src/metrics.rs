@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
-use aw_cache::CacheStats;
+use aw_cache::{CacheStats, PrewarmStatus};
 use aw_datastore::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 use aw_models::{Duration, Timestamp};
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
@@ -361,6 +361,8 @@ pub struct Scrape {
     backup: Option<LastRun>,
     /// The cache of finished periods, when it is on.
     cache: Option<CacheStats>,
+    /// Its pre-warm after this start, when it runs.
+    prewarm: Option<PrewarmStatus>,
 }
 
 impl Scrape {
@@ -404,6 +406,7 @@ impl Scrape {
             hub,
             backup,
             cache: state.cache.as_ref().map(|cache| cache.stats()),
+            prewarm: Some(state.prewarm.status()).filter(|status| status.enabled),
         })
     }
 
@@ -464,6 +467,24 @@ impl Scrape {
                 "Memory the cache's answers and keys take",
                 Unit::Bytes,
                 ConstGauge::new(i64::try_from(cache.bytes).unwrap_or(i64::MAX)),
+            );
+        }
+        if let Some(prewarm) = self.prewarm {
+            registry.register(
+                "cache_prewarm_periods",
+                "Periods remembered from the last run, to compute again after this start",
+                ConstGauge::new(i64::try_from(prewarm.total).unwrap_or(i64::MAX)),
+            );
+            registry.register(
+                "cache_prewarm_done",
+                "Of those, the ones the pre-warm has looked at",
+                ConstGauge::new(i64::try_from(prewarm.done).unwrap_or(i64::MAX)),
+            );
+            registry.register_with_unit(
+                "cache_prewarm_cpu",
+                "CPU time the finished pre-warm took (0 until it finished)",
+                Unit::Seconds,
+                ConstGauge::new(prewarm.cpu_seconds),
             );
         }
         for (feature, what, run) in [

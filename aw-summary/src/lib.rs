@@ -19,7 +19,7 @@ pub mod render;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use aw_cache::{Cache, Period};
+use aw_cache::{Cache, Kind, Period};
 use aw_datastore::Datastore;
 use aw_models::{Bucket, SettingValue, TimeInterval, Timestamp};
 use aw_query::{EventSource, QueryError};
@@ -317,11 +317,6 @@ pub fn search(
     })
 }
 
-/// What tells a summary's days from the query API's in the cache: the
-/// text is the program, which holds everything a day's answer depends on
-/// (the hosts' buckets, the categories, what is grouped).
-const CACHE_PREFIX: &str = "summary\n";
-
 /// Runs `program` over `days`, some at a time, handing each day's result
 /// to `each` in order. Finished days come from the source's cache when it
 /// has them, and are kept in it when computed.
@@ -332,7 +327,9 @@ fn run_days(
     mut each: impl FnMut(&calendar::Day, &serde_json::Value),
 ) -> Result<(), QueryError> {
     let cache = source.cache();
-    let text = cache.map(|_| format!("{CACHE_PREFIX}{program}"));
+    // The program holds everything a day's answer depends on (the hosts'
+    // buckets, the categories, what is grouped), so it is the key.
+    let text = cache.map(|_| Kind::Summary.key(program));
     let now = Timestamp::now();
     for chunk in days.chunks(DAYS_PER_RUN) {
         let periods: Vec<Period> = chunk
@@ -350,6 +347,7 @@ fn run_days(
                     .zip(&finished)
                     .filter_map(|(&period, &done)| done.then_some(period))
                     .collect();
+                cache.hints().note(text, &asked);
                 let mut found = cache.lookup::<serde_json::Value>(text, &asked).into_iter();
                 finished
                     .iter()
@@ -374,7 +372,7 @@ fn run_days(
                 if let (Some(cache), Some(text), Some(ticket), true) =
                     (cache, &text, ticket, finished[i])
                 {
-                    let bytes = value_bytes(&result);
+                    let bytes = aw_cache::value_bytes(&result);
                     cache.keep(ticket, text, periods[i], Arc::clone(&result), bytes);
                 }
                 answers[i] = Some(result);
@@ -385,10 +383,4 @@ fn run_days(
         }
     }
     Ok(())
-}
-
-/// About what a parsed JSON value takes in memory: its text's length
-/// twice over (the nodes, the strings' own allocations).
-fn value_bytes(value: &serde_json::Value) -> usize {
-    serde_json::to_string(value).map_or(0, |text| 2 * text.len())
 }

@@ -36,9 +36,36 @@ pub fn lower_priority(by: i32) {
     let _ = by;
 }
 
+/// The CPU time the calling thread has used, where the system says
+/// (Linux); `None` elsewhere. For a background job's report of what it
+/// cost.
+pub fn thread_cpu_time() -> Option<std::time::Duration> {
+    #[cfg(target_os = "linux")]
+    {
+        let time = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        Some(std::time::Duration::new(
+            u64::try_from(time.tv_sec).ok()?,
+            u32::try_from(time.tv_nsec).ok()?,
+        ))
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_threads_cpu_time_grows_with_its_work() {
+        let before = thread_cpu_time().unwrap();
+        let mut x = 0u64;
+        while thread_cpu_time().unwrap() < before + std::time::Duration::from_millis(5) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        assert!(x > 0);
+    }
 
     #[test]
     fn there_is_at_least_one_core() {

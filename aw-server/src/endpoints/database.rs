@@ -1,10 +1,11 @@
 //! `GET /api/0/database/status`: the database file, damage the
-//! server met in it while serving, and what a salvage at this start
-//! recovered. It names paths: behind the API key like every `/api/` route
+//! server met in it while serving, what a salvage at this start
+//! recovered, and the cache of finished periods. It names paths: behind the API key like every `/api/` route
 //! but `/api/0/info`.
 
 use std::path::PathBuf;
 
+use aw_cache::PrewarmStatus;
 use aw_datastore::salvage::SalvageReport;
 use rocket::serde::json::Json;
 use rocket::{get, State};
@@ -33,6 +34,25 @@ pub struct DatabaseStatus {
     /// Bytes of free pages in the file: about what `POST /api/0/vacuum`
     /// would give back (`None` if they could not be counted).
     pub reclaimable: Option<u64>,
+    /// The cache of finished periods (`[cache]`); `None` when it is off.
+    pub cache: Option<CacheStatus>,
+}
+
+/// The cache's part of the answer.
+#[derive(Debug, Serialize)]
+pub struct CacheStatus {
+    /// Answers kept.
+    pub entries: u64,
+    /// Bytes they and their keys take.
+    pub bytes: u64,
+    /// The most they may take (`[cache] max_mb`).
+    pub max_bytes: u64,
+    /// Finished periods answered from the cache since the start.
+    pub hits: u64,
+    /// Finished periods it did not have.
+    pub misses: u64,
+    /// The pre-warm after this start.
+    pub prewarm: PrewarmStatus,
 }
 
 /// The database's status.
@@ -54,6 +74,17 @@ pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
         salvage: state.salvage.clone(),
         size: database_size(&state.db_path),
         reclaimable,
+        cache: state.cache.as_ref().map(|cache| {
+            let stats = cache.stats();
+            CacheStatus {
+                entries: stats.entries,
+                bytes: stats.bytes,
+                max_bytes: cache.config().max_bytes as u64,
+                hits: stats.hits,
+                misses: stats.misses,
+                prewarm: state.prewarm.status(),
+            }
+        }),
     })
 }
 

@@ -83,6 +83,11 @@ impl TestServer {
             hostname: "testhost".to_string(),
             device_id: "test-device-id".to_string(),
             db_path: DB_FILE.into(),
+            // The suite turns pre-warming off: a test that wants it says so.
+            cache: Some(aw_cache::CacheConfig {
+                prewarm: false,
+                ..aw_cache::CacheConfig::default()
+            }),
             ..ServerConfig::default()
         };
         configure(&mut config);

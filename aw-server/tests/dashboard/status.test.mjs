@@ -247,6 +247,15 @@ describe('a server with [sync] and [retention]', () => {
     assert.ok(before.Size.sizes.size > 0);
     assert.match(before.Size.text, new RegExp(`^${SIZE} with its write-ahead log$`));
     assert.match(before.Reclaimable.text, new RegExp(`^${SIZE} a vacuum would give back$`));
+    // The cache of finished periods, as the database status gives it.
+    const cache = (await server.request('GET', '/api/0/database/status')).cache;
+    assert.ok(cache, 'the cache is on by default');
+    assert.match(
+      before.Cache.text,
+      new RegExp(`^[\\d,]+ answers?, ${SIZE} of ${SIZE}; [\\d,]+ hits?, [\\d,]+ miss(es)? since the start$`),
+    );
+    assert.equal(Number(before.Cache.sizes['cache-limit']), cache.max_bytes);
+    assert.match(before['Pre-warm'].text, /^(nothing remembered from before|computing the days asked for before: \d+ of \d+|[\d,]+ periods? asked for before computed again, in [\d.]+ s of CPU)$/);
 
     // It asks first, saying what it does; Cancel leaves it.
     await page.getByRole('button', { name: 'Vacuum', exact: true }).click();

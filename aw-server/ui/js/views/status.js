@@ -382,6 +382,28 @@ window.statusView = (() => {
     };
   }
 
+  // The answers of finished periods kept in memory (docs/API.md §3.6).
+  function cacheState(cache) {
+    return [
+      dom.count(cache.entries, 'answer'),
+      ', ',
+      bytes(cache.bytes, 'cache'),
+      ' of ',
+      bytes(cache.max_bytes, 'cache-limit'),
+      h(
+        'span',
+        { class: 'muted' },
+        `; ${dom.count(cache.hits, 'hit')}, ${count(cache.misses)} ${cache.misses === 1 ? 'miss' : 'misses'} since the start`,
+      ),
+    ];
+  }
+
+  function prewarmState(prewarm) {
+    if (!prewarm.finished) return `computing the days asked for before: ${prewarm.done} of ${prewarm.total}`;
+    if (prewarm.total === 0) return 'nothing remembered from before';
+    return `${dom.count(prewarm.total, 'period')} asked for before computed again, in ${prewarm.cpu_seconds.toFixed(1)} s of CPU`;
+  }
+
   function databasePart(admin, refresh) {
     const body = h('div');
     let latest = null;
@@ -440,6 +462,8 @@ window.statusView = (() => {
                   [bytes(database.reclaimable, 'reclaimable'), h('span', { class: 'muted' }, ' a vacuum would give back')],
                 ]
               : null,
+            database.cache ? ['Cache', cacheState(database.cache)] : ['Cache', 'off'],
+            database.cache && database.cache.prewarm.enabled ? ['Pre-warm', prewarmState(database.cache.prewarm)] : null,
           ),
           admin
             ? h(
