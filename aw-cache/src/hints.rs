@@ -4,7 +4,6 @@
 //! (`aw_datastore::Datastore::set_cache_hints`) for the next start's
 //! pre-warm (`prewarm.rs`). Only texts and periods: never an answer.
 
-use std::collections::BTreeSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -14,8 +13,8 @@ use crate::Period;
 /// Programs remembered, the most recently used first.
 pub const MAX_PROGRAMS: usize = 8;
 
-/// Periods remembered per program, the latest by end: a Year view's days
-/// and a few weeks more.
+/// Periods remembered per program, the most recently asked for: a Year
+/// view's days and a few weeks more.
 pub const MAX_PERIODS: usize = 400;
 
 /// The longest program remembered, in bytes: a dashboard's is 20-40 KB.
@@ -35,18 +34,17 @@ struct Stored {
 pub struct Asked {
     /// The program's text.
     pub program: String,
-    /// Its periods, `(start, end)` in nanoseconds, sorted by end.
-    periods: BTreeSet<(i64, i64)>,
+    /// Its periods, `(start, end)` in nanoseconds, the most recently
+    /// asked for first, each once.
+    periods: Vec<(i64, i64)>,
 }
 
 impl Asked {
-    /// Its periods, the latest first.
-    pub fn latest_first(&self) -> impl Iterator<Item = Period> + '_ {
-        let mut periods: Vec<(i64, i64)> = self.periods.iter().copied().collect();
-        periods.sort_by_key(|&(start, end)| std::cmp::Reverse((end, start)));
-        periods
-            .into_iter()
-            .map(|(start, end)| Period { start, end })
+    /// Its periods, the most recently asked for first.
+    pub fn most_recent_first(&self) -> impl Iterator<Item = Period> + '_ {
+        self.periods
+            .iter()
+            .map(|&(start, end)| Period { start, end })
     }
 
     /// How many periods it holds.
@@ -112,7 +110,7 @@ impl Hints {
                     0,
                     Asked {
                         program: program.to_string(),
-                        periods: BTreeSet::new(),
+                        periods: Vec::new(),
                     },
                 );
                 state.programs.truncate(MAX_PROGRAMS);
@@ -125,21 +123,19 @@ impl Hints {
             state.programs.insert(0, asked);
             state.changed = true;
         }
-        let mut added = false;
         let asked = &mut state.programs[0];
+        let before = asked.periods.clone();
+        // In the order asked, so the request's last period ends up first.
         for period in periods {
-            added |= asked.periods.insert((period.start, period.end));
+            let key = (period.start, period.end);
+            if let Some(at) = asked.periods.iter().position(|&p| p == key) {
+                asked.periods.remove(at);
+            }
+            asked.periods.insert(0, key);
         }
-        while asked.periods.len() > MAX_PERIODS {
-            // The earliest end goes.
-            let earliest = *asked
-                .periods
-                .iter()
-                .min_by_key(|&&(start, end)| (end, start))
-                .expect("over the limit");
-            asked.periods.remove(&earliest);
-        }
-        state.changed |= added;
+        asked.periods.truncate(MAX_PERIODS);
+        let changed = asked.periods != before;
+        state.changed |= changed;
     }
 
     /// The programs remembered, the most recently used first.
@@ -203,18 +199,22 @@ mod tests {
     }
 
     #[test]
-    fn the_latest_periods_are_kept() {
+    fn the_most_recently_asked_periods_are_kept() {
         let hints = Hints::default();
         let days: Vec<Period> = (0..(MAX_PERIODS as i64 + 50)).map(day).collect();
         hints.note("a", &days);
+        // Asked again: it comes first, once.
+        hints.note("a", &[day(60)]);
         let asked = &hints.programs()[0];
         assert_eq!(asked.len(), MAX_PERIODS);
-        let latest: Vec<Period> = asked.latest_first().take(2).collect();
+        let first: Vec<Period> = asked.most_recent_first().take(3).collect();
+        let last = MAX_PERIODS as i64 + 49;
+        assert_eq!(first, [day(60), day(last), day(last - 1)]);
+        assert_eq!(asked.most_recent_first().last(), Some(day(50)));
         assert_eq!(
-            latest,
-            [day(MAX_PERIODS as i64 + 49), day(MAX_PERIODS as i64 + 48)]
+            asked.most_recent_first().filter(|&p| p == day(60)).count(),
+            1
         );
-        assert_eq!(asked.latest_first().last(), Some(day(50)));
     }
 
     #[test]

@@ -101,7 +101,8 @@ pub fn save_hints(cache: &Cache, datastore: &Datastore) {
     }
 }
 
-/// Computes every hinted period the cache lacks, the latest first.
+/// Computes every hinted period the cache lacks, the most recently asked
+/// for first.
 pub fn run(cache: &Cache, datastore: &Datastore, progress: &Prewarm) {
     let started_cpu = aw_threads::thread_cpu_time();
     let started = std::time::Instant::now();
@@ -116,7 +117,7 @@ pub fn run(cache: &Cache, datastore: &Datastore, progress: &Prewarm) {
         };
         let now = Timestamp::now();
         let periods: Vec<Period> = asked
-            .latest_first()
+            .most_recent_first()
             .filter(|&period| cache.is_finished(period, now))
             .collect();
         progress.update(|status| status.done += (asked.len() - periods.len()) as u64);

@@ -162,6 +162,38 @@ impl Scenario {
     fn needs_quiet_disk(&self) -> bool {
         self.name.starts_with("heartbeat")
     }
+
+    /// Whether each run starts with a restart of the server (SIGTERM, so
+    /// it stores what it keeps for the next start): the Year view after a
+    /// restart.
+    fn restarts_first(&self) -> bool {
+        self.name.contains("after a restart")
+    }
+}
+
+/// Waits (at most two minutes) until the server's pre-warm is over, by
+/// `/api/0/database/status`; a server without one is over at once.
+/// Answers the pre-warm's CPU seconds, if it said.
+fn prewarmed(server: &ServerProcess) -> Option<f64> {
+    let agent = http::agent();
+    let url = format!("{}/api/0/database/status", server.url());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline {
+        let status: Value = agent.get(&url).call().ok()?.body_mut().read_json().ok()?;
+        let prewarm = &status["cache"]["prewarm"];
+        if prewarm.is_null() || prewarm["enabled"] == false {
+            return None;
+        }
+        if prewarm["finished"] == true {
+            return prewarm["cpu_seconds"].as_f64();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "{}: the pre-warm did not finish in two minutes",
+        server.label
+    );
+    None
 }
 
 /// Runs `request(i)` sequentially on one connection, at most `max` times or
@@ -480,6 +512,22 @@ fn scenarios() -> Vec<Scenario> {
             sequential(s, w.count(5), Duration::from_secs(60), |a, _| {
                 year_view_pass(w, a, &url, &program, offset)
             })
+        }),
+    );
+    add(
+        "Year view, 365 one-day requests: after a restart, pre-warmed (ms a pass)",
+        "7,750 ms",
+        Box::new(|w, s| {
+            let url = format!("{}/api/0/query/", s.url());
+            let program = dashboard::full_desktop_query(&w.buckets);
+            let cpu = prewarmed(s);
+            let mut measurement = sequential(s, 1, Duration::from_secs(120), |a, _| {
+                year_view_pass(w, a, &url, &program, AwDuration::ZERO)
+            });
+            if let Some(cpu) = cpu {
+                measurement.extra.push(("prewarm_cpu_s".into(), cpu));
+            }
+            measurement
         }),
     );
     add(
@@ -1001,6 +1049,9 @@ fn main() -> io::Result<()> {
             // none of them.
             for offset in 0..servers.len() {
                 let index = (round + offset) % servers.len();
+                if scenario.restarts_first() {
+                    servers[index].restart()?;
+                }
                 let server = &servers[index];
                 bar.set_message(format!("{} on {}", scenario.name, server.label));
                 if scenario.needs_quiet_disk() {
