@@ -189,7 +189,7 @@ impl Cache {
 
     /// Drops every answer whose period meets one of `spans`.
     pub fn invalidate(&self, spans: &[Period]) {
-        self.lock().invalidate(spans);
+        self.lock().invalidate(spans.iter().copied());
     }
 
     /// Drops every answer.
@@ -268,12 +268,12 @@ impl WriteWatcher for Watcher {
             self.0.clear();
             return;
         }
-        let spans: Vec<Period> = touched
-            .spans()
-            .iter()
-            .map(|&(start, end)| Period { start, end })
-            .collect();
-        self.0.invalidate(&spans);
+        self.0.lock().invalidate(
+            touched
+                .spans()
+                .iter()
+                .map(|&(start, end)| Period { start, end }),
+        );
     }
 }
 

@@ -34,7 +34,9 @@ pub struct PrewarmStatus {
     pub done: u64,
     /// Whether it is over.
     pub finished: bool,
-    /// The CPU time it took, in seconds, where the system says.
+    /// The server's CPU time while it ran, in seconds, where the system
+    /// says: every thread's, so requests answered meanwhile count too (at
+    /// a start there are few).
     pub cpu_seconds: f64,
 }
 
@@ -77,8 +79,9 @@ pub fn start(cache: &Arc<Cache>, datastore: &Datastore, prewarm: &Arc<Prewarm>) 
     let (cache, store, progress) = (Arc::clone(cache), datastore.clone(), Arc::clone(prewarm));
     let open = datastore.clone();
     let mut first = true;
+    // `is_open` reads a flag: looking every second wakes nobody.
     Schedule::new("aw-cache-prewarm", Duration::from_secs(1)).start(
-        move || open.health().is_ok(),
+        move || open.is_open(),
         move || {
             if std::mem::take(&mut first) {
                 run(&cache, &store, &progress);
@@ -104,7 +107,7 @@ pub fn save_hints(cache: &Cache, datastore: &Datastore) {
 /// Computes every hinted period the cache lacks, the most recently asked
 /// for first.
 pub fn run(cache: &Cache, datastore: &Datastore, progress: &Prewarm) {
-    let started_cpu = aw_threads::thread_cpu_time();
+    let started_cpu = aw_threads::process_cpu_time();
     let started = std::time::Instant::now();
     let programs = cache.hints().programs();
     let total: usize = programs.iter().map(|asked| asked.len()).sum();
@@ -122,7 +125,7 @@ pub fn run(cache: &Cache, datastore: &Datastore, progress: &Prewarm) {
             .collect();
         progress.update(|status| status.done += (asked.len() - periods.len()) as u64);
         for chunk in periods.chunks(CHUNK) {
-            if datastore.health().is_err() {
+            if !datastore.is_open() {
                 break 'programs;
             }
             match fill(cache, kind, program, &asked.program, chunk, datastore) {
@@ -137,7 +140,7 @@ pub fn run(cache: &Cache, datastore: &Datastore, progress: &Prewarm) {
             progress.update(|status| status.done += chunk.len() as u64);
         }
     }
-    let cpu = match (started_cpu, aw_threads::thread_cpu_time()) {
+    let cpu = match (started_cpu, aw_threads::process_cpu_time()) {
         (Some(before), Some(after)) => after.saturating_sub(before).as_secs_f64(),
         _ => 0.0,
     };
@@ -148,7 +151,7 @@ pub fn run(cache: &Cache, datastore: &Datastore, progress: &Prewarm) {
     });
     if total > 0 {
         log::info!(
-            "Cache pre-warmed: {computed} of {total} remembered periods computed in {:.1} s ({cpu:.1} s of CPU on this thread)",
+            "Cache pre-warmed: {computed} of {total} remembered periods computed in {:.1} s ({cpu:.1} s of the server's CPU meanwhile)",
             started.elapsed().as_secs_f64()
         );
     }

@@ -166,16 +166,22 @@ impl Store {
 
     /// Drops every entry whose period meets one of `spans`, and
     /// remembers them for the stores in flight.
-    pub(crate) fn invalidate(&mut self, spans: &[Period]) {
+    pub(crate) fn invalidate(&mut self, spans: impl Iterator<Item = Period>) {
         self.seq += 1;
-        for &span in spans {
+        for span in spans {
             self.remember(span);
-            let met: Vec<EntryKey> = self
+            let mut met = self
                 .by_end
                 .range((span.start, i64::MIN, 0)..)
                 .filter(|&&(_, start, _)| start <= span.end)
                 .map(|&(end, start, id)| (id, start, end))
-                .collect();
+                .peekable();
+            // The usual case, a heartbeat's span past every kept period:
+            // nothing met, nothing allocated.
+            if met.peek().is_none() {
+                continue;
+            }
+            let met: Vec<EntryKey> = met.collect();
             for key in met {
                 if let Some(entry) = self.entries.get(&key) {
                     self.by_use.remove(&entry.used);

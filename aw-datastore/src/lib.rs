@@ -463,6 +463,13 @@ impl Datastore {
         self.local.encrypted()
     }
 
+    /// Whether the store still serves: false once closed or its writer
+    /// ended. Reads a flag, so a background job may ask it as often as
+    /// it likes without waking the writer (unlike [`Datastore::health`]).
+    pub fn is_open(&self) -> bool {
+        !self.closed.load(Ordering::SeqCst)
+    }
+
     /// The text a cache of answers left for the next start
     /// ([`Datastore::set_cache_hints`]), if any.
     pub fn cache_hints(&self) -> Result<Option<String>> {

@@ -482,7 +482,7 @@ impl Scrape {
             );
             registry.register_with_unit(
                 "cache_prewarm_cpu",
-                "CPU time the finished pre-warm took (0 until it finished)",
+                "The server's CPU time while the pre-warm ran (0 until it finished)",
                 Unit::Seconds,
                 ConstGauge::new(prewarm.cpu_seconds),
             );

@@ -36,13 +36,13 @@ pub fn lower_priority(by: i32) {
     let _ = by;
 }
 
-/// The CPU time the calling thread has used, where the system says
-/// (Linux); `None` elsewhere. For a background job's report of what it
-/// cost.
-pub fn thread_cpu_time() -> Option<std::time::Duration> {
+/// The CPU time the whole process has used, all threads, where the
+/// system says (Linux); `None` elsewhere. For a background job's report
+/// of what it cost (its work may run on threads it starts).
+pub fn process_cpu_time() -> Option<std::time::Duration> {
     #[cfg(target_os = "linux")]
     {
-        let time = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        let time = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
         Some(std::time::Duration::new(
             u64::try_from(time.tv_sec).ok()?,
             u32::try_from(time.tv_nsec).ok()?,
@@ -58,10 +58,10 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_threads_cpu_time_grows_with_its_work() {
-        let before = thread_cpu_time().unwrap();
+    fn the_process_cpu_time_grows_with_work() {
+        let before = process_cpu_time().unwrap();
         let mut x = 0u64;
-        while thread_cpu_time().unwrap() < before + std::time::Duration::from_millis(5) {
+        while process_cpu_time().unwrap() < before + std::time::Duration::from_millis(5) {
             x = x.wrapping_add(std::hint::black_box(1));
         }
         assert!(x > 0);
