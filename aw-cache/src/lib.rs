@@ -187,6 +187,59 @@ impl Cache {
             .put(ticket, text, period, value, bytes, self.config.max_bytes)
     }
 
+    /// The answers for `text` in each of `periods`, in order: the
+    /// finished ones it keeps come from it (and are noted for the next
+    /// start's pre-warm), the others from one call of `compute`, given the
+    /// indexes of the periods missing and answering their values in that
+    /// order, under one ticket; the finished ones among those are kept,
+    /// each said to take `bytes` of it. An error of `compute` keeps
+    /// nothing and is the answer.
+    pub fn answers<T: Any + Send + Sync, E>(
+        &self,
+        text: &str,
+        periods: &[Period],
+        now: Timestamp,
+        compute: impl FnOnce(&[usize]) -> Result<Vec<T>, E>,
+        bytes: impl Fn(&T) -> usize,
+    ) -> Result<Vec<Arc<T>>, E> {
+        let finished: Vec<bool> = periods.iter().map(|&p| self.is_finished(p, now)).collect();
+        let asked: Vec<Period> = periods
+            .iter()
+            .zip(&finished)
+            .filter_map(|(&period, &done)| done.then_some(period))
+            .collect();
+        let mut found = if asked.is_empty() {
+            Vec::new()
+        } else {
+            if self.config.prewarm {
+                self.hints.note(text, &asked);
+            }
+            self.lookup::<T>(text, &asked)
+        }
+        .into_iter();
+        let mut answers: Vec<Option<Arc<T>>> = finished
+            .iter()
+            .map(|&done| if done { found.next().flatten() } else { None })
+            .collect();
+        let missing: Vec<usize> = (0..answers.len())
+            .filter(|&i| answers[i].is_none())
+            .collect();
+        if !missing.is_empty() {
+            let ticket = self.ticket();
+            for (&i, value) in missing.iter().zip(compute(&missing)?) {
+                let value = Arc::new(value);
+                if finished[i] {
+                    self.keep(ticket, text, periods[i], Arc::clone(&value), bytes(&value));
+                }
+                answers[i] = Some(value);
+            }
+        }
+        Ok(answers
+            .into_iter()
+            .map(|answer| answer.expect("every period answered"))
+            .collect())
+    }
+
     /// Drops every answer whose period meets one of `spans`.
     pub fn invalidate(&self, spans: &[Period]) {
         self.lock().invalidate(spans.iter().copied());

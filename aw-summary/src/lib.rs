@@ -326,60 +326,41 @@ fn run_days(
     days: &[calendar::Day],
     mut each: impl FnMut(&calendar::Day, &serde_json::Value),
 ) -> Result<(), QueryError> {
-    let cache = source.cache();
+    // The program is this module's, not the caller's: its lines and
+    // columns would say nothing.
+    let compute = |asked: &[TimeInterval]| {
+        aw_query::query(program, asked, source.events())
+            .map_err(|error| QueryError::whole(error.kind, error.detail()))
+    };
     // The program holds everything a day's answer depends on (the hosts'
     // buckets, the categories, what is grouped), so it is the key.
-    let text = cache.map(|_| Kind::Summary.key(program));
+    let key = source
+        .cache()
+        .map(|cache| (cache, Kind::Summary.key(program)));
     let now = Timestamp::now();
     for chunk in days.chunks(DAYS_PER_RUN) {
-        let periods: Vec<Period> = chunk
+        let intervals: Vec<TimeInterval> = chunk
             .iter()
-            .map(|day| Period::new(day.start, day.end))
+            .map(|day| TimeInterval::new(day.start, day.end))
             .collect();
-        let finished: Vec<bool> = periods
-            .iter()
-            .map(|&period| cache.is_some_and(|cache| cache.is_finished(period, now)))
-            .collect();
-        let mut answers: Vec<Option<Arc<serde_json::Value>>> = match (cache, &text) {
-            (Some(cache), Some(text)) if finished.contains(&true) => {
-                let asked: Vec<Period> = periods
+        let answers: Vec<Arc<serde_json::Value>> = match &key {
+            Some((cache, text)) => {
+                let periods: Vec<Period> = chunk
                     .iter()
-                    .zip(&finished)
-                    .filter_map(|(&period, &done)| done.then_some(period))
+                    .map(|day| Period::new(day.start, day.end))
                     .collect();
-                cache.hints().note(text, &asked);
-                let mut found = cache.lookup::<serde_json::Value>(text, &asked).into_iter();
-                finished
-                    .iter()
-                    .map(|&done| if done { found.next().flatten() } else { None })
-                    .collect()
+                cache.answers(
+                    text,
+                    &periods,
+                    now,
+                    |missing| compute(&missing.iter().map(|&i| intervals[i]).collect::<Vec<_>>()),
+                    aw_cache::value_bytes,
+                )?
             }
-            _ => vec![None; chunk.len()],
+            None => compute(&intervals)?.into_iter().map(Arc::new).collect(),
         };
-        let missing: Vec<usize> = (0..chunk.len()).filter(|&i| answers[i].is_none()).collect();
-        if !missing.is_empty() {
-            let ticket = cache.map(Cache::ticket);
-            let asked: Vec<TimeInterval> = missing
-                .iter()
-                .map(|&i| TimeInterval::new(chunk[i].start, chunk[i].end))
-                .collect();
-            // The program is this module's, not the caller's: its lines and
-            // columns would say nothing.
-            let results = aw_query::query(program, &asked, source.events())
-                .map_err(|error| QueryError::whole(error.kind, error.detail()))?;
-            for (&i, result) in missing.iter().zip(results) {
-                let result = Arc::new(result);
-                if let (Some(cache), Some(text), Some(ticket), true) =
-                    (cache, &text, ticket, finished[i])
-                {
-                    let bytes = aw_cache::value_bytes(&result);
-                    cache.keep(ticket, text, periods[i], Arc::clone(&result), bytes);
-                }
-                answers[i] = Some(result);
-            }
-        }
         for (day, answer) in chunk.iter().zip(&answers) {
-            each(day, answer.as_deref().expect("every day answered"));
+            each(day, answer);
         }
     }
     Ok(())
