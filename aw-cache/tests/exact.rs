@@ -82,6 +82,11 @@ enum Op {
     ThirdBucket {
         events: Vec<(i64, i64)>,
     },
+    /// An import into an existing bucket (the writer's bulk path).
+    Import {
+        bucket: usize,
+        events: Vec<(i64, i64)>,
+    },
     DropThird,
     Rename {
         hostname: u8,
@@ -110,6 +115,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop::collection::vec((0..span, 1..4 * HOUR), 0..4)
             .prop_map(|events| Op::ThirdBucket { events }),
         1 => Just(Op::DropThird),
+        2 => (0..2usize, prop::collection::vec((0..span, 1..4 * HOUR), 1..5))
+            .prop_map(|(bucket, events)| Op::Import { bucket, events }),
         1 => (0..2u8).prop_map(|hostname| Op::Rename { hostname }),
         // Few distinct periods, so that the same one is asked again after
         // writes; `now` anywhere, so some periods are not finished yet.
@@ -181,6 +188,13 @@ fn apply(store: &Datastore, op: &Op) {
             let _ = store.delete_bucket("third");
             let events = events.iter().map(|&(s, l)| event(s, l, "third")).collect();
             store.import_bucket(bucket("third", events)).unwrap();
+        }
+        Op::Import { bucket, events } => {
+            let events = events
+                .iter()
+                .map(|&(s, l)| event(s, l, "imported"))
+                .collect();
+            store.import_events(BUCKETS[*bucket], events).unwrap();
         }
         Op::DropThird => {
             let _ = store.delete_bucket("third");
@@ -296,6 +310,19 @@ fn a_finished_day_is_answered_from_the_cache_until_a_write_touches_it() {
     assert_eq!(cache.stats().entries, 0);
     let after = aw_cache::query_json(&cache, program, &day, &store, now).unwrap();
     assert!(after.contains("browser"), "{after}");
+    // An import into the bucket (the writer's bulk path, without the
+    // insert trigger) drops the day too, and the trigger is back after.
+    assert_eq!(cache.stats().entries, 1);
+    store
+        .import_events("window", vec![event(7 * HOUR, HOUR, "imported")])
+        .unwrap();
+    assert_eq!(cache.stats().entries, 0);
+    let imported = aw_cache::query_json(&cache, program, &day, &store, now).unwrap();
+    assert!(imported.contains("imported"), "{imported}");
+    store
+        .insert_events("window", vec![event(9 * HOUR, HOUR, "terminal")])
+        .unwrap();
+    assert_eq!(cache.stats().entries, 0);
 }
 
 #[test]

@@ -13,6 +13,7 @@ use crate::bounds::DurationBounds;
 use crate::heartbeat::LastEvents;
 use crate::privacy::PrivacyRules;
 use crate::stats::StatsWriter;
+use crate::touched::Touches;
 
 /// The writer's memory that jobs read and update.
 #[derive(Debug)]
@@ -25,6 +26,9 @@ pub(crate) struct WriterMemory<'a> {
     pub(crate) stats: &'a mut StatsWriter,
     /// The privacy rules in force.
     pub(crate) privacy: &'a mut RulesInForce,
+    /// What the open batch touched, when a watcher is told
+    /// (`touched.rs`): for bulk inserts that tell it themselves.
+    pub(crate) touches: Option<&'a Touches>,
 }
 
 /// The privacy rules the writer applies, and the rules to put back if

@@ -115,6 +115,9 @@ pub trait WriteWatcher: Send + Sync {
 #[derive(Default)]
 pub(crate) struct Touches {
     open: Arc<Mutex<Touched>>,
+    /// Set if the insert trigger could not be put back after a bulk
+    /// insert: every commit then tells all time.
+    lost: std::sync::atomic::AtomicBool,
     watcher: ArcSwapOption<Box<dyn WriteWatcher>>,
 }
 
@@ -154,6 +157,7 @@ impl Touches {
                 Ok(0i64)
             },
         )?;
+        conn.execute_batch(INSERT_TRIGGER)?;
         conn.execute_batch(TRIGGERS)
     }
 
@@ -164,8 +168,12 @@ impl Touches {
 
     /// After a commit: tells the watcher what it changed.
     pub(crate) fn committed(&self) {
-        let touched =
+        let mut touched =
             std::mem::take(&mut *self.open.lock().unwrap_or_else(PoisonError::into_inner));
+        if self.lost.load(std::sync::atomic::Ordering::Relaxed) {
+            touched.everything = true;
+            touched.spans.clear();
+        }
         if touched.is_empty() {
             return;
         }
@@ -174,18 +182,80 @@ impl Touches {
         }
     }
 
+    /// The insert trigger off for a bulk insert, which tells what it
+    /// touches through [`Bulk::touched`]: a trigger program and a function
+    /// call per row were a quarter of an import's time.
+    pub(crate) fn bulk<'c>(&'c self, conn: &'c Connection) -> rusqlite::Result<Bulk<'c>> {
+        // Dropped inside the command's transaction, so a rollback puts it
+        // back too; changing the temp schema expires the connection's
+        // statements, which are prepared again when next used: once per
+        // bulk insert.
+        conn.execute_batch("DROP TRIGGER IF EXISTS temp.aw_touched_event_insert")?;
+        Ok(Bulk {
+            conn,
+            touches: self,
+            touched: Touched::default(),
+        })
+    }
+
     /// After a failed batch: nothing of it is visible, so nothing to tell.
     pub(crate) fn failed(&self) {
         *self.open.lock().unwrap_or_else(PoisonError::into_inner) = Touched::default();
     }
 }
 
+/// A bulk insert with the insert trigger off (see [`Touches::bulk`]);
+/// it is back when this is dropped, and what it was told of joins the
+/// open batch's changes.
+pub(crate) struct Bulk<'c> {
+    conn: &'c Connection,
+    touches: &'c Touches,
+    touched: Touched,
+}
+
+impl Bulk<'_> {
+    /// An event from `start` to `end` (nanoseconds) was inserted.
+    pub(crate) fn touched(&mut self, start: i64, end: i64) {
+        self.touched.add(start, end);
+    }
+}
+
+impl Drop for Bulk<'_> {
+    fn drop(&mut self) {
+        if let Err(error) = self.conn.execute_batch(INSERT_TRIGGER) {
+            // Unheard of for a valid connection; without the trigger an
+            // insert would not be told, so from now on every commit
+            // tells all time.
+            log::error!("Could not put the insert trigger back: {error}");
+            self.touches
+                .lost
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let touched = std::mem::take(&mut self.touched).finish();
+        let mut open = self
+            .touches
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if touched.everything {
+            open.everything = true;
+            open.spans.clear();
+        }
+        for &(start, end) in touched.spans() {
+            open.add(start, end);
+        }
+    }
+}
+
+/// Put back after a bulk insert; if a rollback already did, it is there.
+const INSERT_TRIGGER: &str = "
+CREATE TEMP TRIGGER IF NOT EXISTS aw_touched_event_insert AFTER INSERT ON main.events
+BEGIN SELECT aw_touched(NEW.starttime, NEW.endtime); END;";
+
 /// Temporary, so they live in this connection's temp schema and never in
 /// the file (which stays aw-server-rust's). An update that keeps the
 /// bucket, start and data touches only what its end moved over.
 const TRIGGERS: &str = "
-CREATE TEMP TRIGGER aw_touched_event_insert AFTER INSERT ON main.events
-BEGIN SELECT aw_touched(NEW.starttime, NEW.endtime); END;
 CREATE TEMP TRIGGER aw_touched_event_delete AFTER DELETE ON main.events
 BEGIN SELECT aw_touched(OLD.starttime, OLD.endtime); END;
 CREATE TEMP TRIGGER aw_touched_event_update AFTER UPDATE ON main.events
@@ -222,6 +292,63 @@ mod tests {
         assert_eq!(finished.spans().first().unwrap().0, 0);
         assert_eq!(finished.spans().last().unwrap().1, 99_001);
         assert!(finished.spans().windows(2).all(|w| w[0].1 < w[1].0));
+    }
+
+    fn events_table() -> (Connection, Touches) {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE buckets (id INTEGER PRIMARY KEY, name TEXT);
+             CREATE TABLE events (id INTEGER PRIMARY KEY, bucketrow INTEGER,
+                 starttime INTEGER, endtime INTEGER, data TEXT);",
+        )
+        .unwrap();
+        let touches = Touches::default();
+        touches.install(&conn).unwrap();
+        (conn, touches)
+    }
+
+    fn open_spans(touches: &Touches) -> Vec<(i64, i64)> {
+        touches
+            .open
+            .lock()
+            .unwrap()
+            .clone()
+            .finish()
+            .spans()
+            .to_vec()
+    }
+
+    #[test]
+    fn a_bulk_insert_tells_only_what_it_is_told_and_the_triggers_come_back() {
+        let (conn, touches) = events_table();
+        let insert =
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, ?1, ?2, '{}')";
+        {
+            let mut bulk = touches.bulk(&conn).unwrap();
+            conn.execute(insert, [10, 20]).unwrap();
+            assert!(open_spans(&touches).is_empty(), "no trigger ran");
+            bulk.touched(10, 20);
+        }
+        assert_eq!(open_spans(&touches), [(10, 20)]);
+        conn.execute(insert, [100, 200]).unwrap();
+        assert_eq!(open_spans(&touches), [(10, 20), (100, 200)]);
+    }
+
+    #[test]
+    fn a_rolled_back_bulk_insert_leaves_the_trigger_in_place() {
+        let (conn, touches) = events_table();
+        let insert =
+            "INSERT INTO events (bucketrow, starttime, endtime, data) VALUES (1, ?1, ?2, '{}')";
+        conn.execute_batch("BEGIN IMMEDIATE; SAVEPOINT command;")
+            .unwrap();
+        {
+            let _bulk = touches.bulk(&conn).unwrap();
+            conn.execute(insert, [10, 20]).unwrap();
+        }
+        conn.execute_batch("ROLLBACK TO command; RELEASE command; COMMIT;")
+            .unwrap();
+        conn.execute(insert, [100, 200]).unwrap();
+        assert_eq!(open_spans(&touches), [(100, 200)]);
     }
 
     #[test]

@@ -558,6 +558,7 @@ impl Worker {
             bounds: &self.bounds,
             stats: &mut self.stats,
             privacy: &mut self.privacy,
+            touches: self.touches.as_deref(),
         };
         let result = command(&self.conn, &mut memory).map_err(|error| self.damage.check(error));
         if self.conn.is_autocommit() {

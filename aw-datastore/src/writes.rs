@@ -401,7 +401,10 @@ pub(crate) fn import_bucket(
             import_events(conn, memory, &bucket.id, events)
         }
         None => {
+            // The new bucket's row touched all time (`touched.rs`): its
+            // events need not tell more.
             let row_id = insert_bucket_row(conn, memory, &bucket)?;
+            let _bulk = memory.touches.map(|t| t.bulk(conn)).transpose()?;
             let mut summary = ImportSummary {
                 buckets_created: 1,
                 ..ImportSummary::default()
@@ -537,6 +540,7 @@ pub(crate) fn import_events(
     let row_id = bucket_row(conn, bucket_id)?;
     memory.last_events.forget(row_id);
     let mut summary = ImportSummary::default();
+    let mut bulk = memory.touches.map(|t| t.bulk(conn)).transpose()?;
     let mut rows = InsertRows::new(conn, row_id)?;
     let filtered = memory.privacy.applies_to(bucket_id);
     for event in events {
@@ -564,6 +568,9 @@ pub(crate) fn import_events(
             }
         }
         stored(memory, row_id, start, end);
+        if let Some(bulk) = &mut bulk {
+            bulk.touched(start, end);
+        }
         rows.push(start, end, data)?;
         summary.inserted += 1;
     }
