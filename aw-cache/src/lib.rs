@@ -24,7 +24,8 @@ mod query;
 mod store;
 
 use std::any::Any;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use aw_datastore::{Touched, WriteWatcher};
 use aw_models::{Duration, Timestamp};
@@ -89,9 +90,19 @@ impl Period {
 }
 
 /// Taken before an answer is computed; an answer is kept only when no
-/// write touched its period since.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ticket(u64);
+/// write touched its period since. While one is held, every commit is
+/// logged for it.
+#[derive(Debug)]
+pub struct Ticket<'a> {
+    seq: u64,
+    cache: &'a Cache,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.cache.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 /// The answers for finished periods (see the crate's docs). Shared by
 /// every request: one lock, held for a lookup or a store, never while
@@ -100,7 +111,22 @@ pub struct Cache {
     config: CacheConfig,
     store: Mutex<Store>,
     hints: Hints,
+    /// Tickets held: while there are none, a commit that meets no kept
+    /// period has nothing to drop and no answer in flight to refuse, and
+    /// leaves the lock alone (a heartbeat's commit, nearly always).
+    in_flight: AtomicUsize,
+    /// No kept period ends after this (it only grows, so it may be later
+    /// than the latest kept end).
+    latest_end: AtomicI64,
+    /// How the pre-warm keeps a summary's day (see [`Keeper`]).
+    summary_keeper: OnceLock<Keeper>,
 }
+
+/// Turns what a summary's program answered for one day into what the
+/// summaries look up, and what it takes in bytes: the pre-warm computes
+/// summaries' days below the crate that folds them. Without one, a day
+/// is kept as the JSON value.
+pub type Keeper = fn(serde_json::Value) -> (Arc<dyn Any + Send + Sync>, usize);
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,6 +144,29 @@ impl Cache {
             config,
             store: Mutex::default(),
             hints: Hints::default(),
+            in_flight: AtomicUsize::new(0),
+            latest_end: AtomicI64::new(i64::MIN),
+            summary_keeper: OnceLock::new(),
+        }
+    }
+
+    /// Sets how the pre-warm keeps a summary's day (once; later calls are
+    /// ignored).
+    pub fn keep_summaries_as(&self, keeper: Keeper) {
+        let _ = self.summary_keeper.set(keeper);
+    }
+
+    /// A summary's day as the summaries look it up, and its bytes.
+    pub(crate) fn summary_day(
+        &self,
+        value: serde_json::Value,
+    ) -> (Arc<dyn Any + Send + Sync>, usize) {
+        match self.summary_keeper.get() {
+            Some(keeper) => keeper(value),
+            None => {
+                let bytes = value_bytes(&value);
+                (Arc::new(value), bytes)
+            }
         }
     }
 
@@ -149,8 +198,14 @@ impl Cache {
     }
 
     /// The ticket an answer about to be computed is kept under.
-    pub fn ticket(&self) -> Ticket {
-        self.lock().ticket()
+    pub fn ticket(&self) -> Ticket<'_> {
+        // Counted before the number is read: a commit that finds no
+        // ticket held came before this one's reads, which see it.
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        Ticket {
+            seq: self.lock().seq(),
+            cache: self,
+        }
     }
 
     /// The kept answers for `text` in each of `periods` (`None` where
@@ -177,14 +232,36 @@ impl Cache {
     /// answer is over an eighth of the cache. Says whether it was kept.
     pub fn keep<T: Any + Send + Sync>(
         &self,
-        ticket: Ticket,
+        ticket: &Ticket<'_>,
         text: &str,
         period: Period,
         value: Arc<T>,
         bytes: usize,
     ) -> bool {
-        self.lock()
-            .put(ticket, text, period, value, bytes, self.config.max_bytes)
+        self.keep_any(ticket, text, period, value, bytes)
+    }
+
+    /// [`Cache::keep`] of a value of any type.
+    pub(crate) fn keep_any(
+        &self,
+        ticket: &Ticket<'_>,
+        text: &str,
+        period: Period,
+        value: Arc<dyn Any + Send + Sync>,
+        bytes: usize,
+    ) -> bool {
+        let mut store = self.lock();
+        // Before the lock is let go, and so before the ticket is: a
+        // commit that skips the lock sees it.
+        self.latest_end.fetch_max(period.end, Ordering::SeqCst);
+        store.put(
+            ticket.seq,
+            text,
+            period,
+            value,
+            bytes,
+            self.config.max_bytes,
+        )
     }
 
     /// The answers for `text` in each of `periods`, in order: the
@@ -229,7 +306,7 @@ impl Cache {
             for (&i, value) in missing.iter().zip(compute(&missing)?) {
                 let value = Arc::new(value);
                 if finished[i] {
-                    self.keep(ticket, text, periods[i], Arc::clone(&value), bytes(&value));
+                    self.keep(&ticket, text, periods[i], Arc::clone(&value), bytes(&value));
                 }
                 answers[i] = Some(value);
             }
@@ -321,7 +398,14 @@ impl WriteWatcher for Watcher {
             self.0.clear();
             return;
         }
-        self.0.lock().invalidate(
+        let cache = &self.0;
+        if cache.in_flight.load(Ordering::SeqCst) == 0 {
+            let latest = cache.latest_end.load(Ordering::SeqCst);
+            if touched.spans().iter().all(|&(start, _)| start > latest) {
+                return;
+            }
+        }
+        cache.lock().invalidate(
             touched
                 .spans()
                 .iter()

@@ -191,7 +191,7 @@ fn fill(
                 .zip(aw_query::query_texts(program, &intervals, source)?)
             {
                 let bytes = answer.len();
-                cache.keep(ticket, text, *period, Arc::new(answer), bytes);
+                cache.keep(&ticket, text, *period, Arc::new(answer), bytes);
             }
         }
         Kind::Summary => {
@@ -199,8 +199,8 @@ fn fill(
                 .iter()
                 .zip(aw_query::query(program, &intervals, source)?)
             {
-                let bytes = crate::value_bytes(&answer);
-                cache.keep(ticket, text, *period, Arc::new(answer), bytes);
+                let (answer, bytes) = cache.summary_day(answer);
+                cache.keep_any(&ticket, text, *period, answer, bytes);
             }
         }
     }

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use crate::{Period, Ticket};
+use crate::Period;
 
 /// What an entry costs beside its value and key text: the maps' nodes.
 pub(crate) const ENTRY_OVERHEAD: usize = 160;
@@ -73,8 +73,9 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    pub(crate) fn ticket(&self) -> Ticket {
-        Ticket(self.seq)
+    /// The number a ticket taken now carries.
+    pub(crate) fn seq(&self) -> u64 {
+        self.seq
     }
 
     /// The id of `text` if some entry uses it.
@@ -103,12 +104,12 @@ impl Store {
         found
     }
 
-    /// Keeps `value` unless an invalidation since `ticket` touched
+    /// Keeps `value` unless an invalidation since the ticket numbered `ticket` touched
     /// `period`; then drops the least recently used entries beyond
     /// `max_bytes`. Says whether it was kept.
     pub(crate) fn put(
         &mut self,
-        ticket: Ticket,
+        ticket: u64,
         text: &str,
         period: Period,
         value: Value,
@@ -228,8 +229,7 @@ impl Store {
         }
     }
 
-    fn touched_since(&self, ticket: Ticket, period: Period) -> bool {
-        let Ticket(taken) = ticket;
+    fn touched_since(&self, taken: u64, period: Period) -> bool {
         self.folded
             .iter()
             .chain(self.recent.iter())

@@ -18,7 +18,7 @@ fn cache(max_bytes: usize) -> Cache {
 
 fn keep(cache: &Cache, text: &str, p: Period, answer: &str) -> bool {
     let ticket = cache.ticket();
-    cache.keep(ticket, text, p, Arc::new(answer.to_string()), answer.len())
+    cache.keep(&ticket, text, p, Arc::new(answer.to_string()), answer.len())
 }
 
 fn found(cache: &Cache, text: &str, p: Period) -> Option<String> {
@@ -61,12 +61,12 @@ fn an_answer_computed_across_a_write_to_its_period_is_not_kept() {
     let ticket = cache.ticket();
     cache.invalidate(&[period(50, 60)]);
     let answer = Arc::new("[]".to_string());
-    assert!(!cache.keep(ticket, "a", period(0, 99), Arc::clone(&answer), 2));
+    assert!(!cache.keep(&ticket, "a", period(0, 99), Arc::clone(&answer), 2));
     // A write elsewhere does not stop it.
-    assert!(cache.keep(ticket, "a", period(100, 199), Arc::clone(&answer), 2));
+    assert!(cache.keep(&ticket, "a", period(100, 199), Arc::clone(&answer), 2));
     // Nor does one before the ticket.
     let later = cache.ticket();
-    assert!(cache.keep(later, "a", period(0, 99), answer, 2));
+    assert!(cache.keep(&later, "a", period(0, 99), answer, 2));
     assert_eq!(cache.stats().refused, 1);
 }
 
@@ -78,7 +78,7 @@ fn old_invalidations_still_refuse_once_folded() {
     for i in 0..200 {
         cache.invalidate(&[period(10_000 + i, 10_000 + i)]);
     }
-    assert!(!cache.keep(ticket, "a", period(0, 99), Arc::new(String::new()), 0));
+    assert!(!cache.keep(&ticket, "a", period(0, 99), Arc::new(String::new()), 0));
 }
 
 #[test]

@@ -195,6 +195,7 @@ pub fn build_rocket(
     let metrics = Arc::new(metrics::Metrics::default());
     let cache = config.cache.map(|config| {
         let cache = Arc::new(aw_cache::Cache::new(config));
+        cache.keep_summaries_as(aw_summary::kept_day);
         // Before the first request: every write from now on reaches it.
         datastore.watch_writes(cache.watcher());
         cache

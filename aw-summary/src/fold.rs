@@ -2,64 +2,14 @@
 //! of a summary (`Totals`) and the matches of a search (`Matches`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::BuildHasher;
 
 use aw_models::Timestamp;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::calendar::{Calendar, Day};
+use super::digest::{pieces, DayResult, Digest, Piece};
 use aw_models::summary::{By, DayRow, Match, Row, Summary, TimelineEvent};
-
-/// One event of a result, as the program wrote it.
-struct Piece<'a> {
-    start: Timestamp,
-    seconds: f64,
-    data: &'a Map<String, Value>,
-}
-
-fn pieces<'a>(result: &'a Value, list: &str) -> impl Iterator<Item = Piece<'a>> {
-    result
-        .get(list)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|event| {
-            let start = Timestamp::parse(event.get("timestamp")?.as_str()?).ok()?;
-            let seconds = event.get("duration")?.as_f64()?;
-            let data = event.get("data")?.as_object()?;
-            Some(Piece {
-                start,
-                seconds,
-                data,
-            })
-        })
-}
-
-impl Piece<'_> {
-    fn end(&self) -> Timestamp {
-        Timestamp::from_nanos(
-            self.start
-                .nanos()
-                .saturating_add((self.seconds * 1e9).round() as i64),
-        )
-    }
-
-    /// The text of a key: a string as it is, anything else as JSON.
-    fn text(&self, key: &str) -> Option<String> {
-        self.data.get(key).map(text_of)
-    }
-
-    fn category(&self) -> Option<Vec<String>> {
-        let names = self.data.get("$category")?.as_array()?;
-        Some(names.iter().map(text_of).collect())
-    }
-}
-
-fn text_of(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    }
-}
 
 #[derive(Default)]
 struct DayTotal {
@@ -73,17 +23,23 @@ struct DayTotal {
 /// title, as rules match the application and title).
 type TitleTotal = (f64, Option<Vec<String>>);
 
+/// A map of totals by text: a year's titles are hashed and looked up
+/// once per title and day, and SipHash was a third of a warm summary's
+/// time; foldhash (already the query language's) is seeded per map.
+type Totaled<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The running totals of a summary.
 pub struct Totals<'a> {
     by: Vec<By>,
     calendar: &'a Calendar,
     seconds: f64,
-    apps: HashMap<String, f64>,
-    titles: HashMap<(String, String), TitleTotal>,
-    categories: HashMap<Vec<String>, f64>,
-    domains: HashMap<String, f64>,
-    urls: HashMap<String, f64>,
-    hosts: HashMap<String, f64>,
+    apps: Totaled<String, f64>,
+    /// By application, then title.
+    titles: Totaled<String, Totaled<String, TitleTotal>>,
+    categories: Totaled<Vec<String>, f64>,
+    domains: Totaled<String, f64>,
+    urls: Totaled<String, f64>,
+    hosts: Totaled<String, f64>,
     days: Vec<(Day, DayTotal)>,
     hours: [f64; 24],
     events: Vec<TimelineEvent>,
@@ -96,12 +52,12 @@ impl<'a> Totals<'a> {
             by: by.to_vec(),
             calendar,
             seconds: 0.0,
-            apps: HashMap::new(),
-            titles: HashMap::new(),
-            categories: HashMap::new(),
-            domains: HashMap::new(),
-            urls: HashMap::new(),
-            hosts: HashMap::new(),
+            apps: Totaled::default(),
+            titles: Totaled::default(),
+            categories: Totaled::default(),
+            domains: Totaled::default(),
+            urls: Totaled::default(),
+            hosts: Totaled::default(),
             days: days.iter().map(|day| (*day, DayTotal::default())).collect(),
             hours: [0.0; 24],
             events: Vec::new(),
@@ -113,90 +69,118 @@ impl<'a> Totals<'a> {
     }
 
     /// Adds one day's result of one host: merged lists (`duration`,
-    /// `titles`, `categories`, `domains`, `urls`) or events (`window`,
-    /// `browser`).
-    pub fn add(&mut self, host: &str, day: &Day, result: &Value) {
-        let merged = result.get("duration").is_some();
-        let (seconds, titles, categories, domains, urls) = if merged {
-            (
-                result["duration"].as_f64().unwrap_or(0.0),
-                "titles",
-                "categories",
-                "domains",
-                "urls",
-            )
-        } else {
-            let seconds = pieces(result, "window").map(|piece| piece.seconds).sum();
-            (seconds, "window", "window", "browser", "browser")
-        };
+    /// `titles`, `categories`, `domains`, `urls`, digested) or events
+    /// (`window`, `browser`).
+    pub fn add(&mut self, host: &str, day: &Day, result: &DayResult) {
+        match result {
+            DayResult::Merged(digest) => self.add_digest(host, day, digest),
+            DayResult::Value(result) => self.add_events(host, day, result),
+        }
+    }
+
+    fn add_seconds(&mut self, host: &str, seconds: f64) {
         self.seconds += seconds;
-        *self.hosts.entry(host.to_string()).or_default() += seconds;
-        for piece in pieces(result, titles) {
-            let (Some(app), Some(title)) = (piece.text("app"), piece.text("title")) else {
-                continue;
-            };
-            *self.apps.entry(app.clone()).or_default() += piece.seconds;
-            if self.wants(By::Title) {
-                let entry = self.titles.entry((app, title)).or_default();
-                entry.0 += piece.seconds;
-                if entry.1.is_none() {
-                    entry.1 = piece.category();
-                }
+        self.hosts.add(host, seconds);
+    }
+
+    fn add_title(&mut self, app: &str, title: &str, seconds: f64, category: Option<&[String]>) {
+        self.apps.add(app, seconds);
+        if !self.wants(By::Title) {
+            return;
+        }
+        let titles = match self.titles.get_mut(app) {
+            Some(titles) => titles,
+            None => self.titles.entry(app.to_string()).or_default(),
+        };
+        let entry = match titles.get_mut(title) {
+            Some(entry) => entry,
+            None => titles.entry(title.to_string()).or_default(),
+        };
+        entry.0 += seconds;
+        if entry.1.is_none() {
+            entry.1 = category.map(<[String]>::to_vec);
+        }
+    }
+
+    fn add_category(&mut self, names: &[String], seconds: f64) {
+        match self.categories.get_mut(names) {
+            Some(total) => *total += seconds,
+            None => {
+                self.categories.insert(names.to_vec(), seconds);
             }
         }
-        for piece in pieces(result, categories) {
-            if let Some(category) = piece.category() {
-                *self.categories.entry(category).or_default() += piece.seconds;
-            }
+    }
+
+    fn add_digest(&mut self, host: &str, day: &Day, digest: &Digest) {
+        self.add_seconds(host, digest.seconds);
+        for title in &digest.titles {
+            let category = title.category.map(|index| digest.names(index));
+            self.add_title(&title.app, &title.title, title.seconds, category);
         }
-        for piece in pieces(result, domains) {
-            if let Some(domain) = piece.text("$domain") {
-                *self.domains.entry(domain).or_default() += piece.seconds;
-            }
+        for &(index, seconds) in &digest.categories {
+            self.add_category(digest.names(index), seconds);
+        }
+        for (domain, seconds) in &digest.domains {
+            self.domains.add(domain, *seconds);
         }
         if self.wants(By::Url) {
-            for piece in pieces(result, urls) {
-                if let Some(url) = piece.text("url") {
-                    *self.urls.entry(url).or_default() += piece.seconds;
-                }
+            for (url, seconds) in &digest.urls {
+                self.urls.add(url, *seconds);
             }
         }
-        if merged {
-            if result.get("span").is_some() {
-                self.add_day_span(day, seconds, result);
-            }
-        } else {
-            self.add_events(host, day, result);
+        if digest.has_span {
+            self.add_day_span(day, digest);
         }
     }
 
     /// A day's figures from a merged result: its total, the active time's
     /// union for the first and last activity, the merged categories.
-    fn add_day_span(&mut self, day: &Day, seconds: f64, result: &Value) {
+    fn add_day_span(&mut self, day: &Day, digest: &Digest) {
         let index = self
             .days
             .partition_point(|(each, _)| each.start < day.start);
         let Some((_, total)) = self.days.get_mut(index) else {
             return;
         };
-        total.seconds += seconds;
-        for piece in pieces(result, "span") {
-            let end = piece.end();
-            total.first = Some(
-                total
-                    .first
-                    .map_or(piece.start, |first| first.min(piece.start)),
-            );
+        total.seconds += digest.seconds;
+        if let Some((start, end)) = digest.extent {
+            total.first = Some(total.first.map_or(start, |first| first.min(start)));
             total.last = Some(total.last.map_or(end, |last| last.max(end)));
         }
-        for piece in pieces(result, "categories") {
-            if let Some(top) = piece.category().and_then(|names| names.into_iter().next()) {
-                *total.categories.entry(top).or_default() += piece.seconds;
+        for &(index, seconds) in &digest.categories {
+            if let Some(top) = digest.names(index).first() {
+                total.categories.add(top, seconds);
             }
         }
     }
 
     fn add_events(&mut self, host: &str, day: &Day, result: &Value) {
+        let seconds = pieces(result, "window").map(|piece| piece.seconds).sum();
+        self.add_seconds(host, seconds);
+        for piece in pieces(result, "window") {
+            let (Some(app), Some(title)) = (piece.text("app"), piece.text("title")) else {
+                continue;
+            };
+            let category = piece.category();
+            self.add_title(&app, &title, piece.seconds, category.as_deref());
+        }
+        for piece in pieces(result, "window") {
+            if let Some(category) = piece.category() {
+                self.add_category(&category, piece.seconds);
+            }
+        }
+        for piece in pieces(result, "browser") {
+            if let Some(domain) = piece.text("$domain") {
+                self.domains.add(&domain, piece.seconds);
+            }
+        }
+        if self.wants(By::Url) {
+            for piece in pieces(result, "browser") {
+                if let Some(url) = piece.text("url") {
+                    self.urls.add(&url, piece.seconds);
+                }
+            }
+        }
         let index = self
             .days
             .partition_point(|(each, _)| each.start < day.start);
@@ -239,7 +223,7 @@ impl<'a> Totals<'a> {
     /// The summary, its lists cut to `limit` rows.
     pub fn finish(mut self, mut summary: Summary, limit: usize) -> Summary {
         summary.duration = self.seconds;
-        let ranked = |map: HashMap<String, f64>| {
+        let ranked = |map: Totaled<String, f64>| {
             ranked(
                 map.into_iter()
                     .map(|(key, seconds)| (row(key, seconds), seconds)),
@@ -250,14 +234,17 @@ impl<'a> Totals<'a> {
             match by {
                 By::App => summary.app = Some(ranked(std::mem::take(&mut self.apps))),
                 By::Title => {
-                    let rows = std::mem::take(&mut self.titles).into_iter().map(
-                        |((app, title), (seconds, category))| {
-                            let mut row = row(title, seconds);
-                            row.app = Some(app);
-                            row.category = category;
-                            (row, seconds)
-                        },
-                    );
+                    let rows =
+                        std::mem::take(&mut self.titles)
+                            .into_iter()
+                            .flat_map(|(app, titles)| {
+                                titles.into_iter().map(move |(title, (seconds, category))| {
+                                    let mut row = row(title, seconds);
+                                    row.app = Some(app.clone());
+                                    row.category = category;
+                                    (row, seconds)
+                                })
+                            });
                     summary.title = Some(self::ranked(rows, limit));
                 }
                 By::Category => {
@@ -306,6 +293,34 @@ impl<'a> Totals<'a> {
             }
         }
         summary
+    }
+}
+
+/// The maps of totals by text.
+trait TotalMap {
+    /// Adds `seconds` to the total of `key`, copying the key only when new.
+    fn add(&mut self, key: &str, seconds: f64);
+}
+
+impl<S: BuildHasher> TotalMap for HashMap<String, f64, S> {
+    fn add(&mut self, key: &str, seconds: f64) {
+        match self.get_mut(key) {
+            Some(total) => *total += seconds,
+            None => {
+                self.insert(key.to_string(), seconds);
+            }
+        }
+    }
+}
+
+impl TotalMap for BTreeMap<String, f64> {
+    fn add(&mut self, key: &str, seconds: f64) {
+        match self.get_mut(key) {
+            Some(total) => *total += seconds,
+            None => {
+                self.insert(key.to_string(), seconds);
+            }
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 
 pub mod calendar;
 pub mod categories;
+mod digest;
 mod fold;
 pub mod program;
 pub mod render;
@@ -30,6 +31,7 @@ pub use aw_models::summary::{
 };
 pub use calendar::Calendar;
 
+use digest::DayResult;
 use program::{HostBuckets, Output};
 
 /// Longest period a summary covers: a century of days.
@@ -303,7 +305,9 @@ pub fn search(
     for host in &scope.hosts {
         let program = program::program(host, &scope.rules, true, &output);
         run_days(source, &program, &days, |day, result| {
-            matches.add(&host.host, day, result);
+            if let DayResult::Value(result) = result {
+                matches.add(&host.host, day, result);
+            }
         })?;
     }
     let (duration, matches) = matches.finish(limit);
@@ -317,19 +321,29 @@ pub fn search(
     })
 }
 
+/// A summary program's answer for one day as the summaries keep it in
+/// the cache (digested), and its bytes: the pre-warm's
+/// [`aw_cache::Keeper`].
+pub fn kept_day(value: serde_json::Value) -> (Arc<dyn std::any::Any + Send + Sync>, usize) {
+    let day = DayResult::of(value);
+    let bytes = day.bytes();
+    (Arc::new(day), bytes)
+}
+
 /// Runs `program` over `days`, some at a time, handing each day's result
-/// to `each` in order. Finished days come from the source's cache when it
-/// has them, and are kept in it when computed.
+/// (digested, `digest.rs`) to `each` in order. Finished days come from the
+/// source's cache when it has them, and are kept in it when computed.
 fn run_days(
     source: &dyn SummarySource,
     program: &str,
     days: &[calendar::Day],
-    mut each: impl FnMut(&calendar::Day, &serde_json::Value),
+    mut each: impl FnMut(&calendar::Day, &DayResult),
 ) -> Result<(), QueryError> {
     // The program is this module's, not the caller's: its lines and
     // columns would say nothing.
     let compute = |asked: &[TimeInterval]| {
         aw_query::query(program, asked, source.events())
+            .map(|results| results.into_iter().map(DayResult::of).collect::<Vec<_>>())
             .map_err(|error| QueryError::whole(error.kind, error.detail()))
     };
     // The program holds everything a day's answer depends on (the hosts'
@@ -343,7 +357,7 @@ fn run_days(
             .iter()
             .map(|day| TimeInterval::new(day.start, day.end))
             .collect();
-        let answers: Vec<Arc<serde_json::Value>> = match &key {
+        let answers: Vec<Arc<DayResult>> = match &key {
             Some((cache, text)) => {
                 let periods: Vec<Period> = chunk
                     .iter()
@@ -354,7 +368,7 @@ fn run_days(
                     &periods,
                     now,
                     |missing| compute(&missing.iter().map(|&i| intervals[i]).collect::<Vec<_>>()),
-                    aw_cache::value_bytes,
+                    DayResult::bytes,
                 )?
             }
             None => compute(&intervals)?.into_iter().map(Arc::new).collect(),
