@@ -328,6 +328,21 @@ fn get(agent: &ureq::Agent, url: &str) -> Option<http::Reply> {
     http::get(agent, url).ok()
 }
 
+/// The built-in dashboard's Year view of the dataset's year in `zone`
+/// (`/api/0/summary`, docs/API.md 3.13).
+fn year_summary_url(w: &Workload, server: &ServerProcess, zone: &str) -> String {
+    let first = w.spec.day_start(0);
+    let last = w.spec.day_start(w.spec.days.saturating_sub(1));
+    let date = |t: Timestamp| t.to_string().get(..10).unwrap_or_default().to_string();
+    format!(
+        "{}/api/0/summary?start={}&end={}&by=app,title,category,domain,day&host={}&tz={zone}&limit=20",
+        server.url(),
+        date(first),
+        date(plus_days(last, 1)),
+        w.spec.hostname,
+    )
+}
+
 fn range_url(base: &str, start: Timestamp, end: Timestamp) -> String {
     format!("{base}?start={start}&end={end}&limit=-1")
 }
@@ -528,6 +543,37 @@ fn scenarios() -> Vec<Scenario> {
                 measurement.extra.push(("prewarm_cpu_s".into(), cpu));
             }
             measurement
+        }),
+    );
+    // The built-in dashboard's Year view: one summary of the year, by
+    // application, title, category, domain and day. Cold at a time zone of
+    // its own in every request (every day computed and kept), warm at one
+    // zone after an untimed request. A server without the summary fails
+    // the row.
+    static COLD_SUMMARIES: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+    add(
+        "summary of the year: cold (ms)",
+        "",
+        Box::new(|w, s| {
+            sequential(s, w.count(4), Duration::from_secs(60), |a, _| {
+                // Etc/GMT-1 .. Etc/GMT-14, Etc/GMT+1 .. Etc/GMT+12 (+ encoded), in turn.
+                let n = COLD_SUMMARIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 26;
+                let zone = if n < 14 {
+                    format!("Etc/GMT-{}", n + 1)
+                } else {
+                    format!("Etc/GMT%2B{}", n - 13)
+                };
+                get(a, &year_summary_url(w, s, &zone))
+            })
+        }),
+    );
+    add(
+        "summary of the year: warm (ms)",
+        "",
+        Box::new(|w, s| {
+            let url = year_summary_url(w, s, "UTC");
+            get(&http::agent(), &url);
+            sequential(s, w.count(20), Duration::from_secs(20), |a, _| get(a, &url))
         }),
     );
     add(
