@@ -59,9 +59,11 @@ pub(crate) struct Store {
     /// The invalidations folded out of `recent`: the newest one's number
     /// and a span covering them all.
     folded: Option<(u64, Period)>,
-    texts: HashMap<Arc<str>, Text>,
-    by_id: HashMap<u64, Arc<str>>,
-    entries: HashMap<EntryKey, Entry>,
+    /// The texts are programs of 20-40 KB, hashed on every lookup and
+    /// store: foldhash reads long keys several times faster than SipHash.
+    texts: HashMap<Arc<str>, Text, foldhash::fast::RandomState>,
+    by_id: HashMap<u64, Arc<str>, foldhash::fast::RandomState>,
+    entries: HashMap<EntryKey, Entry, foldhash::fast::RandomState>,
     /// Entries by last use, oldest first.
     by_use: BTreeMap<u64, EntryKey>,
     /// Entries by period end, for invalidations.
