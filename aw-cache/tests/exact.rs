@@ -88,6 +88,12 @@ enum Op {
         events: Vec<(i64, i64)>,
     },
     DropThird,
+    /// A privacy rule applied to the stored events: redacting or
+    /// dropping an application's events.
+    Privacy {
+        drop: bool,
+        app: u8,
+    },
     Rename {
         hostname: u8,
     },
@@ -115,6 +121,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop::collection::vec((0..span, 1..4 * HOUR), 0..4)
             .prop_map(|events| Op::ThirdBucket { events }),
         1 => Just(Op::DropThird),
+        1 => (any::<bool>(), 0..3u8).prop_map(|(drop, app)| Op::Privacy { drop, app }),
         2 => (0..2usize, prop::collection::vec((0..span, 1..4 * HOUR), 1..5))
             .prop_map(|(bucket, events)| Op::Import { bucket, events }),
         1 => (0..2u8).prop_map(|hostname| Op::Rename { hostname }),
@@ -195,6 +202,21 @@ fn apply(store: &Datastore, op: &Op) {
                 .map(|&(s, l)| event(s, l, "imported"))
                 .collect();
             store.import_events(BUCKETS[*bucket], events).unwrap();
+        }
+        Op::Privacy { drop, app } => {
+            let apps = ["editor", "browser", "terminal"];
+            let rule = serde_json::json!([{
+                "enabled": true,
+                "field": "app",
+                "pattern": format!("^{}$", apps[*app as usize]),
+                "action": if *drop { "drop" } else { "redact" },
+                "replacement": "hidden",
+            }]);
+            store.set_setting("privacy_filters", rule).unwrap();
+            store.apply_privacy_rules(&mut |_| {}).unwrap();
+            store
+                .set_setting("privacy_filters", serde_json::json!([]))
+                .unwrap();
         }
         Op::DropThird => {
             let _ = store.delete_bucket("third");
