@@ -1,8 +1,9 @@
 //! Adding up what the program returns for each day and host: the totals
 //! of a summary (`Totals`) and the matches of a search (`Matches`).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hash};
 
 use aw_models::Timestamp;
 use serde_json::Value;
@@ -102,15 +103,6 @@ impl<'a> Totals<'a> {
         }
     }
 
-    fn add_category(&mut self, names: &[String], seconds: f64) {
-        match self.categories.get_mut(names) {
-            Some(total) => *total += seconds,
-            None => {
-                self.categories.insert(names.to_vec(), seconds);
-            }
-        }
-    }
-
     fn add_digest(&mut self, host: &str, day: &Day, digest: &Digest) {
         self.add_seconds(host, digest.seconds);
         for title in &digest.titles {
@@ -118,14 +110,14 @@ impl<'a> Totals<'a> {
             self.add_title(&title.app, &title.title, title.seconds, category);
         }
         for &(index, seconds) in &digest.categories {
-            self.add_category(digest.names(index), seconds);
+            self.categories.add(digest.names(index), seconds);
         }
         for (domain, seconds) in &digest.domains {
-            self.domains.add(domain, *seconds);
+            self.domains.add(&**domain, *seconds);
         }
         if self.wants(By::Url) {
             for (url, seconds) in &digest.urls {
-                self.urls.add(url, *seconds);
+                self.urls.add(&**url, *seconds);
             }
         }
         if digest.has_span {
@@ -149,7 +141,7 @@ impl<'a> Totals<'a> {
         }
         for &(index, seconds) in &digest.categories {
             if let Some(top) = digest.names(index).first() {
-                total.categories.add(top, seconds);
+                *total.categories.entry(top.clone()).or_default() += seconds;
             }
         }
     }
@@ -166,7 +158,7 @@ impl<'a> Totals<'a> {
         }
         for piece in pieces(result, "window") {
             if let Some(category) = piece.category() {
-                self.add_category(&category, piece.seconds);
+                self.categories.add(category.as_slice(), piece.seconds);
             }
         }
         for piece in pieces(result, "browser") {
@@ -296,29 +288,23 @@ impl<'a> Totals<'a> {
     }
 }
 
-/// The maps of totals by text.
-trait TotalMap {
+/// The maps of totals by text (or by category names).
+trait TotalMap<Q: ?Sized> {
     /// Adds `seconds` to the total of `key`, copying the key only when new.
-    fn add(&mut self, key: &str, seconds: f64);
+    fn add(&mut self, key: &Q, seconds: f64);
 }
 
-impl<S: BuildHasher> TotalMap for HashMap<String, f64, S> {
-    fn add(&mut self, key: &str, seconds: f64) {
+impl<Q, S> TotalMap<Q> for HashMap<Q::Owned, f64, S>
+where
+    Q: ToOwned + Hash + Eq + ?Sized,
+    Q::Owned: Hash + Eq + Borrow<Q>,
+    S: BuildHasher,
+{
+    fn add(&mut self, key: &Q, seconds: f64) {
         match self.get_mut(key) {
             Some(total) => *total += seconds,
             None => {
-                self.insert(key.to_string(), seconds);
-            }
-        }
-    }
-}
-
-impl TotalMap for BTreeMap<String, f64> {
-    fn add(&mut self, key: &str, seconds: f64) {
-        match self.get_mut(key) {
-            Some(total) => *total += seconds,
-            None => {
-                self.insert(key.to_string(), seconds);
+                self.insert(key.to_owned(), seconds);
             }
         }
     }

@@ -8,6 +8,7 @@
 //! summarise by app, title, category, URL, domain and page title. Like the
 //! dashboard, the program is sent as one statement per line.
 
+use aw_models::Timestamp;
 use serde_json::{json, Value};
 
 /// Buckets a dashboard query reads.
@@ -152,6 +153,18 @@ pub fn split_statements(program: &str) -> Vec<String> {
         statements.push(format!("{};", current.trim()));
     }
     statements
+}
+
+/// The built-in dashboard's Year view of `host` from the day starting at
+/// `first` to the one starting at `end` (dates in UTC) in `zone`: the
+/// path and query of its one `/api/0/summary` request (docs/API.md 3.13).
+pub fn year_summary_path(first: Timestamp, end: Timestamp, host: &str, zone: &str) -> String {
+    let date = |t: Timestamp| t.to_string().get(..10).unwrap_or_default().to_string();
+    format!(
+        "/api/0/summary?start={}&end={}&by=app,title,category,domain,day&host={host}&tz={zone}&limit=20",
+        date(first),
+        date(end),
+    )
 }
 
 #[cfg(test)]

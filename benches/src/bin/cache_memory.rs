@@ -117,21 +117,15 @@ fn main() -> io::Result<()> {
         started.elapsed().as_secs_f64()
     };
     let summary = |year: u32| -> f64 {
-        let date = |t: Timestamp| t.to_string()[..10].to_string();
-        let first = spec.day_start(year * 365);
-        let end = spec.day_start((year + 1) * 365);
+        let path = dashboard::year_summary_path(
+            spec.day_start(year * 365),
+            spec.day_start((year + 1) * 365),
+            &spec.hostname,
+            "UTC",
+        );
         let started = Instant::now();
         check(
-            http::get(
-                &agent,
-                &format!(
-                    "{url}/api/0/summary?start={}&end={}&by=app,title,category,domain,day&host={}&tz=UTC&limit=20",
-                    date(first),
-                    date(end),
-                    spec.hostname
-                ),
-            )
-            .expect("summary"),
+            http::get(&agent, &format!("{url}{path}")).expect("summary"),
             "summary",
         );
         started.elapsed().as_secs_f64()

@@ -331,16 +331,14 @@ fn get(agent: &ureq::Agent, url: &str) -> Option<http::Reply> {
 /// The built-in dashboard's Year view of the dataset's year in `zone`
 /// (`/api/0/summary`, docs/API.md 3.13).
 fn year_summary_url(w: &Workload, server: &ServerProcess, zone: &str) -> String {
-    let first = w.spec.day_start(0);
     let last = w.spec.day_start(w.spec.days.saturating_sub(1));
-    let date = |t: Timestamp| t.to_string().get(..10).unwrap_or_default().to_string();
-    format!(
-        "{}/api/0/summary?start={}&end={}&by=app,title,category,domain,day&host={}&tz={zone}&limit=20",
-        server.url(),
-        date(first),
-        date(plus_days(last, 1)),
-        w.spec.hostname,
-    )
+    let path = dashboard::year_summary_path(
+        w.spec.day_start(0),
+        plus_days(last, 1),
+        &w.spec.hostname,
+        zone,
+    );
+    format!("{}{path}", server.url())
 }
 
 fn range_url(base: &str, start: Timestamp, end: Timestamp) -> String {
