@@ -12,6 +12,8 @@
 //! | `aw-server.sync-deleted.<bucket>` | time deleted here from a pulled copy ([`DELETED_PREFIX`]) | `changes.rs` |
 //! | `aw-server.sync-<key>` | the state of replication passes ([`REPLICA_PREFIX`]) | `replica.rs`, for its callers |
 //! | `aw-server.token.<name>` | an API token, its secret hashed ([`TOKEN_PREFIX`]) | `tokens.rs` |
+//! | `aw-server.host-alias.<alias>` | the host an alias names ([`HOST_ALIAS_PREFIX`]) | `hosts.rs` |
+//! | `aw-server.hosts-journal` | a rename or merge of hosts under way | `hosts.rs`, for its caller |
 //! | `aw-server.cache-hints` | what the cache of answers computes again after a start ([`CACHE_HINTS_KEY`]) | `lib.rs`, for its caller |
 //!
 //! aw-server-rust reads only `settings.`, so the others travel with the
@@ -35,6 +37,8 @@ pub(crate) const DELETED_PREFIX: &str = "aw-server.sync-deleted.";
 pub(crate) const REPLICA_PREFIX: &str = "aw-server.sync-";
 /// An API token, then its name (`tokens.rs`).
 pub(crate) const TOKEN_PREFIX: &str = "aw-server.token.";
+/// A host alias, then the alias (`hosts.rs`).
+pub(crate) const HOST_ALIAS_PREFIX: &str = "aw-server.host-alias.";
 /// A cache's hints for the next start, as its owner writes them.
 pub(crate) const CACHE_HINTS_KEY: &str = "aw-server.cache-hints";
 

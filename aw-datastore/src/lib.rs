@@ -48,6 +48,7 @@ mod error;
 mod files;
 pub mod format;
 mod heartbeat;
+mod hosts;
 mod key;
 mod key_value;
 mod legacy;
@@ -100,6 +101,7 @@ use crate::writer_stats::CommitTimes;
 
 pub use aw_models::{Expired, ImportSummary, RangeDeletion, RulesOutcome, RulesReport};
 pub use error::DatastoreError;
+pub use hosts::{BucketRename, Coverage, HostChange, MergeCounts, MergeStep};
 pub use key::{DatabaseKey, ENCRYPTION_AVAILABLE};
 pub use legacy::{
     LegacyBucket, LegacyChunk, LegacyDatabase, LEGACY_FILE_NAME, LEGACY_TESTING_FILE_NAME,
@@ -768,6 +770,49 @@ impl Datastore {
     /// skipped).
     pub fn touch_tokens(&self, used: Vec<(String, Timestamp)>) -> Result<()> {
         self.write(move |conn, _| tokens::touch(conn, &used))
+    }
+
+    /// Every host alias and the host it names (`hosts.rs`).
+    pub fn host_aliases(&self) -> Result<BTreeMap<String, String>> {
+        self.read_pooled(|conn, _| hosts::aliases(conn))
+    }
+
+    /// Makes `alias` name `host`'s buckets (`<stem>_<alias>` reads and
+    /// writes `<stem>_<host>` when no bucket has the alias's name), or
+    /// with `None` ends the alias.
+    pub fn set_host_alias(&self, alias: &str, host: Option<&str>) -> Result<()> {
+        let alias = alias.to_string();
+        let host = host.map(str::to_string);
+        self.write(move |conn, _| hosts::set_alias(conn, &alias, host.as_deref()))
+    }
+
+    /// The journal of a rename or merge of hosts under way, as its caller
+    /// stored it.
+    pub fn hosts_journal(&self) -> Result<Option<String>> {
+        self.read_pooled(|conn, _| hosts::journal(conn))
+    }
+
+    /// Stores (`Some`) or clears the journal of a host change.
+    pub fn set_hosts_journal(&self, text: Option<String>) -> Result<()> {
+        self.write(move |conn, _| hosts::set_journal(conn, text.as_deref()))
+    }
+
+    /// Moves up to `limit` of the oldest events of bucket `from` into
+    /// `into` in one job, each cut to the time `into` has no event for.
+    pub fn merge_events(&self, from: &str, into: &str, limit: usize) -> Result<MergeStep> {
+        let (from, into) = (from.to_string(), into.to_string());
+        self.write(move |conn, memory| hosts::merge_step(conn, memory, &from, &into, limit))
+    }
+
+    /// What merging `from` into `into` would do now; changes nothing.
+    pub fn merge_preview(&self, from: &str, into: &str) -> Result<MergeCounts> {
+        self.read_pooled(|conn, _| hosts::merge_preview(conn, from, into))
+    }
+
+    /// The last step of a rename or merge, in one transaction
+    /// ([`HostChange`]); answers what moving the last events did.
+    pub fn change_hosts(&self, change: HostChange) -> Result<MergeCounts> {
+        self.write(move |conn, memory| hosts::change(conn, memory, &change))
     }
 
     /// Commits and syncs everything acknowledged so far to disk.

@@ -23,10 +23,15 @@ use crate::{DatastoreError, EventQuery, Result};
 
 /// The row id of a bucket, `NoSuchBucket` if absent.
 pub(crate) fn bucket_row(conn: &Connection, bucket_id: &str) -> Result<i64> {
-    conn.prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+    let row = conn
+        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
         .query_row([bucket_id], |row| row.get(0))
-        .optional()?
-        .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))
+        .optional()?;
+    match row {
+        Some(row) => Ok(row),
+        None => crate::hosts::alias_row(conn, bucket_id)?
+            .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string())),
+    }
 }
 
 /// Every bucket with metadata.
@@ -56,12 +61,24 @@ pub(crate) fn bucket(
     stats: &SharedStats,
     bucket_id: &str,
 ) -> Result<Bucket> {
-    let found = conn
-        .prepare_cached(
+    let select = |name: &str| {
+        conn.prepare_cached(
             "SELECT id, name, type, client, hostname, created, data FROM buckets WHERE name = ?1",
         )?
-        .query_row([bucket_id], bucket_parts)
-        .optional()?;
+        .query_row([name], bucket_parts)
+        .optional()
+    };
+    let mut found = select(bucket_id)?;
+    if found.is_none() {
+        if let Some(row) = crate::hosts::alias_row(conn, bucket_id)? {
+            found = conn
+                .prepare_cached(
+                    "SELECT id, name, type, client, hostname, created, data FROM buckets WHERE id = ?1",
+                )?
+                .query_row([row], bucket_parts)
+                .optional()?;
+        }
+    }
     let (row_id, bucket) =
         found.ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))?;
     with_metadata(conn, bounds, stats, row_id, bucket)

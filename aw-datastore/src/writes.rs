@@ -51,10 +51,11 @@ pub(crate) fn insert_bucket_row(
     memory: &mut WriterMemory<'_>,
     bucket: &Bucket,
 ) -> Result<i64> {
-    let exists = conn
-        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
-        .query_row([&bucket.id], |row| row.get::<_, i64>(0))
-        .optional()?;
+    // A watcher still sending as a host's alias finds the host's bucket.
+    let exists = match crate::hosts::exact_row(conn, &bucket.id)? {
+        Some(row) => Some(row),
+        None => crate::hosts::alias_row(conn, &bucket.id)?,
+    };
     if exists.is_some() {
         return Err(DatastoreError::BucketExists(bucket.id.clone()));
     }

@@ -22,6 +22,7 @@ mod error;
 mod event;
 mod export;
 mod forward;
+mod hosts;
 mod info;
 mod projection;
 mod query;
@@ -43,6 +44,9 @@ pub use export::ExportDocument;
 pub use forward::{
     ForwardChunk, ForwardState, ForwardedEvent, ForwardingDevice, StartSpan, TailEvent,
     MAX_FORWARD_EVENTS,
+};
+pub use hosts::{
+    AliasRequest, BucketAction, HostInfo, HostReport, MergeRequest, PlannedBucket, RenameRequest,
 };
 pub use info::ServerInfo;
 pub use projection::{ProjectedEvents, Projector};
