@@ -48,7 +48,8 @@ pub struct HostChange {
     pub merges: Vec<(String, String)>,
     /// `(alias, host)`: set after the change.
     pub alias: Option<(String, String)>,
-    /// Clears the journal ([`HOSTS_JOURNAL_KEY`]) in the same transaction.
+    /// Clears the journal (`Datastore::set_hosts_journal`) in the same
+    /// transaction.
     pub clear_journal: bool,
 }
 

@@ -21,9 +21,9 @@ mod run;
 
 use aw_datastore::DatastoreError;
 
-pub use list::{covered_hosts, hosts};
+pub use list::{covered_hosts, hosts, set_alias, unset_alias};
 pub use plan::{check_host_name, plan_merge, plan_rename, renamed_id, Operation, Plan, Step};
-pub use run::{apply, preview, resume, CHUNK};
+pub use run::{apply, change, preview, resume, Change, CHUNK};
 
 /// Why a change of hosts was refused or failed.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +52,12 @@ pub enum HostsError {
         "'{0}' is not a usable host name: 1 to 255 characters, no '/' and no control characters"
     )]
     InvalidName(String),
+    /// An alias would hide a host's own buckets.
+    #[error("'{0}' has buckets of its own: merge it instead (aw-server hosts merge {0} HOST), which makes it an alias")]
+    HasBuckets(String),
+    /// No such alias.
+    #[error("'{0}' is no alias")]
+    UnknownAlias(String),
     /// Another change is under way (or was interrupted and is resumed at
     /// the next start).
     #[error("a change of hosts is under way: {0}")]

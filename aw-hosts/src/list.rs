@@ -6,7 +6,38 @@ use std::collections::{BTreeMap, BTreeSet};
 use aw_datastore::Datastore;
 use aw_models::{is_own_bucket, HostInfo};
 
-use crate::Result;
+use crate::{check_host_name, HostsError, Result};
+
+/// Makes `alias` a name of `host`, whose buckets it then reaches; refused
+/// when `host` has no buckets or `alias` has its own (merge those).
+pub fn set_alias(store: &Datastore, alias: &str, host: &str) -> Result<()> {
+    check_host_name(alias)?;
+    check_host_name(host)?;
+    if alias == host {
+        return Err(HostsError::SameHost(alias.to_string()));
+    }
+    let buckets = store.buckets().wait()?;
+    let has = |name: &str| {
+        buckets
+            .values()
+            .any(|bucket| bucket.hostname == name && is_own_bucket(&bucket.id))
+    };
+    if has(alias) {
+        return Err(HostsError::HasBuckets(alias.to_string()));
+    }
+    if !has(host) {
+        return Err(HostsError::UnknownHost(host.to_string()));
+    }
+    Ok(store.set_host_alias(alias, Some(host))?)
+}
+
+/// Ends the alias `alias`.
+pub fn unset_alias(store: &Datastore, alias: &str) -> Result<()> {
+    if !store.host_aliases()?.contains_key(alias) {
+        return Err(HostsError::UnknownAlias(alias.to_string()));
+    }
+    Ok(store.set_host_alias(alias, None)?)
+}
 
 /// Every host of this device's buckets, with its aliases.
 pub fn hosts(store: &Datastore) -> Result<Vec<HostInfo>> {

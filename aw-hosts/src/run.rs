@@ -40,6 +40,7 @@ fn report(plan: &Plan, buckets: Vec<PlannedBucket>, dry_run: bool, started: Inst
         dry_run,
         alias: plan.from.clone(),
         snapshot: None,
+        snapshot_skipped: None,
         seconds: started.elapsed().as_secs_f64(),
     }
 }
@@ -180,6 +181,54 @@ fn carry_out(
     }
     progress(total, total);
     Ok(counts)
+}
+
+/// A change a caller asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Host `from` renamed to `to`.
+    Rename {
+        /// The host now.
+        from: String,
+        /// Its new name.
+        to: String,
+    },
+    /// Host `from` merged into `into`.
+    Merge {
+        /// The host merged away.
+        from: String,
+        /// The host that receives its buckets.
+        into: String,
+    },
+}
+
+/// Plans `change` on the buckets as they are; with `dry_run` answers the
+/// plan's figures, else writes a snapshot first (`snapshot` answers its
+/// path, or why there is none: the change goes on, and the report says
+/// so) and carries it out.
+pub fn change(
+    store: &Datastore,
+    change: &Change,
+    dry_run: bool,
+    snapshot: &mut dyn FnMut() -> std::result::Result<String, String>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<HostReport> {
+    let buckets = store.buckets().wait()?;
+    let plan = match change {
+        Change::Rename { from, to } => crate::plan_rename(&buckets, from, to)?,
+        Change::Merge { from, into } => crate::plan_merge(&buckets, from, into)?,
+    };
+    if dry_run {
+        return preview(store, &plan);
+    }
+    refuse_if_busy(store)?;
+    let taken = snapshot();
+    let mut report = apply(store, &plan, progress)?;
+    match taken {
+        Ok(path) => report.snapshot = Some(path),
+        Err(why) => report.snapshot_skipped = Some(why),
+    }
+    Ok(report)
 }
 
 /// Finishes a merge a crash interrupted (the journal is there): the

@@ -105,6 +105,9 @@ pub struct HostReport {
     /// The snapshot written before the change, if a backup folder was
     /// writable.
     pub snapshot: Option<String>,
+    /// Why no snapshot was written (no backup folder, or not writable):
+    /// the change went on without one.
+    pub snapshot_skipped: Option<String>,
     /// Seconds the change took.
     pub seconds: f64,
 }

@@ -178,6 +178,22 @@ pub fn json_message(status: Status, message: &str) -> Response<'static> {
         .finalize()
 }
 
+impl From<aw_hosts::HostsError> for ApiError {
+    fn from(error: aw_hosts::HostsError) -> ApiError {
+        use aw_hosts::HostsError;
+        let message = error.to_string();
+        match error {
+            HostsError::UnknownHost(_) | HostsError::UnknownAlias(_) => ApiError::NotFound(message),
+            HostsError::HostExists(_)
+            | HostsError::Collision { .. }
+            | HostsError::HasBuckets(_)
+            | HostsError::Busy(_) => ApiError::Conflict(message),
+            HostsError::SameHost(_) | HostsError::InvalidName(_) => ApiError::BadRequest(message),
+            HostsError::Store(error) => ApiError::Datastore(error),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,6 +63,10 @@ enum Command {
     /// API tokens with scopes (read, write, admin): add (printed once),
     /// list, revoke; through the running server or on the database file.
     Token(cli::token::TokenArgs),
+    /// Hosts: list, rename, merge and alias them (a snapshot first;
+    /// --dry-run shows the plan); through the running server or on the
+    /// database file.
+    Hosts(cli::hosts::HostsArgs),
     /// Active time of a day, week, month or period, grouped by app,
     /// category, domain, day...: a table, Markdown, CSV or JSON; through
     /// the running server or on the database file.
@@ -167,6 +171,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Restore(args)) => return finish(cli::restore::run(args)),
         Some(Command::Check(args)) => return finish(cli::check::run(args)),
         Some(Command::Token(args)) => return finish(cli::token::run(args)),
+        Some(Command::Hosts(args)) => return finish(cli::hosts::run(args)),
         Some(Command::Report(args)) => return finish(cli::report::run(args)),
         Some(Command::Mcp(args)) => return finish(cli::mcp::run(args)),
         None => cli.server,
@@ -304,6 +309,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             std::process::exit(damage::EXIT_UNREADABLE);
         }
     };
+    finish_host_change(&datastore);
     let found = aw_server::Found {
         embedded_webui: aw_server::embedded_webui(),
         salvage,
@@ -333,4 +339,23 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     closed.context("closing the database failed")?;
     log::info!("Shut down cleanly");
     Ok(())
+}
+
+/// Finishes a merge of hosts a crash or a kill interrupted, before any
+/// request sees half of it (`aw_hosts::resume`).
+pub(crate) fn finish_host_change(datastore: &aw_datastore::Datastore) {
+    match aw_hosts::resume(datastore) {
+        Ok(Some(report)) => log::warn!(
+            "Finished the {} of host '{}' into '{}' that a stop interrupted ({:.1} s)",
+            report.operation,
+            report.from,
+            report.to,
+            report.seconds
+        ),
+        Ok(None) => {}
+        Err(error) => log::error!(
+            "The change of hosts that a stop interrupted could not be finished: {error}; \
+             it is tried again at the next start"
+        ),
+    }
 }

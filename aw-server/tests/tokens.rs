@@ -293,6 +293,30 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/tokens/{name}", "/api/0/tokens/none_{who}", None, AdminOnly),
+        r("GET", "/api/0/hosts", "/api/0/hosts", None, Reading),
+        // Hosts no bucket has: allowed ones answer 404 and change nothing.
+        r(
+            "POST",
+            "/api/0/hosts/{host}/rename",
+            "/api/0/hosts/nohost-{who}/rename",
+            Some(json!({"to": "other-{who}"})),
+            AdminOnly,
+        ),
+        r(
+            "POST",
+            "/api/0/hosts/{host}/merge",
+            "/api/0/hosts/nohost-{who}/merge",
+            Some(json!({"into": "host-a", "dry_run": true})),
+            AdminOnly,
+        ),
+        r(
+            "PUT",
+            "/api/0/hosts/{alias}/alias",
+            "/api/0/hosts/alias-{who}/alias",
+            Some(json!({"host": "nohost"})),
+            AdminOnly,
+        ),
+        r("DELETE", "/api/0/hosts/{alias}/alias", "/api/0/hosts/alias-{who}/alias", None, AdminOnly),
         r("GET", "/api/0/forward", "/api/0/forward", None, Reading),
         r("GET", "/api/0/forward/{device}", "/api/0/forward/dev-{who}", None, Forwarding),
         r(

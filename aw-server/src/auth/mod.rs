@@ -63,7 +63,7 @@ impl Access {
             Access::Token(token) => match token.info.scope {
                 Scope::Admin => true,
                 Scope::Read => false,
-                Scope::Write => token.info.hosts.iter().any(|host| host == hostname),
+                Scope::Write => token.covers.iter().any(|host| host == hostname),
             },
         }
     }
@@ -73,7 +73,7 @@ impl Access {
     pub fn may_see_host(&self, hostname: &str) -> bool {
         match self {
             Access::Token(token) if token.info.scope == Scope::Write => {
-                token.info.hosts.iter().any(|host| host == hostname)
+                token.covers.iter().any(|host| host == hostname)
             }
             _ => true,
         }
@@ -154,6 +154,9 @@ impl Access {
 pub struct KnownToken {
     /// Its listing.
     pub info: TokenInfo,
+    /// The hosts its buckets may have: its own and their aliases'
+    /// (`aw_hosts::covered_hosts`).
+    pub covers: Vec<String>,
     /// When a use was last recorded (nanoseconds), to write "last used"
     /// once a minute.
     recorded: AtomicI64,
@@ -311,6 +314,13 @@ impl Auth {
         }
     }
 
+    /// Hosts were renamed, merged or aliased: the tokens' hosts cover the
+    /// new aliases, and no bucket's old host is remembered.
+    pub fn hosts_changed(&self) -> Result<(), aw_datastore::DatastoreError> {
+        self.forget_hosts();
+        self.reload()
+    }
+
     /// Forgets every remembered bucket host: a handler deleted or
     /// re-hosted a bucket.
     pub fn forget_hosts(&self) {
@@ -337,6 +347,7 @@ impl Auth {
                 (known.info.name.clone(), mark)
             })
             .collect();
+        let aliases = self.datastore.host_aliases()?;
         let table = self
             .datastore
             .tokens()?
@@ -351,6 +362,7 @@ impl Auth {
                 Some((
                     digest,
                     Arc::new(KnownToken {
+                        covers: aw_hosts::covered_hosts(&stored.info.hosts, &aliases),
                         info: stored.info,
                         recorded: AtomicI64::new(recorded),
                     }),

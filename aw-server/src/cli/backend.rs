@@ -13,9 +13,10 @@ use aw_datastore::{
     Datastore, ImportSummary, LegacyDatabase, PrivacyRules, RangeDeletion, RulesReport,
     PRIVACY_FILTERS_KEY,
 };
+use aw_hosts::Change;
 use aw_models::{
-    Bucket, CreatedToken, Event, NewToken, PassReport, QueryRequest, SettingValue, TimeInterval,
-    Timestamp, TokenInfo,
+    Bucket, CreatedToken, Event, HostInfo, HostReport, NewToken, PassReport, QueryRequest,
+    SettingValue, TimeInterval, Timestamp, TokenInfo,
 };
 use aw_summary::{ArgumentError, Params, SearchParams, SearchResult, Summary, SummaryError};
 use aw_transfer::legacy::{self, LegacyImport};
@@ -152,6 +153,20 @@ pub trait Backend: Send + Sync {
     fn snapshot(&self, settings: BackupSettings) -> Result<Written, CliError>;
     /// A folder sync pass.
     fn sync(&self, request: &SyncRequest) -> Result<PassReport, CliError>;
+    /// The hosts (`aw_hosts::hosts`).
+    fn hosts(&self) -> Result<Vec<HostInfo>, CliError>;
+    /// A rename or merge of hosts, after a snapshot into the backup
+    /// folder (`settings`: the config file's, for the file).
+    fn change_hosts(
+        &self,
+        change: &Change,
+        dry_run: bool,
+        settings: BackupSettings,
+    ) -> Result<HostReport, CliError>;
+    /// Makes `alias` a name of `host`.
+    fn set_host_alias(&self, alias: &str, host: &str) -> Result<(), CliError>;
+    /// Ends an alias.
+    fn unset_host_alias(&self, alias: &str) -> Result<(), CliError>;
 }
 
 /// The database file, opened by this process.
@@ -458,6 +473,50 @@ impl Backend for Local {
         }
         result.map_err(|error| CliError(format!("sync failed: {error}")))
     }
+
+    fn hosts(&self) -> Result<Vec<HostInfo>, CliError> {
+        aw_hosts::hosts(&self.datastore).map_err(hosts_error)
+    }
+
+    fn change_hosts(
+        &self,
+        change: &Change,
+        dry_run: bool,
+        settings: BackupSettings,
+    ) -> Result<HostReport, CliError> {
+        let backups = aw_jobs::backup::Backups::new(settings);
+        let mut snapshot = || {
+            backups
+                .take(&self.datastore, false)
+                .map(|taken| taken.snapshot.path.display().to_string())
+                .map_err(|error| format!("no snapshot was written: {error}"))
+        };
+        let bar = progress::bar(None, Unit::Events, "Moving events".to_string());
+        let report = aw_hosts::change(
+            &self.datastore,
+            change,
+            dry_run,
+            &mut snapshot,
+            &mut |done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            },
+        );
+        bar.finish_and_clear();
+        report.map_err(hosts_error)
+    }
+
+    fn set_host_alias(&self, alias: &str, host: &str) -> Result<(), CliError> {
+        aw_hosts::set_alias(&self.datastore, alias, host).map_err(hosts_error)
+    }
+
+    fn unset_host_alias(&self, alias: &str) -> Result<(), CliError> {
+        aw_hosts::unset_alias(&self.datastore, alias).map_err(hosts_error)
+    }
+}
+
+fn hosts_error(error: aw_hosts::HostsError) -> CliError {
+    CliError(error.to_string())
 }
 
 impl Backend for Server {
@@ -634,6 +693,30 @@ impl Backend for Server {
         );
         bar.finish_and_clear();
         report
+    }
+
+    fn hosts(&self) -> Result<Vec<HostInfo>, CliError> {
+        Server::hosts(self)
+    }
+
+    fn change_hosts(
+        &self,
+        change: &Change,
+        dry_run: bool,
+        _settings: BackupSettings,
+    ) -> Result<HostReport, CliError> {
+        let bar = progress::bar(None, Unit::Events, "Moving events".to_string());
+        let report = Server::change_hosts(self, change, dry_run);
+        bar.finish_and_clear();
+        report
+    }
+
+    fn set_host_alias(&self, alias: &str, host: &str) -> Result<(), CliError> {
+        Server::set_host_alias(self, alias, host)
+    }
+
+    fn unset_host_alias(&self, alias: &str) -> Result<(), CliError> {
+        Server::unset_host_alias(self, alias)
     }
 }
 

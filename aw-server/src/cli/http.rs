@@ -367,6 +367,63 @@ impl Server {
         self.answer(path, response)
     }
 
+    /// `GET /api/0/hosts`.
+    pub fn hosts(&self) -> Result<Vec<aw_models::HostInfo>, CliError> {
+        self.get_json("/api/0/hosts")
+    }
+
+    /// `POST /api/0/hosts/<host>/rename` or `/merge`: the report.
+    pub fn change_hosts(
+        &self,
+        change: &aw_hosts::Change,
+        dry_run: bool,
+    ) -> Result<aw_models::HostReport, CliError> {
+        let (path, body) = match change {
+            aw_hosts::Change::Rename { from, to } => (
+                format!("/api/0/hosts/{}/rename", encode(from)),
+                serde_json::json!({"to": to, "dry_run": dry_run}),
+            ),
+            aw_hosts::Change::Merge { from, into } => (
+                format!("/api/0/hosts/{}/merge", encode(from)),
+                serde_json::json!({"into": into, "dry_run": dry_run}),
+            ),
+        };
+        let response = self
+            .authorized(self.agent.post(format!("{}{path}", self.base)))
+            .send_json(&body)
+            .map_err(|error| self.failure(&path, error))?;
+        let answer = self.answer(&path, response)?;
+        serde_json::from_value(answer).map_err(|error| {
+            CliError(format!(
+                "{}{path} answered a report this program cannot read: {error}",
+                self.base
+            ))
+        })
+    }
+
+    /// `PUT /api/0/hosts/<alias>/alias`.
+    pub fn set_host_alias(&self, alias: &str, host: &str) -> Result<(), CliError> {
+        let path = format!("/api/0/hosts/{}/alias", encode(alias));
+        let response = self
+            .authorized(self.agent.put(format!("{}{path}", self.base)))
+            .send_json(serde_json::json!({"host": host}))
+            .map_err(|error| self.failure(&path, error))?;
+        self.answer(&path, response).map(|_| ())
+    }
+
+    /// `DELETE /api/0/hosts/<alias>/alias`.
+    pub fn unset_host_alias(&self, alias: &str) -> Result<(), CliError> {
+        let path = format!("/api/0/hosts/{}/alias", encode(alias));
+        let response = self
+            .authorized(self.agent.delete(format!("{}{path}", self.base)))
+            .call()
+            .map_err(|error| self.failure(&path, error))?;
+        match response.status().as_u16() {
+            204 => Ok(()),
+            _ => Err(self.refusal(&path, response)),
+        }
+    }
+
     fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, CliError> {
         self.get(path)?
             .into_body()

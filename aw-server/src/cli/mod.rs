@@ -22,6 +22,7 @@ pub mod check;
 mod error;
 pub mod export;
 pub mod history;
+pub mod hosts;
 mod http;
 pub mod import;
 pub mod mcp;
@@ -300,7 +301,7 @@ fn open(path: &Path, key: Option<&DatabaseKey>, create: bool) -> Result<Target, 
     }
     match Datastore::open_with_key(path, key) {
         Ok(datastore) => Ok(Target::Offline(Local {
-            datastore,
+            datastore: resumed(datastore),
             path: path.to_path_buf(),
             read_only: false,
         })),
@@ -352,6 +353,20 @@ pub fn parse_time(text: &str) -> Result<Timestamp, String> {
              today, yesterday or tomorrow)"
         )
     })
+}
+
+/// A file opened for writing with any change of hosts a stop interrupted
+/// finished first (`aw_hosts::resume`), as the server does at its start.
+fn resumed(datastore: Datastore) -> Datastore {
+    match aw_hosts::resume(&datastore) {
+        Ok(Some(report)) => eprintln!(
+            "Finished the {} of host '{}' into '{}' that a stop interrupted",
+            report.operation, report.from, report.to
+        ),
+        Ok(None) => {}
+        Err(error) => eprintln!("The interrupted change of hosts could not be finished: {error}"),
+    }
+    datastore
 }
 
 #[cfg(test)]

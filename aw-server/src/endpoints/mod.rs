@@ -14,6 +14,7 @@ pub mod events;
 pub mod export;
 pub mod forward;
 pub mod heartbeat;
+pub mod hosts;
 pub mod import;
 pub mod info;
 pub mod metrics;
@@ -67,6 +68,11 @@ pub fn routes() -> Vec<Route> {
         database::retention,
         sync::status,
         sync::run,
+        hosts::list,
+        hosts::rename,
+        hosts::merge,
+        hosts::alias,
+        hosts::unalias,
         forward::devices,
         forward::states,
         forward::receive,
