@@ -549,6 +549,12 @@ pub fn receive(store: &dyn Replica, device: &str, chunk: ForwardChunk) -> Result
     target.id.clone_from(&state.target);
     target.events = None;
     target.metadata = Default::default();
+    // The device that forwards a bucket made it: its id tells two devices
+    // of one host name apart, unless the bucket names one itself.
+    target
+        .data
+        .entry("device_id")
+        .or_insert_with(|| device.into());
     if let Some(before) = moved {
         // Nothing of the chunk is applied: the device sends the bucket
         // again, whole, into its new place.

@@ -385,6 +385,12 @@ fn a_bucket_without_a_host_goes_as_its_devices_and_stays_apart_from_others() {
     assert_equal(&b, &hub, BROWSER, &of_b);
     assert_eq!(hub.bucket(BROWSER).wait().unwrap().hostname, "laptop");
     assert_eq!(hub.bucket(&of_b).wait().unwrap().hostname, "desktop");
+    // Two devices, told apart on the hub by the device that sent each.
+    let device = |id: &str| hub.bucket(id).wait().unwrap().data["device_id"].clone();
+    assert_eq!(
+        (device(BROWSER), device(&of_b)),
+        ("dev-a".into(), "dev-b".into())
+    );
     // New events keep their place.
     b.insert_events(BROWSER, vec![tab(20, "https://b.example/more")])
         .unwrap();

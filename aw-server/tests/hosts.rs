@@ -235,6 +235,11 @@ fn a_rename_keeps_every_event_and_the_old_name_still_writes() {
     let hosts = admin.get("/api/0/hosts").json();
     assert_eq!(hosts.as_array().unwrap().len(), 1, "{hosts}");
     assert_eq!(hosts[0]["host"], "mac");
+    assert_eq!(
+        hosts[0]["device_ids"],
+        json!([]),
+        "made for another machine's host"
+    );
     assert_eq!(hosts[0]["aliases"], json!(["mac.local"]));
     assert_eq!(hosts[0]["events"], 1);
 }
@@ -754,4 +759,51 @@ fn a_merge_killed_midway_is_finished_at_the_next_start() {
     );
     let hosts = client.get("/api/0/hosts").json();
     assert_eq!(hosts[0]["aliases"], json!(["old"]), "{hosts}");
+}
+
+#[test]
+fn a_bucket_of_this_machine_carries_its_device_id() {
+    let backups = tempfile::tempdir().unwrap();
+    let server = server(backups.path());
+    let admin = bearer(&server.client(), KEY);
+    let info = admin.get("/api/0/info").json();
+    let own = info["hostname"].as_str().unwrap();
+    make_bucket(
+        &admin,
+        &format!("aw-watcher-window_{own}"),
+        "currentwindow",
+        own,
+    );
+    make_bucket(&admin, "elsewhere", "currentwindow", "another-machine");
+    let named = admin.post_json(
+        "/api/0/buckets/named",
+        &json!({"type": "t", "client": "c", "hostname": own, "data": {"device_id": "its-own"}}),
+    );
+    assert_eq!(named.status, 200);
+    let device =
+        |id: &str| admin.get(&format!("/api/0/buckets/{id}")).json()["data"]["device_id"].clone();
+    assert_eq!(
+        device(&format!("aw-watcher-window_{own}")),
+        info["device_id"]
+    );
+    assert_eq!(device("elsewhere"), Value::Null);
+    assert_eq!(device("named"), "its-own");
+    // Renamed, it still names the device that made it.
+    let renamed = admin.post_json(
+        &format!("/api/0/hosts/{own}/rename"),
+        &json!({"to": "renamed-machine"}),
+    );
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    assert_eq!(
+        device("aw-watcher-window_renamed-machine"),
+        info["device_id"]
+    );
+    let hosts = admin.get("/api/0/hosts").json();
+    let host = hosts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "renamed-machine")
+        .unwrap();
+    assert_eq!(host["device_ids"], json!([info["device_id"], "its-own"]));
 }

@@ -37,7 +37,8 @@ pub async fn get(bucket_id: &str, state: &State<ServerState>) -> Result<Json<Buc
 
 /// Creates a bucket: 200, or 304 when it exists (left unchanged). The id is
 /// the path's; `hostname: "!local"` becomes the server's host name and
-/// device id.
+/// device id, and a bucket of the server's own host name gets its device
+/// id too.
 #[post("/api/0/buckets/<bucket_id>", data = "<body>")]
 pub async fn create(
     bucket_id: &str,
@@ -54,6 +55,13 @@ pub async fn create(
         bucket
             .data
             .insert("device_id".to_string(), state.info.device_id.clone().into());
+    } else if bucket.hostname == state.info.hostname {
+        // A watcher of this machine: this device made it (§3.15), unless
+        // the bucket names its device itself.
+        bucket
+            .data
+            .entry("device_id")
+            .or_insert_with(|| state.info.device_id.clone().into());
     }
     if !access.may_write_host(&bucket.hostname) {
         return Err(host_refused(&bucket.hostname));
