@@ -3,7 +3,8 @@
 //! A bucket is renamed in place (its row, events, ids and `created`
 //! stay; its id and hostname change), so nothing but the name moves. A
 //! merge moves one bucket's events into another, a chunk per job
-//! ([`merge_step`]): each event keeps the time the other bucket has no
+//! ([`merge_step`]), as new events (fresh ids, so replication sends them
+//! as any new event): each event keeps the time the other bucket has no
 //! event for ([`Coverage`], the one rule, also behind the dry run's
 //! figures), so merged time is the union of the two histories, never
 //! doubled, and an event's only copy is never dropped. Where both have
@@ -20,8 +21,11 @@ use std::collections::BTreeMap;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::changes::note_change;
-use crate::key_value::{self, CHANGED_PREFIX, CHANGES_PREFIX, DELETED_PREFIX, HOST_ALIAS_PREFIX};
+use crate::key_value::{
+    self, CHANGED_PREFIX, CHANGES_PREFIX, DELETED_PREFIX, HOST_ALIAS_PREFIX, RENAMED_PREFIX,
+};
 use crate::memory::WriterMemory;
+use crate::queries::exact_row;
 use crate::{DatastoreError, Result};
 
 /// One bucket given another id and hostname.
@@ -48,6 +52,10 @@ pub struct HostChange {
     pub merges: Vec<(String, String)>,
     /// `(alias, host)`: set after the change.
     pub alias: Option<(String, String)>,
+    /// Replica states (their keys as `Replica` names them) set (`Some`)
+    /// or deleted in the same transaction: a copy renamed with its
+    /// forwarding state.
+    pub states: Vec<(String, Option<String>)>,
     /// Clears the journal (`Datastore::set_hosts_journal`) in the same
     /// transaction.
     pub clear_journal: bool,
@@ -160,32 +168,21 @@ impl Coverage {
     }
 }
 
-/// The row of the bucket named exactly `bucket_id`.
-pub(crate) fn exact_row(conn: &Connection, bucket_id: &str) -> Result<Option<i64>> {
-    Ok(conn
-        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
-        .query_row([bucket_id], |row| row.get(0))
-        .optional()?)
-}
-
-/// The row a bucket id names through an alias: `<stem>_<alias>` names
-/// `<stem>_<host>` when that bucket exists.
-pub(crate) fn alias_row(conn: &Connection, bucket_id: &str) -> Result<Option<i64>> {
-    for (key, host) in key_value::under(conn, HOST_ALIAS_PREFIX)? {
-        let (Some(alias), Some(host)) = (key.strip_prefix(HOST_ALIAS_PREFIX), host) else {
-            continue;
-        };
-        let Some(stem) = bucket_id
-            .strip_suffix(alias)
-            .and_then(|rest| rest.strip_suffix('_'))
-        else {
-            continue;
-        };
-        if let Some(row) = exact_row(conn, &format!("{stem}_{host}"))? {
-            return Ok(Some(row));
+/// The bucket `bucket_id` was renamed to, through later renames, if that
+/// bucket exists.
+pub(crate) fn renamed(conn: &Connection, bucket_id: &str) -> Result<Option<String>> {
+    let mut at = bucket_id.to_string();
+    // A chain of renames ends; a loop (renamed back and forth) too.
+    for _ in 0..64 {
+        match key_value::get(conn, &format!("{RENAMED_PREFIX}{at}"))? {
+            Some(next) if next != bucket_id => at = next,
+            _ => break,
         }
     }
-    Ok(None)
+    if at == bucket_id {
+        return Ok(None);
+    }
+    Ok(exact_row(conn, &at)?.map(|_| at))
 }
 
 /// Every alias and the host it names.
@@ -308,31 +305,23 @@ pub(crate) fn merge_step(
         let kept: i64 = pieces.iter().map(|(s, e)| e - s).sum();
         counts.overlap += (end - start) - kept;
         starts = (starts.0.min(start), starts.1.max(start));
+        // Every piece is a new event of `into` (a fresh id, above every
+        // id replication has seen), then the old one goes: copies
+        // elsewhere take the pieces as new events and the deletion as a
+        // change of `from`.
+        for (s, e) in &pieces {
+            conn.prepare_cached(
+                "INSERT INTO events (bucketrow, starttime, endtime, data)
+                 SELECT ?2, ?3, ?4, data FROM events WHERE id = ?1",
+            )?
+            .execute(params![id, into_row, s, e])?;
+        }
+        conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
+            .execute([id])?;
         match pieces.as_slice() {
-            [] => {
-                conn.prepare_cached("DELETE FROM events WHERE id = ?1")?
-                    .execute([id])?;
-                counts.dropped += 1;
-            }
-            [(s, e)] if (*s, *e) == (start, end) => {
-                conn.prepare_cached("UPDATE events SET bucketrow = ?2 WHERE id = ?1")?
-                    .execute(params![id, into_row])?;
-                counts.moved += 1;
-            }
-            [(s, e), rest @ ..] => {
-                conn.prepare_cached(
-                    "UPDATE events SET bucketrow = ?2, starttime = ?3, endtime = ?4 WHERE id = ?1",
-                )?
-                .execute(params![id, into_row, s, e])?;
-                for (s, e) in rest {
-                    conn.prepare_cached(
-                        "INSERT INTO events (bucketrow, starttime, endtime, data)
-                         SELECT ?2, ?3, ?4, data FROM events WHERE id = ?1",
-                    )?
-                    .execute(params![id, into_row, s, e])?;
-                }
-                counts.cut += 1;
-            }
+            [] => counts.dropped += 1,
+            [(s, e)] if (*s, *e) == (start, end) => counts.moved += 1,
+            _ => counts.cut += 1,
         }
         memory
             .stats
@@ -343,10 +332,9 @@ pub(crate) fn merge_step(
             starts = (starts.0.min(*s), starts.1.max(*s));
         }
     }
-    // Both histories changed other than by an added event: replication
-    // carries the span (`changes.rs`).
+    // `from` lost events: replication carries the span (`changes.rs`);
+    // `into` only gained new ones.
     note_change(conn, from, Some(starts))?;
-    note_change(conn, into, Some(starts))?;
     let remaining = conn
         .prepare_cached("SELECT 1 FROM events WHERE bucketrow = ?1 LIMIT 1")?
         .query_row([from_row], |_| Ok(()))
@@ -409,6 +397,13 @@ pub(crate) fn change(
             .execute(params![row, rename.to, rename.hostname])?;
         memory.last_events.forget(row);
         if rename.to != rename.from {
+            // Replication tells copies elsewhere it is a rename.
+            key_value::put(
+                conn,
+                &format!("{RENAMED_PREFIX}{}", rename.from),
+                &rename.to,
+            )?;
+            key_value::delete(conn, &format!("{RENAMED_PREFIX}{}", rename.to))?;
             // The records kept by bucket id follow it.
             for prefix in [CHANGES_PREFIX, CHANGED_PREFIX, DELETED_PREFIX] {
                 let old = format!("{prefix}{}", rename.from);
@@ -423,6 +418,13 @@ pub(crate) fn change(
         set_alias(conn, alias, Some(host))?;
         // A host is never its own alias, nor an alias of another.
         set_alias(conn, host, None)?;
+    }
+    for (key, value) in &change.states {
+        let key = key_value::replica_key(key)?;
+        match value {
+            Some(value) => key_value::put(conn, &key, value)?,
+            None => key_value::delete(conn, &key)?,
+        }
     }
     if change.clear_journal {
         set_journal(conn, None)?;

@@ -13,6 +13,7 @@
 //! | `aw-server.sync-<key>` | the state of replication passes ([`REPLICA_PREFIX`]) | `replica.rs`, for its callers |
 //! | `aw-server.token.<name>` | an API token, its secret hashed ([`TOKEN_PREFIX`]) | `tokens.rs` |
 //! | `aw-server.host-alias.<alias>` | the host an alias names ([`HOST_ALIAS_PREFIX`]) | `hosts.rs` |
+//! | `aw-server.renamed.<bucket>` | the id a bucket was renamed to ([`RENAMED_PREFIX`]) | `hosts.rs`, for replication |
 //! | `aw-server.hosts-journal` | a rename or merge of hosts under way | `hosts.rs`, for its caller |
 //! | `aw-server.cache-hints` | what the cache of answers computes again after a start ([`CACHE_HINTS_KEY`]) | `lib.rs`, for its caller |
 //!
@@ -39,6 +40,8 @@ pub(crate) const REPLICA_PREFIX: &str = "aw-server.sync-";
 pub(crate) const TOKEN_PREFIX: &str = "aw-server.token.";
 /// A host alias, then the alias (`hosts.rs`).
 pub(crate) const HOST_ALIAS_PREFIX: &str = "aw-server.host-alias.";
+/// A renamed bucket's old id, then the new one's (`hosts.rs`).
+pub(crate) const RENAMED_PREFIX: &str = "aw-server.renamed.";
 /// A cache's hints for the next start, as its owner writes them.
 pub(crate) const CACHE_HINTS_KEY: &str = "aw-server.cache-hints";
 
@@ -99,6 +102,19 @@ pub(crate) fn under(
             Ok((row.get(0)?, row.get(1)?))
         })?
         .collect()
+}
+
+/// The stored key of a replica's state `key` (`replica.rs`, and the
+/// renamed copies of `hosts.rs`); the writer's own records under the same
+/// prefix ([`DELETED_PREFIX`]) are not a replica's to read or write.
+pub(crate) fn replica_key(key: &str) -> crate::Result<String> {
+    let stored = format!("{REPLICA_PREFIX}{key}");
+    if stored.starts_with(DELETED_PREFIX) {
+        return Err(crate::DatastoreError::InvalidInput(format!(
+            "a replica's state cannot be kept under {key:?}"
+        )));
+    }
+    Ok(stored)
 }
 
 fn now() -> i64 {

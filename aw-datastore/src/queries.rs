@@ -29,9 +29,39 @@ pub(crate) fn bucket_row(conn: &Connection, bucket_id: &str) -> Result<i64> {
         .optional()?;
     match row {
         Some(row) => Ok(row),
-        None => crate::hosts::alias_row(conn, bucket_id)?
+        None => alias_row(conn, bucket_id)?
             .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string())),
     }
+}
+
+/// The row of the bucket named exactly `bucket_id`.
+pub(crate) fn exact_row(conn: &Connection, bucket_id: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM buckets WHERE name = ?1")?
+        .query_row([bucket_id], |row| row.get(0))
+        .optional()?)
+}
+
+/// The row a bucket id names through an alias: `<stem>_<alias>` names
+/// `<stem>_<host>` when that bucket exists.
+/// (`hosts.rs` keeps the aliases.)
+pub(crate) fn alias_row(conn: &Connection, bucket_id: &str) -> Result<Option<i64>> {
+    for (key, host) in key_value::under(conn, key_value::HOST_ALIAS_PREFIX)? {
+        let (Some(alias), Some(host)) = (key.strip_prefix(key_value::HOST_ALIAS_PREFIX), host)
+        else {
+            continue;
+        };
+        let Some(stem) = bucket_id
+            .strip_suffix(alias)
+            .and_then(|rest| rest.strip_suffix('_'))
+        else {
+            continue;
+        };
+        if let Some(row) = exact_row(conn, &format!("{stem}_{host}"))? {
+            return Ok(Some(row));
+        }
+    }
+    Ok(None)
 }
 
 /// Every bucket with metadata.
@@ -70,7 +100,7 @@ pub(crate) fn bucket(
     };
     let mut found = select(bucket_id)?;
     if found.is_none() {
-        if let Some(row) = crate::hosts::alias_row(conn, bucket_id)? {
+        if let Some(row) = alias_row(conn, bucket_id)? {
             found = conn
                 .prepare_cached(
                     "SELECT id, name, type, client, hostname, created, data FROM buckets WHERE id = ?1",

@@ -23,7 +23,8 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::changes::{self, change_count};
 use crate::format::{self, StoredRow};
-use crate::key_value::{self, DELETED_PREFIX, REPLICA_PREFIX};
+use crate::hosts::HostChange;
+use crate::key_value::{self, REPLICA_PREFIX};
 use crate::memory::WriterMemory;
 use crate::queries::bucket_row;
 use crate::writes::{filter_text, import_events, insert_bucket_row, Filtered, PreparedEvent};
@@ -95,6 +96,14 @@ pub trait Replica {
 
     /// Stores one pulled chunk atomically (see the module's text).
     fn apply_pulled(&self, chunk: PulledChunk) -> Result<PullCounts>;
+
+    /// The bucket a renamed one is now (`hosts.rs` keeps the renames),
+    /// through later renames, when it still exists; `None` otherwise.
+    fn renamed(&self, bucket_id: &str) -> Result<Option<String>>;
+
+    /// Renames a copy in place with its replica states in one
+    /// transaction: the states of `change` are set or deleted with it.
+    fn rename_copy(&self, change: HostChange) -> Result<()>;
 }
 
 /// One chunk of events pulled into a copy, applied as one transaction.
@@ -137,7 +146,10 @@ impl Replica for Datastore {
 
     fn bucket(&self, bucket_id: &str) -> Result<Option<Bucket>> {
         match Datastore::bucket(self, bucket_id).wait() {
-            Ok(bucket) => Ok(Some(bucket)),
+            // Replication names buckets exactly, never through a host
+            // alias (`hosts.rs`).
+            Ok(bucket) if bucket.id == bucket_id => Ok(Some(bucket)),
+            Ok(_) => Ok(None),
             Err(DatastoreError::NoSuchBucket(_)) => Ok(None),
             Err(error) => Err(error),
         }
@@ -215,7 +227,7 @@ impl Replica for Datastore {
     }
 
     fn forget_state(&self, key: &str) -> Result<()> {
-        let key = replica_key(key)?;
+        let key = key_value::replica_key(key)?;
         self.write(move |conn, _| Ok(key_value::delete(conn, &key)?))
     }
 
@@ -226,13 +238,21 @@ impl Replica for Datastore {
         }
     }
 
+    fn renamed(&self, bucket_id: &str) -> Result<Option<String>> {
+        self.read_pooled(|conn, _| crate::hosts::renamed(conn, bucket_id))
+    }
+
+    fn rename_copy(&self, change: HostChange) -> Result<()> {
+        self.change_hosts(change).map(|_| ())
+    }
+
     fn state(&self, key: &str) -> Result<Option<String>> {
-        let key = replica_key(key)?;
+        let key = key_value::replica_key(key)?;
         self.read_pooled(|conn, _| Ok(key_value::get(conn, &key)?))
     }
 
     fn states_under(&self, prefix: &str) -> Result<Vec<(String, String)>> {
-        let prefix = replica_key(prefix)?;
+        let prefix = key_value::replica_key(prefix)?;
         let found = self.read_pooled(|conn, _| Ok(key_value::under(conn, &prefix)?))?;
         Ok(found
             .into_iter()
@@ -266,7 +286,7 @@ impl Replica for Datastore {
 
     fn apply_pulled(&self, chunk: PulledChunk) -> Result<PullCounts> {
         let state = match chunk.state {
-            Some((key, value)) => Some((replica_key(&key)?, value)),
+            Some((key, value)) => Some((key_value::replica_key(&key)?, value)),
             None => None,
         };
         self.write(move |conn, memory| {
@@ -283,18 +303,6 @@ impl Replica for Datastore {
     }
 }
 
-/// The stored key of a replica's `key`; the writer's own records under
-/// the same prefix are not the replica's to read or write.
-fn replica_key(key: &str) -> Result<String> {
-    let stored = format!("{REPLICA_PREFIX}{key}");
-    if stored.starts_with(DELETED_PREFIX) {
-        return Err(DatastoreError::InvalidInput(format!(
-            "a replica's state cannot be kept under {key:?}"
-        )));
-    }
-    Ok(stored)
-}
-
 /// The writer's job for one pulled chunk: replacements first, then new
 /// events outside the time deleted here, then the state.
 fn apply_pulled(
@@ -306,10 +314,10 @@ fn apply_pulled(
     window: Option<(i64, i64)>,
     state: Option<(String, String)>,
 ) -> Result<PullCounts> {
-    let row_id = match bucket_row(conn, &target.id) {
-        Ok(row_id) => row_id,
-        Err(DatastoreError::NoSuchBucket(_)) => insert_bucket_row(conn, memory, target)?,
-        Err(error) => return Err(error),
+    // The copy itself, never a bucket a host alias names.
+    let row_id = match crate::queries::exact_row(conn, &target.id)? {
+        Some(row_id) => row_id,
+        None => insert_bucket_row(conn, memory, target)?,
     };
     let mut counts = PullCounts::default();
     for replacement in replacements {

@@ -34,6 +34,10 @@ pub(crate) fn create_bucket(
     memory: &mut WriterMemory<'_>,
     bucket: Bucket,
 ) -> Result<()> {
+    // A watcher still sending as a host's alias finds the host's bucket.
+    if crate::queries::alias_row(conn, &bucket.id)?.is_some() {
+        return Err(DatastoreError::BucketExists(bucket.id.clone()));
+    }
     let row_id = insert_bucket_row(conn, memory, &bucket)?;
     if let Some(events) = bucket.events {
         for mut event in events {
@@ -51,12 +55,7 @@ pub(crate) fn insert_bucket_row(
     memory: &mut WriterMemory<'_>,
     bucket: &Bucket,
 ) -> Result<i64> {
-    // A watcher still sending as a host's alias finds the host's bucket.
-    let exists = match crate::hosts::exact_row(conn, &bucket.id)? {
-        Some(row) => Some(row),
-        None => crate::hosts::alias_row(conn, &bucket.id)?,
-    };
-    if exists.is_some() {
+    if crate::queries::exact_row(conn, &bucket.id)?.is_some() {
         return Err(DatastoreError::BucketExists(bucket.id.clone()));
     }
     let created = bucket.created.unwrap_or_else(Timestamp::now);
@@ -85,7 +84,9 @@ pub(crate) fn delete_bucket(
     memory: &mut WriterMemory<'_>,
     bucket_id: &str,
 ) -> Result<()> {
-    let row_id = bucket_row(conn, bucket_id)?;
+    // Never through a host alias: a delete names the bucket itself.
+    let row_id = crate::queries::exact_row(conn, bucket_id)?
+        .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))?;
     memory.last_events.forget(row_id);
     conn.prepare_cached("DELETE FROM events WHERE bucketrow = ?1")?
         .execute([row_id])?;
@@ -105,7 +106,9 @@ pub(crate) fn update_bucket(
     bucket_id: &str,
     update: UpdateBucket,
 ) -> Result<()> {
-    let row_id = bucket_row(conn, bucket_id)?;
+    // Never through a host alias, as a delete.
+    let row_id = crate::queries::exact_row(conn, bucket_id)?
+        .ok_or_else(|| DatastoreError::NoSuchBucket(bucket_id.to_string()))?;
     let data = update.data.as_ref().map(data_text);
     conn.prepare_cached(
         "UPDATE buckets SET type = coalesce(?2, type), client = coalesce(?3, client),

@@ -317,7 +317,7 @@ pub(crate) fn meta(conn: &Connection, key: &str) -> Result<Option<String>> {
         .optional()?)
 }
 
-fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+pub(crate) fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
     conn.execute(
         "INSERT OR REPLACE INTO aw_sync_meta (key, value) VALUES (?1, ?2)",
         [key, value],

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use aw_datastore::format::StoredRow;
-use aw_datastore::{PreparedEvent, PulledChunk, Replacement, Replica};
+use aw_datastore::{BucketRename, HostChange, PreparedEvent, PulledChunk, Replacement, Replica};
 use aw_models::{
     check_bucket_id, is_hostless, is_own_bucket, Bucket, ForwardChunk, ForwardState,
     ForwardedEvent, ForwardingDevice, StartSpan, TailEvent, Timestamp, MAX_FORWARD_EVENTS,
@@ -52,6 +52,15 @@ pub trait HubLink {
     fn send(&self, chunk: &ForwardChunk) -> Result<ForwardState>;
     /// Deletes the hub's copy of a bucket this device deleted.
     fn forget(&self, bucket_id: &str) -> Result<()>;
+    /// Renames the hub's copy of bucket `from`, which this device renamed
+    /// to `bucket` (its host too, maybe), in place; answers its state
+    /// there. `None`: the hub cannot (it has no copy, the new host is
+    /// another device's there, or it is older): the copy is then forgotten
+    /// and the bucket sent whole.
+    fn rename(&self, from: &str, bucket: &Bucket) -> Result<Option<ForwardState>> {
+        let _ = (from, bucket);
+        Ok(None)
+    }
 }
 
 /// Forwards this device's own buckets that `filter` takes to the hub.
@@ -66,7 +75,7 @@ pub fn forward(
     own_host: &str,
     progress: &mut dyn FnMut(&SyncProgress),
 ) -> Result<ForwardReport> {
-    let states: HashMap<String, ForwardState> = hub
+    let mut states: HashMap<String, ForwardState> = hub
         .states()?
         .into_iter()
         .map(|state| (state.bucket.clone(), state))
@@ -77,6 +86,39 @@ pub fn forward(
         .filter(|bucket| is_own_bucket(&bucket.id) && filter.takes_bucket(&bucket.id))
         .collect();
     let mut report = ForwardReport::default();
+    // Buckets renamed here since the hub saw them: renamed there in
+    // place, their events not sent again.
+    let gone: Vec<String> = states
+        .keys()
+        .filter(|id| !buckets.iter().any(|bucket| &&bucket.id == id))
+        .cloned()
+        .collect();
+    for old in gone {
+        let Some(new) = store.renamed(&old)? else {
+            continue;
+        };
+        let Some(bucket) = buckets.iter().find(|bucket| bucket.id == new) else {
+            continue;
+        };
+        if states.contains_key(&new) {
+            continue;
+        }
+        let mut sent = bucket.clone();
+        sent.events = None;
+        if is_hostless(&sent.hostname) {
+            sent.hostname = own_host.to_string();
+        }
+        match hub.rename(&old, &sent) {
+            Ok(Some(state)) => {
+                states.remove(&old);
+                states.insert(new, state);
+                report.renamed += 1;
+            }
+            // Forgotten and sent whole below.
+            Ok(None) | Err(FolderSyncError::HubRefusedBucket { .. }) => {}
+            Err(error) => return Err(error),
+        }
+    }
     let skip = |report: &mut ForwardReport, bucket: &str, host: &str, message: String| {
         report.skipped.push(SkippedBucket {
             bucket: bucket.to_string(),
@@ -687,6 +729,95 @@ fn tail_of<'e>(events: impl Iterator<Item = &'e ForwardedEvent>) -> Vec<TailEven
         .into_iter()
         .filter(|event| Some(event.start) == newest)
         .collect()
+}
+
+/// The hub's side of a rename on `device`: its copy of bucket `from`
+/// renamed in place to `bucket` (the new id, or `<id>-synced-from-<host>`
+/// where the copy was kept apart or the id is taken), its state moved
+/// with it, and the copy's old host made an alias of the new one, in one
+/// transaction. `None` when the hub has no copy of `from`. Refused when
+/// the hub has `bucket` from this device already, or when its new host
+/// names buckets of another device here (a rename takes a free name:
+/// the device's token would otherwise come to cover another's buckets).
+pub fn rename(
+    store: &dyn Replica,
+    device: &str,
+    from: &str,
+    bucket: &Bucket,
+) -> Result<Option<ForwardState>> {
+    check_bucket_id(&bucket.id).map_err(|error| FolderSyncError::Refused(error.to_string()))?;
+    if !is_own_bucket(&bucket.id) || !is_own_bucket(from) {
+        return Err(FolderSyncError::Refused(format!(
+            "only a device's own buckets are forwarded, not copies ({SYNCED_FROM})"
+        )));
+    }
+    let Some(mut known) = state(store, device, from)? else {
+        return Ok(None);
+    };
+    let Some(kept) = store.bucket(&known.target)? else {
+        return Ok(None);
+    };
+    if state(store, device, &bucket.id)?.is_some() {
+        return Err(FolderSyncError::Refused(format!(
+            "bucket {} of device {device} is here already",
+            bucket.id
+        )));
+    }
+    let own: Vec<String> = states(store, device)?
+        .into_iter()
+        .map(|state| state.target)
+        .collect();
+    let taken_by_another = store.buckets()?.iter().any(|other| {
+        other.hostname == bucket.hostname
+            && !own.contains(&other.id)
+            && !is_hostless(&other.hostname)
+    });
+    if taken_by_another {
+        return Err(FolderSyncError::Refused(format!(
+            "host '{}' names another device's buckets here",
+            bucket.hostname
+        )));
+    }
+    let origin = if bucket.hostname.is_empty() {
+        device
+    } else {
+        &bucket.hostname
+    };
+    let apart = format!("{}{SYNCED_FROM}{origin}", bucket.id);
+    let target = if known.target == from && store.bucket(&bucket.id)?.is_none() {
+        bucket.id.clone()
+    } else {
+        apart
+    };
+    if target != kept.id && store.bucket(&target)?.is_some() {
+        return Err(FolderSyncError::Refused(format!(
+            "the hub has a bucket {target} already"
+        )));
+    }
+    known.bucket.clone_from(&bucket.id);
+    known.target.clone_from(&target);
+    known.received = Some(Timestamp::now());
+    let alias = (kept.hostname != bucket.hostname
+        && !is_hostless(&kept.hostname)
+        && !is_hostless(&bucket.hostname))
+    .then(|| (kept.hostname.clone(), bucket.hostname.clone()));
+    store.rename_copy(HostChange {
+        renames: vec![BucketRename {
+            from: kept.id.clone(),
+            to: target,
+            hostname: bucket.hostname.clone(),
+        }],
+        alias,
+        states: vec![
+            (state_key(device, from), None),
+            (
+                state_key(device, &bucket.id),
+                Some(serde_json::to_string(&known).unwrap_or_default()),
+            ),
+        ],
+        ..HostChange::default()
+    })?;
+    Ok(Some(known))
 }
 
 /// The hub's side: forgets one of `device`'s buckets and deletes its copy.

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::files::{meta, open_source};
 use crate::layout::{find_sources, Source};
+use crate::push::RENAMED_META;
 use crate::{
     is_own_bucket, FolderSyncError, PullReport, Result, SourceReport, SyncFilter, SyncFolder,
     SyncProgress, ORIGIN_KEY, SYNCED_FROM,
@@ -199,26 +200,46 @@ fn pull_deleted_buckets(
         }
         let replacements = logged(conn, None, &bucket_id, &mut state)
             .map_err(|error| Failure::Source(error.into()))?;
-        if replacements.is_empty() {
-            continue;
-        }
         let target = match store.bucket(&state.target) {
             Ok(Some(target)) => target,
             // Deleted here as well: nothing left to delete.
             Ok(None) => continue,
             Err(error) => return Err(Failure::Local(error.into())),
         };
-        let value = serde_json::to_string(&state).unwrap_or_default();
-        let done = store
-            .apply_pulled(PulledChunk {
-                target,
-                replacements,
-                events: Vec::new(),
-                window: None,
-                state: Some((key.clone(), value)),
-            })
-            .map_err(|error| Failure::Local(error.into()))?;
-        counts += done;
+        if !replacements.is_empty() {
+            let value = serde_json::to_string(&state).unwrap_or_default();
+            let done = store
+                .apply_pulled(PulledChunk {
+                    target: target.clone(),
+                    replacements,
+                    events: Vec::new(),
+                    window: None,
+                    state: Some((key.clone(), value)),
+                })
+                .map_err(|error| Failure::Local(error.into()))?;
+            counts += done;
+        }
+        // Renamed at its origin (a host renamed or merged, `aw-hosts`):
+        // the new bucket is pulled as a copy of its own, so this one goes
+        // once nothing is left in it.
+        let renamed = meta(conn, &format!("{RENAMED_META}{bucket_id}")).map_err(Failure::Source)?;
+        if renamed.is_some() {
+            let left = store
+                .count_events(&target.id)
+                .map_err(|error| Failure::Local(error.into()))?;
+            if left == 0 {
+                store
+                    .delete_bucket(&target.id)
+                    .and_then(|()| store.forget_state(&key))
+                    .map_err(|error| Failure::Local(error.into()))?;
+                log::info!(
+                    "{} was renamed at its origin to {}: its empty copy {} is deleted",
+                    bucket_id,
+                    renamed.unwrap_or_default(),
+                    target.id
+                );
+            }
+        }
     }
     Ok(counts)
 }

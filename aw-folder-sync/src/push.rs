@@ -27,7 +27,11 @@ use aw_datastore::{DatastoreError, Replica};
 use aw_models::Bucket;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
-use crate::files::open_own;
+use crate::files::{open_own, set_meta};
+
+/// The copy's meta key of a bucket renamed at its origin, then its old
+/// id; the value is the new id.
+pub(crate) const RENAMED_META: &str = "renamed.";
 use crate::{
     is_own_bucket, FolderSyncError, PushReport, Result, SyncFilter, SyncFolder, SyncProgress,
     ORIGIN_KEY,
@@ -124,6 +128,10 @@ pub(crate) fn push(
             copy.execute("DELETE FROM events WHERE bucketrow = ?1", [row_id])?;
             copy.execute("DELETE FROM buckets WHERE id = ?1", [row_id])?;
             copy.execute("DELETE FROM aw_sync_pushed WHERE bucket = ?1", [&name])?;
+            // Renamed here: pullers drop their copy of it once emptied.
+            if let Some(to) = store.renamed(&name)? {
+                set_meta(&copy, &format!("{RENAMED_META}{name}"), &to)?;
+            }
             Ok(logged as u64)
         })();
         match removed {
@@ -386,11 +394,25 @@ fn write_row(
 ) -> Result<u64> {
     // The copy keeps each event under its id here, in any bucket.
     let old = row_with_id(copy, row.id)?;
+    // An event moved here from another bucket (a host renamed or merged)
+    // leaves that bucket's copy as a deletion pullers see.
+    let elsewhere: Option<String> = match old {
+        Some(_) => copy
+            .prepare_cached(
+                "SELECT buckets.name FROM events JOIN buckets ON buckets.id = events.bucketrow
+                 WHERE events.id = ?1 AND events.bucketrow != ?2",
+            )?
+            .query_row(params![row.id, copy_row], |found| found.get(0))
+            .optional()?,
+        None => None,
+    };
     match old {
-        Some(old) if old == *row => return Ok(0),
+        Some(old) if old == *row && elsewhere.is_none() => return Ok(0),
         Some(old) => {
             let extended = old.start == row.start && old.data == row.data && row.end >= old.end;
-            if !(tail && extended) {
+            if let Some(before) = &elsewhere {
+                log(copy, before, &old)?;
+            } else if !(tail && extended) {
                 log(copy, bucket_id, &old)?;
             }
             copy.prepare_cached(

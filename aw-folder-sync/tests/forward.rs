@@ -32,6 +32,8 @@ struct Direct<'h> {
     fail_after: Option<usize>,
     sent: Cell<usize>,
     hosts: Option<Vec<&'static str>>,
+    /// Whether the hub renames in place (an older one does not).
+    renames: bool,
 }
 
 impl<'h> Direct<'h> {
@@ -43,6 +45,7 @@ impl<'h> Direct<'h> {
             fail_after: None,
             sent: Cell::new(0),
             hosts: None,
+            renames: true,
         }
     }
 
@@ -103,6 +106,17 @@ impl HubLink for Direct<'_> {
         }
         forward::forget(self.hub, self.device, bucket_id)?;
         Ok(())
+    }
+
+    fn rename(
+        &self,
+        from: &str,
+        bucket: &aw_models::Bucket,
+    ) -> aw_folder_sync::Result<Option<ForwardState>> {
+        if !self.renames {
+            return Ok(None);
+        }
+        forward::rename(self.hub, self.device, from, bucket)
     }
 }
 
@@ -508,4 +522,102 @@ fn the_hub_lists_the_devices_that_forward_to_it() {
     assert!(devices
         .iter()
         .all(|d| d.received.is_some_and(|at| at >= before)));
+}
+
+/// Renames the device's host `laptop` to `laptop2` as `aw-hosts` does.
+fn rename_host(device: &Datastore) {
+    device
+        .change_hosts(aw_datastore::HostChange {
+            renames: vec![aw_datastore::BucketRename {
+                from: WINDOW.into(),
+                to: "aw-watcher-window_laptop2".into(),
+                hostname: "laptop2".into(),
+            }],
+            alias: Some(("laptop".into(), "laptop2".into())),
+            ..Default::default()
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_rename_is_renamed_on_the_hub_in_place_and_an_older_hub_gets_the_bucket_whole() {
+    for renames in [true, false] {
+        let (device_db, hub_db) = (TempDb::new(), TempDb::new());
+        let (device, hub) = (device_db.open(), hub_db.open());
+        device.create_bucket(laptop_bucket()).unwrap();
+        let history_of: Vec<Event> = (0..5_000).map(|i| window(i * 60, 30, "doc")).collect();
+        device.insert_events(WINDOW, history_of).unwrap();
+        let mut link = Direct::new(&hub, "dev");
+        link.renames = renames;
+        link.hosts = Some(vec!["laptop"]);
+        pass(&device, &link);
+        assert_equal(&device, &hub, WINDOW, WINDOW);
+        // Renamed while the hub was away, then a heartbeat as the old name.
+        rename_host(&device);
+        device
+            .heartbeat(
+                WINDOW,
+                window(5_000 * 60, 0, "doc"),
+                aw_models::Duration::from_secs(120),
+            )
+            .unwrap();
+        let new_id = "aw-watcher-window_laptop2";
+        if renames {
+            // This link checks hosts literally; a server's token covers the
+            // alias the rename made (hub.rs).
+            link.hosts = Some(vec!["laptop", "laptop2"]);
+        } else {
+            link.hosts = None;
+        }
+        let report = pass(&device, &link);
+        assert_equal(&device, &hub, new_id, new_id);
+        assert!(
+            hub.bucket(WINDOW).wait().is_err() || renames,
+            "the old copy is gone"
+        );
+        let ids: Vec<String> = hub.buckets().wait().unwrap().into_keys().collect();
+        assert_eq!(ids, vec![new_id.to_string()], "renames={renames}");
+        assert_eq!(hub.bucket(new_id).wait().unwrap().hostname, "laptop2");
+        if renames {
+            assert_eq!((report.renamed, report.forgotten), (1, 0), "{report:?}");
+            assert!(report.sent <= 2, "not sent again: {report:?}");
+            assert_eq!(hub.host_aliases().unwrap()["laptop"], "laptop2");
+        } else {
+            assert_eq!((report.renamed, report.forgotten), (0, 1), "{report:?}");
+            assert!(report.sent >= 5_000, "sent whole: {report:?}");
+        }
+        // Later passes carry on from the state that moved.
+        device
+            .insert_events(new_id, vec![window(6_000 * 60, 30, "more")])
+            .unwrap();
+        let later = pass(&device, &link);
+        assert_eq!(later.sent, 1, "{later:?}");
+        assert_equal(&device, &hub, new_id, new_id);
+    }
+}
+
+#[test]
+fn a_hub_refuses_a_rename_onto_another_devices_host() {
+    let (device_db, other_db, hub_db) = (TempDb::new(), TempDb::new(), TempDb::new());
+    let (device, other, hub) = (device_db.open(), other_db.open(), hub_db.open());
+    device.create_bucket(laptop_bucket()).unwrap();
+    device
+        .insert_events(WINDOW, vec![window(0, 30, "a")])
+        .unwrap();
+    let mut theirs = bucket("aw-watcher-window_laptop2");
+    theirs.hostname = "laptop2".into();
+    other.create_bucket(theirs).unwrap();
+    other
+        .insert_events("aw-watcher-window_laptop2", vec![window(0, 30, "b")])
+        .unwrap();
+    pass(&device, &Direct::new(&hub, "dev"));
+    pass_as(&other, &Direct::new(&hub, "other"), "laptop2");
+    rename_host(&device);
+    let renamed = device.bucket("aw-watcher-window_laptop2").wait().unwrap();
+    let refused = forward::rename(&hub, "dev", WINDOW, &renamed);
+    assert!(matches!(refused, Err(FolderSyncError::Refused(m)) if m.contains("another device")));
+    assert!(
+        hub.host_aliases().unwrap().is_empty(),
+        "no alias onto another's host"
+    );
 }

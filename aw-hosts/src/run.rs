@@ -167,6 +167,7 @@ fn carry_out(
             .collect(),
         alias: Some((plan.from.clone(), plan.to.clone())),
         clear_journal: plan.operation == Operation::Merge,
+        states: Vec::new(),
     };
     // What heartbeats added to a merged bucket meanwhile moves in the
     // last step; its counts are the plan's total.

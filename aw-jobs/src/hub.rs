@@ -17,7 +17,7 @@ use std::time::{Duration as StdDuration, Instant};
 use aw_datastore::{Datastore, DatastoreError};
 use aw_folder_sync::forward::HubLink;
 use aw_folder_sync::{FolderSyncError, SyncFilter};
-use aw_models::{ForwardChunk, ForwardState, HubPass, HubStatus, Timestamp};
+use aw_models::{Bucket, ForwardChunk, ForwardState, HubPass, HubStatus, Timestamp};
 use ureq::Agent;
 
 use aw_threads::{backoff, Next};
@@ -211,6 +211,29 @@ impl HubLink for HttpHub {
             .header("Authorization", self.bearer())
             .call();
         self.answer(result).map(|_| ())
+    }
+
+    fn rename(&self, from: &str, bucket: &Bucket) -> aw_folder_sync::Result<Option<ForwardState>> {
+        let body = serde_json::json!({"from": from, "bucket": bucket}).to_string();
+        let result = self
+            .agent
+            .post(format!("{}/rename", self.path(None)))
+            .header("Authorization", self.bearer())
+            .header("Content-Type", "application/json")
+            .send(body.as_bytes());
+        match self.answer(result) {
+            Ok(body) => self.parse(&body).map(Some),
+            // No copy there, a host taken there, or a hub without
+            // renames: the bucket is forgotten there and sent whole.
+            Err(FolderSyncError::Hub {
+                status: Some(status @ (400 | 403 | 404 | 405 | 409)),
+                message,
+            }) => {
+                log::info!("The hub does not rename {from} in place (HTTP {status}): {message}");
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
     }
 }
 

@@ -244,6 +244,9 @@ pub struct ForwardReport {
     pub chunks: u64,
     /// Buckets deleted here whose copies the hub dropped.
     pub forgotten: u64,
+    /// Buckets renamed here that the hub renamed in place.
+    #[serde(default)]
+    pub renamed: u64,
     /// Buckets the hub refused (another host's than the token's); every
     /// other bucket was forwarded.
     #[serde(default)]

@@ -157,6 +157,22 @@ fn events(client: &Client, bucket_id: &str) -> Option<Vec<Value>> {
     Some(list)
 }
 
+/// The ids of the bucket's events.
+fn event_ids(client: &Client, bucket_id: &str) -> Vec<i64> {
+    let reply = client.get(&format!(
+        "/api/0/buckets/{}/events?limit=-1",
+        encode(bucket_id)
+    ));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| event["id"].as_i64().unwrap())
+        .collect()
+}
+
 fn count(client: &Client, bucket_id: &str) -> u64 {
     let reply = client.get(&format!(
         "/api/0/buckets/{}/events/count",
@@ -658,4 +674,92 @@ fn a_bucket_of_another_host_is_skipped_and_a_hostless_one_goes_as_the_devices() 
     assert_eq!(reply.status, 502, "{}", reply.text());
     let status = client.get("/api/0/sync/status").json();
     assert!(status["hub"]["stopped"].is_string(), "{status}");
+}
+
+#[test]
+fn a_host_renamed_while_the_hub_and_the_folder_peer_were_off_reaches_both() {
+    let temp = tempfile::tempdir().unwrap();
+    let (hub_root, a_root, b_root) = (
+        temp.path().join("hub"),
+        temp.path().join("laptop"),
+        temp.path().join("desktop"),
+    );
+    let shared = temp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let [laptop_token, desktop_token, admin] = hub_tokens(&hub_root);
+    let mut hub = Node::start(&hub_root, 0);
+    let hub_client = hub
+        .client
+        .clone()
+        .with_header("Authorization", &format!("Bearer {admin}"));
+    write_testing_config(
+        &a_root,
+        &device_config(hub.client.port, &laptop_token, &shared),
+    );
+    write_testing_config(
+        &b_root,
+        &device_config(hub.client.port, &desktop_token, &shared),
+    );
+    let a = Node::start(&a_root, 0);
+    let mut b = Node::start(&b_root, 0);
+    make_bucket(&a.client, LAPTOP, "laptop");
+    let history: Vec<Value> = (0..2_000)
+        .map(|i| window(i * 60, 30.0, &format!("doc {}", i % 7)))
+        .collect();
+    let stored = a
+        .client
+        .post_json(&format!("/api/0/buckets/{LAPTOP}/events"), &json!(history));
+    assert_eq!(stored.status, 200);
+    eventually("the laptop on the hub", || {
+        equal_on_hub(&hub_client, &a.client, LAPTOP)
+    });
+    let old_copy = format!("{LAPTOP}-synced-from-laptop");
+    eventually("the laptop's copy on the desktop", || {
+        events(&b.client, &old_copy) == events(&a.client, LAPTOP)
+    });
+
+    let before = event_ids(&hub_client, LAPTOP);
+    // Both away; the laptop renames its host and its watcher, not
+    // restarted, goes on as `laptop`.
+    hub.stop();
+    b.stop();
+    let renamed = a
+        .client
+        .post_json("/api/0/hosts/laptop/rename", &json!({"to": "laptop2"}));
+    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    let new_id = "aw-watcher-window_laptop2";
+    for i in 0..5 {
+        let beat = a.client.post_json(
+            &format!("/api/0/buckets/{LAPTOP}/heartbeat?pulsetime=120"),
+            &window(2_000 * 60 + i * 10, 0.0, "after"),
+        );
+        assert_eq!(beat.status, 200, "{}", beat.text());
+    }
+    assert_eq!(count(&a.client, new_id), 2_001);
+
+    // Back: the hub renames its copy in place (the laptop's token, made
+    // for `laptop`, covers the alias), the peer follows the folder.
+    hub.restart();
+    b.restart();
+    eventually("the renamed bucket on the hub", || {
+        equal_on_hub(&hub_client, &a.client, new_id)
+    });
+    let hub_buckets = hub_client.get("/api/0/buckets/").json();
+    let ids: Vec<&String> = hub_buckets.as_object().unwrap().keys().collect();
+    assert_eq!(ids, [new_id]);
+    assert_eq!(hub_buckets[new_id]["hostname"], "laptop2");
+    // Renamed in place, not sent again: the hub's events kept their ids.
+    let after = event_ids(&hub_client, new_id);
+    assert!(
+        before.iter().all(|id| after.contains(id)),
+        "the hub's copy was renamed, its {} events kept",
+        before.len()
+    );
+    let new_copy = format!("{new_id}-synced-from-laptop2");
+    eventually("the renamed copy on the desktop", || {
+        events(&b.client, &new_copy) == events(&a.client, new_id)
+    });
+    eventually("the old copy gone from the desktop", || {
+        events(&b.client, &old_copy).is_none()
+    });
 }

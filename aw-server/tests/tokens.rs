@@ -334,6 +334,14 @@ fn routes() -> Vec<Route> {
             None,
             Forwarding,
         ),
+        r(
+            "POST",
+            "/api/0/forward/{device}/rename",
+            "/api/0/forward/dev-{who}/rename",
+            Some(json!({"from": "none", "bucket": {"id": "none2", "type": "t", "client": "c",
+                        "hostname": "host-a", "data": {}}})),
+            Forwarding,
+        ),
     ]
 }
 

@@ -61,6 +61,7 @@ impl Need {
             [_, "0", "summary"] if method == Method::Post => Need::Read,
             [_, "0", "forward", _] if reading || method == Method::Post => Need::Forward,
             [_, "0", "forward", _, _] if method == Method::Delete => Need::Forward,
+            [_, "0", "forward", _, "rename"] if method == Method::Post => Need::Forward,
             _ if reading => Need::Read,
             _ => Need::Admin,
         }

@@ -125,6 +125,63 @@ pub async fn receive(
     Ok(Json(answer))
 }
 
+/// What a device sends when it renamed a bucket it forwards.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Renamed {
+    /// The bucket's id before.
+    pub from: String,
+    /// The bucket now (its id, host and fields; no events).
+    pub bucket: aw_models::Bucket,
+}
+
+/// Renames the hub's copy of a bucket the device renamed, in place, and
+/// makes its old host an alias of the new (`docs/API.md` §3.15); answers
+/// its state. 404 when the hub has no copy of it, 409 when the new host
+/// names another device's buckets here: the device then sends it whole.
+#[post("/api/0/forward/<device>/rename", data = "<body>")]
+pub async fn rename(
+    device: &str,
+    body: Data<'_>,
+    access: &Access,
+    state: &State<ServerState>,
+) -> Result<Json<ForwardState>, ApiError> {
+    check_device(device)?;
+    let renamed: Renamed = read_json(body, super::JSON_LIMIT).await?;
+    let datastore = state.datastore.clone();
+    let (owned, from) = (device.to_string(), renamed.from.clone());
+    let found =
+        blocking(move || forward::state(&datastore, &owned, &from).map_err(refused)).await?;
+    let Some(found) = found else {
+        return Err(ApiError::NotFound(format!(
+            "Device '{device}' has forwarded no bucket '{}'",
+            renamed.from
+        )));
+    };
+    // The caller must hold the copy's host; the new one is free (checked
+    // in `forward::rename`), so its token may take it.
+    may_write(access, state, &found.target).await?;
+    let datastore = state.datastore.clone();
+    let owned = device.to_string();
+    let answer = blocking(move || {
+        forward::rename(&datastore, &owned, &renamed.from, &renamed.bucket).map_err(|error| {
+            match error {
+                FolderSyncError::Refused(message) => ApiError::Conflict(message),
+                other => refused(other),
+            }
+        })
+    })
+    .await?;
+    state.auth.hosts_changed()?;
+    match answer {
+        Some(answer) => Ok(Json(answer)),
+        None => Err(ApiError::NotFound(format!(
+            "Device '{device}' has no copy of bucket '{}' here",
+            found.bucket
+        ))),
+    }
+}
+
 /// Drops the hub's copy of a bucket the device deleted; 404 when the hub
 /// has none.
 #[delete("/api/0/forward/<device>/<bucket_id>")]

@@ -77,6 +77,7 @@ pub fn routes() -> Vec<Route> {
         forward::states,
         forward::receive,
         forward::forget,
+        forward::rename,
         tokens::access,
         tokens::list,
         tokens::add,
