@@ -9,10 +9,14 @@ use aw_models::{BucketAction, HostReport, PlannedBucket};
 use crate::plan::{Operation, Plan};
 use crate::{HostsError, Result};
 
-/// Events a merge moves per writer job: a job of this size keeps the
-/// heartbeats queued behind it well inside their budget
-/// (`benches/runs/`).
-pub const CHUNK: usize = 1_000;
+/// Events a merge moves per writer job: heartbeats queued behind one job
+/// wait a few milliseconds at most (`benches/runs/`).
+pub const CHUNK: usize = 250;
+
+/// Longest pause between two chunks of a merge: after each, the merge
+/// waits as long as the chunk took (up to this), so the writer is free
+/// for heartbeats at least half the time and a merge is background work.
+const MOST_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 fn seconds(nanos: i64) -> f64 {
     nanos as f64 / 1e9
@@ -138,7 +142,9 @@ fn carry_out(
                 };
             }
             BucketAction::Merge => loop {
+                let started = Instant::now();
                 let taken = store.merge_events(&step.from, &step.to, CHUNK)?;
+                std::thread::sleep(started.elapsed().min(MOST_PAUSE));
                 counts.add(taken.counts);
                 done += taken.counts.moved + taken.counts.cut + taken.counts.dropped;
                 progress(done, total);
