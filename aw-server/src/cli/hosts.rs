@@ -179,13 +179,18 @@ fn print_hosts(hosts: &[HostInfo], json: bool) {
 fn print_report(report: &HostReport) {
     let verb = if report.dry_run { "would" } else { "did" };
     println!(
-        "{} of host '{}' into '{}' ({}):",
+        "{} of host '{}' {} '{}' ({}):",
         if report.operation == "merge" {
             "Merge"
         } else {
             "Rename"
         },
         report.from,
+        if report.operation == "merge" {
+            "into"
+        } else {
+            "to"
+        },
         report.to,
         if report.dry_run {
             "dry run, nothing changed"

@@ -93,7 +93,7 @@ describe('the hosts page', () => {
     assert.ok(await page.getByLabel('New name').evaluate(element => element === document.activeElement));
     await page.keyboard.type('mac');
     await page.keyboard.press('Enter');
-    await plan.getByText(`The plan: rename ${CABLE} into mac`).waitFor();
+    await plan.getByText(`The plan: rename ${CABLE} to mac`).waitFor();
     assert.ok(await plan.evaluate(element => element === document.activeElement), 'the plan takes the focus');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');

@@ -212,7 +212,7 @@ window.hostsView = (() => {
       const verb = report.operation === 'rename' ? 'Rename' : 'Merge';
       dom.replace(
         outcome,
-        h('h3', {}, report.dry_run ? `The plan: ${verb.toLowerCase()} ${report.from} into ${report.to}` : `Done: ${report.from} is now ${report.to}`),
+        h('h3', {}, report.dry_run ? `The plan: ${verb.toLowerCase()} ${report.from} ${report.operation === 'rename' ? 'to' : 'into'} ${report.to}` : `Done: ${report.from} is now ${report.to}`),
         h(
           'table',
           { class: 'tokens plan' },
