@@ -100,11 +100,6 @@ pub fn apply(
 ) -> Result<HostReport> {
     let started = Instant::now();
     refuse_if_busy(store)?;
-    let mut events = Vec::new();
-    for step in &plan.steps {
-        events.push(count(store, &step.from)?);
-    }
-    let total: u64 = events.iter().sum();
     if plan.operation == Operation::Merge {
         let journal = serde_json::to_string(plan).map_err(|error| {
             HostsError::Store(aw_datastore::DatastoreError::InvalidInput(
@@ -113,15 +108,30 @@ pub fn apply(
         })?;
         store.set_hosts_journal(Some(journal))?;
     }
+    let buckets = carry_out_counted(store, plan, progress)?;
+    Ok(report(plan, buckets, false, started))
+}
+
+/// [`carry_out`] with each bucket's events counted first: the report's
+/// buckets.
+fn carry_out_counted(
+    store: &Datastore,
+    plan: &Plan,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Vec<PlannedBucket>> {
+    let mut events = Vec::new();
+    for step in &plan.steps {
+        events.push(count(store, &step.from)?);
+    }
+    let total = events.iter().sum();
     let counts = carry_out(store, plan, total, progress)?;
-    let buckets = plan
+    Ok(plan
         .steps
         .iter()
         .zip(events)
         .zip(counts)
         .map(|((step, events), counts)| planned(step, events, counts))
-        .collect();
-    Ok(report(plan, buckets, false, started))
+        .collect())
 }
 
 /// The merges' chunks, then the last step; the counts per step.
@@ -266,19 +276,8 @@ pub fn resume(store: &Datastore) -> Result<Option<HostReport>> {
         plan.to,
         plan.steps.len()
     );
-    let mut events = Vec::new();
-    for step in &plan.steps {
-        events.push(count(store, &step.from)?);
-    }
-    let total = events.iter().sum();
-    let counts = carry_out(store, &plan, total, &mut |_, _| {})?;
+    let buckets = carry_out_counted(store, &plan, &mut |_, _| {})?;
+    // A merge's last step cleared it; a journal of anything else too.
     store.set_hosts_journal(None)?;
-    let buckets = plan
-        .steps
-        .iter()
-        .zip(events)
-        .zip(counts)
-        .map(|((step, events), counts)| planned(step, events, counts))
-        .collect();
     Ok(Some(report(&plan, buckets, false, started)))
 }

@@ -46,7 +46,7 @@ fn make_bucket(client: &Client, id: &str, kind: &str, host: &str) {
 }
 
 /// `count` events a few minutes apart from `start` (seconds), without
-/// overlaps of their own, through the import endpoint.
+/// overlaps of their own, through the import endpoint ([`document`]).
 fn generated(
     client: &Client,
     id: &str,
@@ -56,29 +56,10 @@ fn generated(
     count: usize,
     start: i64,
 ) {
-    let mut state = seed;
-    let mut next = move |n: i64| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 33) as i64) % n
-    };
-    let mut at = start;
-    let events: Vec<Value> = (0..count)
-        .map(|_| {
-            at += next(200);
-            let length = next(400);
-            let stamp = chrono::DateTime::from_timestamp(at, 0).unwrap().to_rfc3339();
-            let made = json!({"timestamp": stamp, "duration": length, "data": {"app": format!("a{}", next(5))}});
-            at += length;
-            made
-        })
-        .collect();
-    let document = json!({"buckets": {id: {
-        "id": id, "type": kind, "client": format!("aw-watcher-{kind}"), "hostname": host,
-        "created": "2026-01-01T00:00:00Z", "events": events,
-    }}});
-    let reply = client.post_json("/api/0/import", &document);
+    let reply = client.post_json(
+        "/api/0/import",
+        &document(&[(id, kind, host, seed, count, start)]),
+    );
     assert_eq!(reply.status, 200, "{}", reply.text());
 }
 

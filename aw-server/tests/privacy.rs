@@ -9,7 +9,7 @@ mod privacy_rules;
 
 use std::time::{Duration, Instant};
 
-use aw_datastore::{Datastore, DatastoreError};
+use aw_datastore::Datastore;
 use common::{create_bucket, event, Client, TestServer};
 use privacy_rules::webui_defaults;
 use serde_json::{json, Value};
@@ -17,20 +17,11 @@ use tempfile::TempDir;
 
 const WINDOW: &str = "aw-watcher-window_host";
 
-/// A server over the database file in `dir` (fresh at first). A server
-/// dropped just before may still be closing the file (`TestServer` does
-/// not wait for it), which holds its lock: opening polls until it is free.
+/// A server over the database file in `dir` (fresh at first; a server
+/// dropped before has closed it).
 fn server(dir: &TempDir, keep_days: Option<u32>) -> TestServer {
     let path = dir.path().join("sqlite.db");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let datastore = loop {
-        match Datastore::open(&path) {
-            Err(DatastoreError::InUse(_)) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            opened => break opened.unwrap(),
-        }
-    };
+    let datastore = Datastore::open(&path).unwrap();
     TestServer::start_on(
         None,
         datastore,

@@ -133,6 +133,10 @@ impl Drop for TestServer {
         // on the binary (tests/shutdown.rs).
         self.shutdown.clone().notify();
         drop(self.thread.take());
+        // The server's handles to the store may outlive this (a connection
+        // still draining); closing it here lets a test reopen the file,
+        // or run a command on it, right away.
+        let _ = self.datastore.close();
     }
 }
 
