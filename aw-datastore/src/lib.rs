@@ -484,6 +484,18 @@ impl Datastore {
         self.write(move |conn, _| Ok(key_value::put(conn, key_value::CACHE_HINTS_KEY, &text)?))
     }
 
+    /// The text the alerts left for the next start
+    /// ([`Datastore::set_alerts_state`]), if any.
+    pub fn alerts_state(&self) -> Result<Option<String>> {
+        self.read_pooled(|conn, _| Ok(key_value::get(conn, key_value::ALERTS_STATE_KEY)?))
+    }
+
+    /// Stores the alerts' `text` in place of what was there; the
+    /// datastore does not read it.
+    pub fn set_alerts_state(&self, text: String) -> Result<()> {
+        self.write(move |conn, _| Ok(key_value::put(conn, key_value::ALERTS_STATE_KEY, &text)?))
+    }
+
     /// Tells `watcher` what every commit from now on changes in events'
     /// time (`touched.rs`), in place of any watcher before. A read-only
     /// store commits nothing and tells nothing.

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use aw_alerts::AlertSettings;
 use aw_cache::CacheConfig;
 use aw_jobs::backup::BackupSettings;
 use aw_jobs::hub::{HubSettings, DEFAULT_HUB_INTERVAL};
@@ -118,6 +119,64 @@ pub struct HubConfig {
     pub buckets: Option<Vec<String>>,
 }
 
+/// `[alerts]` of the config file: where the goals of the `aw-notify`
+/// setting and the digests are delivered (`aw_alerts`). Without a
+/// channel, nothing runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertsConfig {
+    /// An http(s) address that receives a JSON document per message.
+    #[serde(default)]
+    pub webhook_url: Option<String>,
+    /// The key of the webhook body's HMAC-SHA256 signature.
+    #[serde(default)]
+    pub webhook_secret: Option<String>,
+    /// An ntfy topic's address, `https://ntfy.sh/my-topic`.
+    #[serde(default)]
+    pub ntfy_url: Option<String>,
+    /// `smtp://[user[:password]@]host[:port]` (STARTTLS) or `smtps://`.
+    #[serde(default)]
+    pub smtp_url: Option<String>,
+    /// A file holding the SMTP password (instead of the URL's).
+    #[serde(default)]
+    pub smtp_password_file: Option<String>,
+    /// A PEM file of a self-signed SMTP server's certificate.
+    #[serde(default)]
+    pub smtp_ca_file: Option<String>,
+    #[serde(default)]
+    pub email_from: Option<String>,
+    /// One address or a list.
+    #[serde(default)]
+    pub email_to: Option<OneOrMore>,
+    /// Seconds between checks of the goals; default 60.
+    #[serde(default)]
+    pub check_interval: Option<u64>,
+    /// The IANA zone of "today"; default the server's.
+    #[serde(default)]
+    pub tz: Option<String>,
+    /// Whether messages may name window titles; default false.
+    #[serde(default)]
+    pub include_titles: bool,
+    /// `"daily"` or `"weekly"`: a report by e-mail (and webhook).
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// `"HH:MM"`, local; default `"08:00"`.
+    #[serde(default)]
+    pub digest_time: Option<String>,
+    /// `"own"` or `"all"`: whose time the goals count; default all on a
+    /// hub, this machine's elsewhere.
+    #[serde(default)]
+    pub hosts: Option<String>,
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMore {
+    One(String),
+    More(Vec<String>),
+}
+
 /// Default seconds between sync passes.
 pub const DEFAULT_SYNC_INTERVAL: u64 = 300;
 
@@ -151,6 +210,9 @@ pub struct FileConfig {
     /// Forwarding to a hub; absent: none.
     #[serde(default)]
     pub hub: Option<HubConfig>,
+    /// Goals and digests delivered; absent: none.
+    #[serde(default)]
+    pub alerts: Option<AlertsConfig>,
     /// Snapshots of the database (`aw_jobs::backup`).
     #[serde(default)]
     pub backup: BackupConfig,
@@ -308,6 +370,23 @@ pub fn default_file_text(testing: bool) -> String {
          #interval = 60\n\
          #buckets = []\n\
          \n\
+         # Goals and limits of the aw-notify setting (the dashboard's Alerts\n\
+         # page), checked every check_interval seconds over this machine's\n\
+         # time (a hub: all of its devices'), each threshold told once a day;\n\
+         # a daily or weekly digest. Off unless a channel is set.\n\
+         #[alerts]\n\
+         #webhook_url = \"https://example.invalid/hook\"\n\
+         #webhook_secret = \"a shared secret\"\n\
+         #ntfy_url = \"https://ntfy.sh/my-topic\"\n\
+         #smtp_url = \"smtp://me@mail.example:587\"\n\
+         #smtp_password_file = \"/home/me/.smtp-password\"\n\
+         #email_from = \"aw-server <me@mail.example>\"\n\
+         #email_to = \"me@mail.example\"\n\
+         #check_interval = 60\n\
+         #digest = \"daily\"\n\
+         #digest_time = \"08:00\"\n\
+         #include_titles = false\n\
+         \n\
          # Snapshots of the database (aw-server backup, POST /api/0/backup)\n\
          # are written into this folder (default: backups in the data folder).\n\
          # With enabled = true, one is taken every interval seconds, and old\n\
@@ -415,6 +494,8 @@ pub struct ServerConfig {
     pub backup: BackupSettings,
     /// The cache of finished periods (`[cache]`); `None`: off.
     pub cache: Option<CacheConfig>,
+    /// Alerts and digests (`[alerts]`); `None`: none.
+    pub alerts: Option<AlertSettings>,
 }
 
 impl Default for ServerConfig {
@@ -442,6 +523,7 @@ impl Default for ServerConfig {
             hub: None,
             backup: BackupSettings::default(),
             cache: Some(CacheConfig::default()),
+            alerts: None,
         }
     }
 }
@@ -499,6 +581,7 @@ impl ServerConfig {
         };
         self.sync = file.sync.map(resolve_sync).transpose()?;
         self.hub = file.hub.map(resolve_hub).transpose()?;
+        self.alerts = file.alerts.map(resolve_alerts).transpose()?;
         self.backup = resolve_backup(file.backup)?;
         self.cache = resolve_cache(file.cache)?;
         Ok(())
@@ -619,6 +702,228 @@ fn resolve_hub(file: HubConfig) -> Result<HubSettings, ConfigError> {
         interval: std::time::Duration::from_secs(seconds),
         buckets: file.buckets.filter(|buckets| !buckets.is_empty()),
     })
+}
+
+/// `[alerts]` resolved: every address a URL of its kind, the e-mail
+/// settings complete, the times and zone valid.
+fn resolve_alerts(file: AlertsConfig) -> Result<AlertSettings, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid(format!("[alerts] {message}"));
+    let web_url = |key: &str, value: &str| -> Result<String, ConfigError> {
+        let parsed = url::Url::parse(value.trim()).map_err(|error| {
+            invalid(format!(
+                "{key} must be an http:// or https:// address, not '{value}' ({error})"
+            ))
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(invalid(format!(
+                "{key} must be an http:// or https:// address, not '{value}'"
+            )));
+        }
+        Ok(value.trim().to_string())
+    };
+    let webhook = match file
+        .webhook_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        Some(url) => Some(aw_alerts::Webhook {
+            url: web_url("webhook_url", url)?,
+            secret: file
+                .webhook_secret
+                .clone()
+                .filter(|secret| !secret.is_empty()),
+        }),
+        None if file.webhook_secret.is_some() => {
+            return Err(invalid(
+                "webhook_secret is set without webhook_url".to_string(),
+            ))
+        }
+        None => None,
+    };
+    let ntfy = file
+        .ntfy_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|url| web_url("ntfy_url", url))
+        .transpose()?;
+    let email = match file
+        .smtp_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        None => {
+            if file.email_to.is_some() || file.email_from.is_some() {
+                return Err(invalid(
+                    "email_from and email_to need smtp_url (smtp://host:587 or smtps://host:465)"
+                        .to_string(),
+                ));
+            }
+            None
+        }
+        Some(text) => {
+            let parsed = url::Url::parse(text).map_err(|error| {
+                invalid(format!("smtp_url must be smtp://host[:port] or smtps://host[:port], not '{text}' ({error})"))
+            })?;
+            let implicit_tls = match parsed.scheme() {
+                "smtp" => false,
+                "smtps" => true,
+                _ => {
+                    return Err(invalid(format!(
+                        "smtp_url must be smtp://host[:port] (STARTTLS) or smtps://host[:port] (TLS), not '{text}'"
+                    )))
+                }
+            };
+            let host = parsed
+                .host_str()
+                .filter(|host| !host.is_empty())
+                .ok_or_else(|| invalid(format!("smtp_url '{text}' names no host")))?
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string();
+            let decode = |part: &str| {
+                percent_encoding::percent_decode_str(part)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            let user = Some(decode(parsed.username())).filter(|user| !user.is_empty());
+            let mut password = parsed.password().map(decode);
+            if let Some(path) = &file.smtp_password_file {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|error| invalid(format!("smtp_password_file {path}: {error}")))?;
+                password = Some(text.trim_end_matches(['\r', '\n']).to_string());
+            }
+            if password.is_some() && user.is_none() {
+                return Err(invalid(
+                    "a password needs a user: smtp://user@host with smtp_password_file".to_string(),
+                ));
+            }
+            let from = file
+                .email_from
+                .clone()
+                .filter(|from| !from.trim().is_empty())
+                .ok_or_else(|| {
+                    invalid("smtp_url needs email_from (the sender's address)".to_string())
+                })?;
+            let to = match &file.email_to {
+                Some(OneOrMore::One(one)) => vec![one.clone()],
+                Some(OneOrMore::More(more)) => more.clone(),
+                None => Vec::new(),
+            };
+            let to: Vec<String> = to.into_iter().filter(|to| !to.trim().is_empty()).collect();
+            if to.is_empty() {
+                return Err(invalid(
+                    "smtp_url needs email_to (one address or a list)".to_string(),
+                ));
+            }
+            for address in std::iter::once(&from).chain(&to) {
+                aw_alerts::channels::check_address(address).map_err(|error| {
+                    invalid(format!("'{address}' is not an e-mail address ({error})"))
+                })?;
+            }
+            Some(aw_alerts::Email {
+                host,
+                port: parsed
+                    .port()
+                    .unwrap_or(if implicit_tls { 465 } else { 587 }),
+                implicit_tls,
+                user,
+                password,
+                from,
+                to,
+                ca_file: file.smtp_ca_file.clone().map(PathBuf::from),
+            })
+        }
+    };
+    if file.smtp_ca_file.is_some() && email.is_none() {
+        return Err(invalid("smtp_ca_file is set without smtp_url".to_string()));
+    }
+    let seconds = file
+        .check_interval
+        .unwrap_or(aw_alerts::DEFAULT_CHECK_INTERVAL);
+    if seconds == 0 {
+        return Err(invalid(
+            "check_interval must be at least 1 (seconds)".to_string(),
+        ));
+    }
+    let tz = file
+        .tz
+        .map(|tz| tz.trim().to_string())
+        .filter(|tz| !tz.is_empty());
+    if let Some(tz) = &tz {
+        aw_summary::Calendar::new(Some(tz), None, None).map_err(|_| {
+            invalid(format!(
+                "tz '{tz}' is not an IANA time zone name (e.g. Europe/Berlin)"
+            ))
+        })?;
+    }
+    let digest = match file.digest.as_deref().map(str::trim) {
+        None | Some("") | Some("off") => None,
+        Some("daily") => Some(aw_alerts::DigestPeriod::Daily),
+        Some("weekly") => Some(aw_alerts::DigestPeriod::Weekly),
+        Some(other) => {
+            return Err(invalid(format!(
+                "digest must be \"daily\" or \"weekly\", not '{other}'"
+            )))
+        }
+    };
+    let digest_time = match file.digest_time.as_deref().map(str::trim) {
+        None => (8, 0),
+        Some(text) => parse_clock(text).ok_or_else(|| {
+            invalid(format!(
+                "digest_time must be a time such as \"08:00\", not '{text}'"
+            ))
+        })?,
+    };
+    let hosts = match file.hosts.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some("own") => Some(aw_alerts::HostScope::Own),
+        Some("all") => Some(aw_alerts::HostScope::All),
+        Some(other) => {
+            return Err(invalid(format!(
+                "hosts must be \"own\" or \"all\", not '{other}'"
+            )))
+        }
+    };
+    let channels = aw_alerts::Channels {
+        webhook,
+        ntfy,
+        email,
+    };
+    if channels.is_empty() {
+        return Err(invalid(
+            "has no channel: set webhook_url, ntfy_url or smtp_url (or remove the section)"
+                .to_string(),
+        ));
+    }
+    if digest.is_some() && channels.email.is_none() && channels.webhook.is_none() {
+        return Err(invalid(
+            "digest goes by e-mail and webhook: set smtp_url or webhook_url".to_string(),
+        ));
+    }
+    Ok(AlertSettings {
+        channels,
+        check_interval: std::time::Duration::from_secs(seconds),
+        tz,
+        include_titles: file.include_titles,
+        digest,
+        digest_time,
+        hosts,
+        ..AlertSettings::default()
+    })
+}
+
+/// `HH:MM` (24 hours) as hours and minutes.
+fn parse_clock(text: &str) -> Option<(u8, u8)> {
+    let (hours, minutes) = text.split_once(':')?;
+    if hours.is_empty() || hours.len() > 2 || minutes.len() != 2 {
+        return None;
+    }
+    let hours: u8 = hours.parse().ok()?;
+    let minutes: u8 = minutes.parse().ok()?;
+    (hours < 24 && minutes < 60).then_some((hours, minutes))
 }
 
 /// `[sync]` resolved: the folder absolute, the interval at least a

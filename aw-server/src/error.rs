@@ -178,6 +178,20 @@ pub fn json_message(status: Status, message: &str) -> Response<'static> {
         .finalize()
 }
 
+impl From<aw_alerts::AlertsError> for ApiError {
+    fn from(error: aw_alerts::AlertsError) -> ApiError {
+        use aw_alerts::AlertsError;
+        match error {
+            AlertsError::Off => ApiError::Conflict(error.to_string()),
+            AlertsError::Datastore(error) => ApiError::Datastore(error),
+            AlertsError::Summary(aw_summary::SummaryError::Datastore(error)) => {
+                ApiError::Datastore(error)
+            }
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
 impl From<aw_hosts::HostsError> for ApiError {
     fn from(error: aw_hosts::HostsError) -> ApiError {
         use aw_hosts::HostsError;

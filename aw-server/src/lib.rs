@@ -110,6 +110,28 @@ pub struct ServerState {
     pub salvage: Option<SalvageReport>,
     /// What `/metrics` counts as it happens (`metrics.rs`).
     pub metrics: Arc<metrics::Metrics>,
+    /// Goals and digests (`[alerts]`): settings and status.
+    pub alerts: Arc<aw_alerts::Alerts>,
+}
+
+impl ServerState {
+    /// What the alerts read: this server's store, cache and host.
+    pub fn alerts_source(&self) -> aw_alerts::Source {
+        aw_alerts::Source {
+            served: aw_summary::Served {
+                datastore: self.datastore.clone(),
+                own_host: self.info.hostname.clone(),
+                cache: self.cache.clone(),
+            },
+            own_host: self.info.hostname.clone(),
+            is_hub,
+        }
+    }
+}
+
+/// Whether devices forward to this server.
+fn is_hub(datastore: &Datastore) -> bool {
+    aw_folder_sync::forward::devices(datastore).is_ok_and(|devices| !devices.is_empty())
 }
 
 /// What this start found that no config says: the aw-webui embedded in
@@ -220,6 +242,7 @@ pub fn build_rocket(
         jobs,
         salvage: found.salvage,
         metrics: Arc::clone(&metrics),
+        alerts: Arc::new(aw_alerts::Alerts::new(config.alerts.clone())),
     };
     let rocket = rocket::custom(rocket_config);
     Ok(rocket
@@ -249,6 +272,7 @@ pub fn build_rocket(
                 if let Some(state) = rocket.state::<ServerState>() {
                     log::info!("Serving {} at /", state.ui.describe());
                     state.jobs.start(&state.datastore);
+                    aw_alerts::start(&state.alerts, state.alerts_source());
                     if let Some(cache) = &state.cache {
                         aw_cache::prewarm::start(cache, &state.datastore, &state.prewarm);
                     }

@@ -293,6 +293,10 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/tokens/{name}", "/api/0/tokens/none_{who}", None, AdminOnly),
+        r("GET", "/api/0/alerts/status", "/api/0/alerts/status", None, Reading),
+        // No [alerts] here: allowed ones answer 409 and send nothing.
+        r("POST", "/api/0/alerts/test", "/api/0/alerts/test", None, AdminOnly),
+        r("POST", "/api/0/alerts/digest", "/api/0/alerts/digest", None, AdminOnly),
         r("GET", "/api/0/hosts", "/api/0/hosts", None, Reading),
         // Hosts no bucket has: allowed ones answer 404 and change nothing.
         r(

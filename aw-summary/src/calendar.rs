@@ -115,6 +115,26 @@ impl Calendar {
         (zoned.hour(), next)
     }
 
+    /// The local clock's date at `instant` (from midnight, whatever
+    /// `startOfDay` says).
+    pub fn clock_date(&self, instant: Timestamp) -> Date {
+        to_jiff(instant).to_zoned(self.zone.clone()).date()
+    }
+
+    /// The instant the local clock shows `hour:minute` on `date` (moved
+    /// forward out of a daylight-saving gap, as clocks are).
+    pub fn clock_time(&self, date: Date, hour: u8, minute: u8) -> Timestamp {
+        let local = DateTime::from(date)
+            + jiff::SignedDuration::from_mins(i64::from(hour) * 60 + i64::from(minute));
+        let instant = self
+            .zone
+            .to_ambiguous_zoned(local)
+            .compatible()
+            .map(|zoned| zoned.timestamp())
+            .unwrap_or(jiff::Timestamp::MAX);
+        from_jiff(instant)
+    }
+
     /// Today's date, as [`Calendar::date_of`] names it.
     pub fn today(&self) -> Date {
         self.date_of(Timestamp::now())

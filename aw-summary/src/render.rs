@@ -249,6 +249,77 @@ pub fn markdown(summary: &Summary, calendar: &Calendar) -> String {
     out
 }
 
+/// A document of HTML tables (for e-mail: inline styles, no scripts, no
+/// outside resources); every text escaped.
+pub fn html(summary: &Summary, calendar: &Calendar) -> String {
+    let mut out = format!(
+        "<h2 style=\"font-family:sans-serif\">{}</h2>\n",
+        escape_html(&heading(summary, calendar))
+    );
+    for table in tables(summary, calendar) {
+        let _ = writeln!(
+            out,
+            "<h3 style=\"font-family:sans-serif\">{}</h3>",
+            escape_html(&table.title)
+        );
+        out.push_str("<table style=\"border-collapse:collapse;font-family:sans-serif\">\n<tr>");
+        for (cell, right) in table.header.iter().zip(&table.right) {
+            let _ = write!(
+                out,
+                "<th style=\"{}\">{}</th>",
+                cell_style(*right),
+                escape_html(cell)
+            );
+        }
+        out.push_str("</tr>\n");
+        for row in &table.rows {
+            out.push_str("<tr>");
+            for (cell, right) in row.iter().zip(&table.right) {
+                let _ = write!(
+                    out,
+                    "<td style=\"{}\">{}</td>",
+                    cell_style(*right),
+                    escape_html(cell)
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+        if table.rows.is_empty() {
+            let _ = writeln!(
+                out,
+                "<tr><td colspan=\"{}\">(nothing)</td></tr>",
+                table.header.len()
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out
+}
+
+fn cell_style(right: bool) -> &'static str {
+    if right {
+        "padding:2px 8px;text-align:right"
+    } else {
+        "padding:2px 8px;text-align:left"
+    }
+}
+
+/// `text` with `&`, `<`, `>` and quotes as entities.
+pub fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// CSV (RFC 4180) of the summary's one list; `None` when it has more or
 /// none.
 pub fn csv(summary: &Summary, calendar: &Calendar) -> Option<String> {
@@ -276,11 +347,49 @@ pub fn csv(summary: &Summary, calendar: &Calendar) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aw_models::Timestamp;
 
     #[test]
     fn durations_are_hours_minutes_seconds() {
         assert_eq!(hms(0.0), "0:00:00");
         assert_eq!(hms(8223.4), "2:17:03");
         assert_eq!(hms(90000.0), "25:00:00");
+    }
+
+    #[test]
+    fn html_has_a_table_per_grouping_with_every_text_escaped() {
+        let calendar = Calendar::new(Some("UTC"), None, None).unwrap();
+        let row = |key: &str, duration: f64| Row {
+            key: key.to_string(),
+            duration,
+            app: None,
+            category: None,
+        };
+        let summary = Summary {
+            start: Timestamp::from_nanos(0),
+            end: Timestamp::from_nanos(86_400_000_000_000),
+            tz: "UTC".to_string(),
+            hosts: vec!["laptop".to_string()],
+            duration: 5400.0,
+            app: Some(vec![row("<script>", 3600.0), row("Tom & Jerry's", 1800.0)]),
+            title: None,
+            category: Some(vec![row("Work > Programming", 5400.0)]),
+            domain: None,
+            url: None,
+            host: None,
+            day: None,
+            hour: None,
+            events: None,
+        };
+        let html = html(&summary, &calendar);
+        assert!(
+            html.contains("<h3 style=\"font-family:sans-serif\">By app</h3>"),
+            "{html}"
+        );
+        assert!(html.contains(">By category</h3>"), "{html}");
+        assert!(html.contains(">&lt;script&gt;</td>"), "{html}");
+        assert!(html.contains(">Tom &amp; Jerry&#39;s</td>"), "{html}");
+        assert!(html.contains(">Work &gt; Programming</td><td style=\"padding:2px 8px;text-align:right\">1:30:00</td>"), "{html}");
+        assert!(!html.contains("<script>"), "{html}");
     }
 }

@@ -6,6 +6,7 @@
 //! Handlers translate between HTTP and the datastore/query crates and
 //! nothing more: merge rules, clipping and the query language live there.
 
+pub mod alerts;
 mod background;
 pub mod backup;
 pub mod buckets;
@@ -82,6 +83,9 @@ pub fn routes() -> Vec<Route> {
         tokens::list,
         tokens::add,
         tokens::revoke,
+        alerts::status,
+        alerts::test,
+        alerts::digest,
         metrics::metrics,
     ]
 }

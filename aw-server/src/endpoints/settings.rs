@@ -121,7 +121,8 @@ pub async fn get(
 /// Storing `null` deletes the key, which reads back the same.
 /// `privacy_filters` must be a valid rule set (400 naming the rule
 /// otherwise, and the rules in force stay): unlike the reference, which
-/// stores anything and ignores rules it cannot use.
+/// stores anything and ignores rules it cannot use. `aw-notify` must be
+/// what aw-webui's loader takes (`aw_alerts::goals`).
 #[post("/api/0/settings/<key>", data = "<body>")]
 pub async fn set(
     key: &str,
@@ -135,6 +136,10 @@ pub async fn set(
         // The query language's size limit for the patterns too.
         PrivacyRules::compile(&value, aw_query::limits::MAX_REGEX_SIZE)
             .map_err(|error| ApiError::BadRequest(format!("Invalid privacy filters: {error}")))?;
+    }
+    if key == aw_alerts::SETTING_KEY {
+        aw_alerts::parse_goals(&value)
+            .map_err(|error| ApiError::BadRequest(format!("Invalid {key} setting: {error}")))?;
     }
     let etag = Header::new("ETag", etag(&value));
     let _turn = WRITES.lock().await;
