@@ -198,7 +198,8 @@ pub struct Alerts {
 }
 
 impl Alerts {
-    /// The alerts of `settings` (`None`: no `[alerts]`).
+    /// The alerts of `settings` (`None`: no `[alerts]`; settings without a
+    /// channel are as none).
     pub fn new(settings: Option<AlertSettings>) -> Alerts {
         let settings = settings.filter(|settings| !settings.channels.is_empty());
         let status = AlertStatus {
@@ -261,6 +262,19 @@ impl Alerts {
         let message = digest::build(settings, source, period, None)?;
         let outcomes = outbox::send_now(self, settings, source, message.clone())?;
         Ok((message, outcomes))
+    }
+
+    /// The digest `send_digest` would send, made and not sent; also when
+    /// alerts are off (then in the server's zone, counting its own host).
+    pub fn make_digest(&self, source: &Source, week: bool) -> Result<Message, AlertsError> {
+        let defaults = AlertSettings::default();
+        let settings = self.settings.as_ref().unwrap_or(&defaults);
+        let period = if week {
+            DigestPeriod::Weekly
+        } else {
+            DigestPeriod::Daily
+        };
+        digest::build(settings, source, period, None)
     }
 
     /// One round of the job: deliveries due, the goals if a check is due,

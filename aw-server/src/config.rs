@@ -706,7 +706,7 @@ fn resolve_hub(file: HubConfig) -> Result<HubSettings, ConfigError> {
 
 /// `[alerts]` resolved: every address a URL of its kind, the e-mail
 /// settings complete, the times and zone valid.
-fn resolve_alerts(file: AlertsConfig) -> Result<AlertSettings, ConfigError> {
+pub fn resolve_alerts(file: AlertsConfig) -> Result<AlertSettings, ConfigError> {
     let invalid = |message: String| ConfigError::Invalid(format!("[alerts] {message}"));
     let web_url = |key: &str, value: &str| -> Result<String, ConfigError> {
         let parsed = url::Url::parse(value.trim()).map_err(|error| {
@@ -911,6 +911,9 @@ fn resolve_alerts(file: AlertsConfig) -> Result<AlertSettings, ConfigError> {
         digest,
         digest_time,
         hosts,
+        // A failed delivery is tried again after a check interval (at
+        // most 30 s), then twice as long each time.
+        first_retry: std::time::Duration::from_secs(seconds).min(aw_alerts::FIRST_RETRY),
         ..AlertSettings::default()
     })
 }
@@ -1054,6 +1057,78 @@ api_key = "secret"
         let file = FileConfig::parse("[sync]\nmode = \" PULL \"\n", Path::new("c")).unwrap();
         assert_eq!(file.sync.unwrap().mode, Some(SyncMode::Pull));
         assert!(FileConfig::parse("[sync]\nenabled = \"yes\"\n", Path::new("c")).is_err());
+    }
+
+    #[test]
+    fn alerts_are_off_unless_a_channel_is_set_and_every_value_is_checked() {
+        let parse = |text: &str| FileConfig::parse(text, Path::new("c.toml")).unwrap();
+        let mut config = ServerConfig::default();
+        config.apply_file(parse("")).unwrap();
+        assert_eq!(config.alerts, None);
+        let dir = tempfile::tempdir().unwrap();
+        let password = dir.path().join("password");
+        std::fs::write(&password, "s3cret\n").unwrap();
+        config
+            .apply_file(parse(&format!(
+                "[alerts]\nwebhook_url = \"https://hooks.example/x\"\nwebhook_secret = \"k\"\n\
+                 ntfy_url = \"https://ntfy.sh/topic\"\nsmtp_url = \"smtp://me%40example.org@mail.example\"\n\
+                 smtp_password_file = {:?}\nemail_from = \"aw <me@example.org>\"\n\
+                 email_to = [\"a@example.org\", \"b@example.org\"]\ncheck_interval = 30\n\
+                 tz = \"Europe/Berlin\"\ndigest = \"weekly\"\ndigest_time = \"7:30\"\nhosts = \"all\"\n",
+                password.to_str().unwrap()
+            )))
+            .unwrap();
+        let alerts = config.alerts.clone().unwrap();
+        let email = alerts.channels.email.clone().unwrap();
+        assert_eq!(
+            (email.host.as_str(), email.port, email.implicit_tls),
+            ("mail.example", 587, false)
+        );
+        assert_eq!(email.user.as_deref(), Some("me@example.org"));
+        assert_eq!(email.password.as_deref(), Some("s3cret"));
+        assert_eq!(email.to.len(), 2);
+        assert_eq!(
+            alerts.channels.webhook.unwrap().secret.as_deref(),
+            Some("k")
+        );
+        assert_eq!(alerts.check_interval.as_secs(), 30);
+        assert_eq!(alerts.digest, Some(aw_alerts::DigestPeriod::Weekly));
+        assert_eq!(alerts.digest_time, (7, 30));
+        assert_eq!(alerts.hosts, Some(aw_alerts::HostScope::All));
+        let smtps = |url: &str| {
+            let mut config = ServerConfig::default();
+            config
+                .apply_file(parse(&format!(
+                    "[alerts]\nsmtp_url = \"{url}\"\nemail_from = \"a@b.example\"\nemail_to = \"c@d.example\"\n"
+                )))
+                .map(|()| config.alerts.unwrap().channels.email.unwrap())
+        };
+        let tls = smtps("smtps://mail.example").unwrap();
+        assert_eq!((tls.port, tls.implicit_tls), (465, true));
+        assert_eq!(smtps("smtp://mail.example:2525").unwrap().port, 2525);
+        for (text, says) in [
+            ("[alerts]\n", "has no channel"),
+            ("[alerts]\nwebhook_url = \"hooks.example/x\"\n", "webhook_url must be an http:// or https:// address"),
+            ("[alerts]\nwebhook_url = \"ftp://hooks.example/x\"\n", "webhook_url must be an http"),
+            ("[alerts]\nntfy_url = \"not a url\"\n", "ntfy_url must be an http"),
+            ("[alerts]\nwebhook_secret = \"k\"\n", "without webhook_url"),
+            ("[alerts]\nsmtp_url = \"http://mail.example\"\nemail_from = \"a@b.example\"\nemail_to = \"c@d.example\"\n", "smtp_url must be smtp://"),
+            ("[alerts]\nsmtp_url = \"smtp://mail.example\"\nemail_to = \"c@d.example\"\n", "needs email_from"),
+            ("[alerts]\nsmtp_url = \"smtp://mail.example\"\nemail_from = \"a@b.example\"\n", "needs email_to"),
+            ("[alerts]\nsmtp_url = \"smtp://mail.example\"\nemail_from = \"a@b.example\"\nemail_to = \"nobody\"\n", "'nobody' is not an e-mail address"),
+            ("[alerts]\nemail_to = \"c@d.example\"\nntfy_url = \"https://ntfy.sh/t\"\n", "need smtp_url"),
+            ("[alerts]\nntfy_url = \"https://ntfy.sh/t\"\ncheck_interval = 0\n", "check_interval must be at least 1"),
+            ("[alerts]\nntfy_url = \"https://ntfy.sh/t\"\ntz = \"Mars/Olympus\"\n", "not an IANA time zone"),
+            ("[alerts]\nwebhook_url = \"https://h.example\"\ndigest = \"hourly\"\n", "digest must be"),
+            ("[alerts]\nwebhook_url = \"https://h.example\"\ndigest_time = \"25:00\"\n", "digest_time must be"),
+            ("[alerts]\nntfy_url = \"https://ntfy.sh/t\"\ndigest = \"daily\"\n", "digest goes by e-mail and webhook"),
+            ("[alerts]\nntfy_url = \"https://ntfy.sh/t\"\nhosts = \"some\"\n", "hosts must be"),
+        ] {
+            let mut config = ServerConfig::default();
+            let error = config.apply_file(parse(text)).unwrap_err().to_string();
+            assert!(error.contains("[alerts]") && error.contains(says), "{text}: {error}");
+        }
+        assert!(FileConfig::parse("[alerts]\nwebhook = \"x\"\n", Path::new("c.toml")).is_err());
     }
 
     #[test]

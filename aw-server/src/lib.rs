@@ -130,7 +130,7 @@ impl ServerState {
 }
 
 /// Whether devices forward to this server.
-fn is_hub(datastore: &Datastore) -> bool {
+pub fn is_hub(datastore: &Datastore) -> bool {
     aw_folder_sync::forward::devices(datastore).is_ok_and(|devices| !devices.is_empty())
 }
 

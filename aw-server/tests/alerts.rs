@@ -592,3 +592,64 @@ fn yesterdays_digest_goes_to_the_webhook_with_categories_and_goals() {
     assert_eq!(body["details"]["goals"][0]["met"], 0);
     assert_eq!(body["details"]["summary"]["duration"], 5400.0);
 }
+
+#[test]
+fn a_limit_passed_only_by_two_devices_together_is_told_by_their_hub() {
+    let (hook, ntfy) = (Receiver::start(&[]), Receiver::start(&[]));
+    let folder = tempfile::tempdir().unwrap();
+    let alerts = settings(&hook, &ntfy, None);
+    let hub = TestServer::start_on(
+        None,
+        Datastore::open(folder.path().join("hub.db")).unwrap(),
+        move |config| {
+            config.hostname = "hub".to_string();
+            config.api_key = Some("the-hub-key".to_string());
+            config.alerts = Some(alerts);
+        },
+        |rocket| rocket,
+    );
+    let admin = hub
+        .client()
+        .with_header("Authorization", "Bearer the-hub-key");
+    categories_and_day(&admin);
+    save(&admin, "aw-notify", &limit(&[60]));
+    let device = |name: &str| {
+        let (hub_port, name) = (hub.port, name.to_string());
+        TestServer::start_on(
+            None,
+            Datastore::open(folder.path().join(format!("{name}.db"))).unwrap(),
+            move |config| {
+                config.hostname = name;
+                config.hub = Some(aw_jobs::hub::HubSettings {
+                    url: format!("http://127.0.0.1:{hub_port}"),
+                    token: "the-hub-key".to_string(),
+                    ca_file: None,
+                    interval: Duration::from_secs(1),
+                    buckets: None,
+                });
+            },
+            |rocket| rocket,
+        )
+    };
+    let (laptop, desktop) = (device("laptop"), device("desktop"));
+    // 35 minutes each: under the limit on either device, over it together.
+    seed(&laptop.client(), "laptop", 35.0, 40.0);
+    seed(&desktop.client(), "desktop", 35.0, 1.0);
+    let told = hook.wait_for(1);
+    let body = told[0].json();
+    assert_eq!(body["details"]["minutes"], 70.0, "{body}");
+    let mut hosts: Vec<String> = serde_json::from_value(body["details"]["hosts"].clone()).unwrap();
+    hosts.sort();
+    assert_eq!(hosts, ["desktop", "laptop"]);
+    assert!(
+        body["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Social media: 1h  (1h 10m today, across "),
+        "{body}"
+    );
+    let status = admin.get("/api/0/alerts/status").json();
+    assert_eq!(status["scope"], "all", "a hub counts all of its devices");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(hook.got().len(), 1, "once");
+}

@@ -367,6 +367,16 @@ impl Server {
         self.answer(path, response)
     }
 
+    /// `POST /api/0/alerts/test`: each channel's outcome.
+    pub fn alerts_test(&self) -> Result<serde_json::Value, CliError> {
+        self.post_empty("/api/0/alerts/test")
+    }
+
+    /// `POST /api/0/alerts/digest`: the digest, sent unless `!send`.
+    pub fn alerts_digest(&self, week: bool, send: bool) -> Result<serde_json::Value, CliError> {
+        self.post_empty(&format!("/api/0/alerts/digest?week={week}&send={send}"))
+    }
+
     /// `GET /api/0/hosts`.
     pub fn hosts(&self) -> Result<Vec<aw_models::HostInfo>, CliError> {
         self.get_json("/api/0/hosts")

@@ -16,6 +16,7 @@
 //! (`progress`) and reports. Errors are [`CliError`] messages: `main`
 //! prints them and exits with status 1.
 
+pub mod alerts;
 mod backend;
 pub mod backup;
 pub mod check;

@@ -3,7 +3,7 @@
 //! digest), `POST /api/0/alerts/test` (admin: a test message to every
 //! channel, each channel's outcome) and `POST /api/0/alerts/digest`
 //! (admin: the last day's, or with `week=true` the last week's, digest
-//! sent now). The work is `aw_alerts`'.
+//! sent now, or with `send=false` only shown). The work is `aw_alerts`'.
 
 use rocket::serde::json::Json;
 use rocket::{get, post, State};
@@ -63,16 +63,22 @@ pub async fn test(state: &State<ServerState>) -> Result<Json<Sent>, ApiError> {
 }
 
 /// The digest of yesterday (or, with `week=true`, of the last week),
-/// sent now.
-#[post("/api/0/alerts/digest?<week>")]
+/// sent now; with `send=false` only made and answered.
+#[post("/api/0/alerts/digest?<week>&<send>")]
 pub async fn digest(
     week: Option<bool>,
+    send: Option<bool>,
     state: &State<ServerState>,
 ) -> Result<Json<Sent>, ApiError> {
     let alerts = std::sync::Arc::clone(&state.alerts);
     let source = state.alerts_source();
-    let (message, channels) =
-        blocking(move || Ok(alerts.send_digest(&source, week.unwrap_or(false))?)).await?;
+    let week = week.unwrap_or(false);
+    let (message, channels) = if send.unwrap_or(true) {
+        blocking(move || Ok(alerts.send_digest(&source, week)?)).await?
+    } else {
+        let message = blocking(move || Ok(alerts.make_digest(&source, week)?)).await?;
+        (message, Vec::new())
+    };
     Ok(Json(Sent {
         title: message.title,
         text: message.text,
