@@ -914,7 +914,6 @@ pub fn resolve_alerts(file: AlertsConfig) -> Result<AlertSettings, ConfigError> 
         // A failed delivery is tried again after a check interval (at
         // most 30 s), then twice as long each time.
         first_retry: std::time::Duration::from_secs(seconds).min(aw_alerts::FIRST_RETRY),
-        ..AlertSettings::default()
     })
 }
 
