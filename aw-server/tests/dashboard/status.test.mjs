@@ -448,7 +448,7 @@ describe('a server with [sync] and [retention]', () => {
       );
       assert.deepEqual(
         links.map(link => link.name),
-        ['Activity', 'Search', 'Categories', 'Privacy', 'Buckets', 'Hosts', 'Status', 'Tokens', 'About'],
+        ['Activity', 'Search', 'Categories', 'Privacy', 'Buckets', 'Hosts', 'Alerts', 'Status', 'Tokens', 'About'],
       );
       for (const link of links) {
         assert.ok(link.left >= 0 && link.right <= width, `${link.name} is off screen at ${suffix}`);

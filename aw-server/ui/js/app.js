@@ -3,7 +3,7 @@
 //
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
 // optional; host `*` is all devices), `#/search/<period>/<text>`,
-// `#/categories`, `#/privacy`, `#/status`, `#/hosts`, `#/buckets`, `#/tokens` (linked
+// `#/categories`, `#/privacy`, `#/status`, `#/hosts`, `#/alerts`, `#/buckets`, `#/tokens` (linked
 // for admins only), `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
@@ -46,6 +46,7 @@
     privacy: [['js/views/privacy.js'], 'privacyView'],
     status: [['js/views/status.js'], 'statusView'],
     hosts: [['js/views/hosts.js'], 'hostsView'],
+    alerts: [['js/views/alerts.js'], 'alertsView'],
   };
 
   /** The style sheet of the lazy views (and the day view's range form). */
