@@ -653,3 +653,81 @@ fn a_limit_passed_only_by_two_devices_together_is_told_by_their_hub() {
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(hook.got().len(), 1, "once");
 }
+
+#[test]
+fn a_weekly_goal_is_told_as_reached_and_titles_only_when_opted_in() {
+    let (hook, ntfy) = (Receiver::start(&[]), Receiver::start(&[]));
+    let folder = tempfile::tempdir().unwrap();
+    let mut alerts = settings(&hook, &ntfy, Some(HostScope::All));
+    alerts.include_titles = true;
+    let server = server_on(&folder.path().join("g.db"), alerts);
+    let client = server.client();
+    categories_and_day(&client);
+    save(
+        &client,
+        "aw-notify",
+        &json!({"alerts": [{"category": "Media", "label": "Reading the news",
+                            "thresholds_minutes": [30], "positive": true, "period": "week"}]}),
+    );
+    seed(&client, "laptop", 40.0, 1.0);
+    let body = hook.wait_for(1)[0].json();
+    assert_eq!(body["kind"], "goal");
+    assert_eq!(body["title"], "Goal reached: Reading the news");
+    let text = body["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Reading the news: 30m  (40m this week)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Most of it:\n  {PRIVATE_TITLE} (Firefox): 40m")),
+        "include_titles names them: {text}"
+    );
+    assert_eq!(body["details"]["period"], "week");
+    assert_eq!(body["details"]["titles"][0]["title"], PRIVATE_TITLE);
+    let status = client.get("/api/0/alerts/status").json();
+    assert_eq!(status["scope"], "all");
+    assert_eq!(status["goals"][0]["period"], "week");
+}
+
+#[test]
+fn the_alerts_command_shows_a_digest_on_the_file_and_says_when_alerts_are_off() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let db = root.join("cli.db");
+    {
+        let server = server_on(&db, AlertSettings::default());
+        let client = server.client();
+        save(
+            &client,
+            "classes",
+            &json!([{"name": ["Media", "Social Media"], "rule": {"type": "regex", "regex": "Twitter"}}]),
+        );
+    }
+    let db_arg = db.to_str().unwrap();
+    // Without [alerts]: the digest is shown all the same (nothing sent)...
+    let output = common::run(root, &["alerts", "digest", "--dbpath", db_arg]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(shown.starts_with("Activity digest for "), "{shown}");
+    assert!(shown.contains("By category"), "{shown}");
+    // ...and sending or testing says alerts are off, exit 1.
+    for args in [
+        &["alerts", "test", "--dbpath", db_arg][..],
+        &["alerts", "digest", "--send", "--dbpath", db_arg][..],
+    ] {
+        let said = common::fails(root, args, 1);
+        assert!(said.contains("alerts are off"), "{said}");
+    }
+    // A config whose [alerts] is not valid: exit 1, named.
+    common::write_testing_config(root, "[alerts]\nntfy_url = \"ntfy.sh/topic\"\n");
+    let said = common::fails(
+        root,
+        &["alerts", "test", "--testing", "--dbpath", db_arg],
+        1,
+    );
+    assert!(said.contains("ntfy_url must be an http"), "{said}");
+}
