@@ -41,9 +41,10 @@ window.alertsView = (() => {
     ]);
     if (!isCurrent()) return false;
     const admin = mayManage(who);
+    // Every category and its parents ("Work" counts "Work > Programming").
     const names = categories
       .effectiveCategories(settings)
-      .map(category => category.name.join(' > '))
+      .flatMap(category => category.name.map((_, index) => category.name.slice(0, index + 1).join(' > ')))
       .filter((name, index, all) => all.indexOf(name) === index);
     const stored = setting.value && typeof setting.value === 'object' && !Array.isArray(setting.value) ? setting.value : {};
     let etag = setting.etag;
