@@ -309,7 +309,7 @@ impl Alerts {
         if let Some(at) = lock(&self.status).digest.as_ref().and_then(|d| d.next) {
             wait = wait.min(until(at));
         }
-        wait.max(Duration::from_millis(200))
+        wait.max(Duration::from_millis(500))
     }
 }
 
@@ -354,10 +354,11 @@ pub fn start(alerts: &Arc<Alerts>, source: Source) {
     let alerts = Arc::clone(alerts);
     let open = source.datastore().clone();
     let mut next_check = Timestamp::now();
-    Schedule::new("aw-alerts", Duration::from_millis(200)).start(
-        move || open.health().is_ok(),
+    // `is_open` reads a flag: the waits never wake the writer.
+    Schedule::new("aw-alerts", Duration::from_secs(1)).start(
+        move || open.is_open(),
         move || {
-            if source.datastore().health().is_err() {
+            if !source.datastore().is_open() {
                 return Next::Stop;
             }
             Next::After(alerts.round(&source, &mut next_check))

@@ -19,7 +19,9 @@ pub(crate) fn start(
     job: impl FnMut() -> Next + Send + 'static,
 ) {
     let open = datastore.clone();
-    Schedule::new(name, check).start(move || open.health().is_ok(), job);
+    // A flag, not a round trip to the writer: a schedule waiting never
+    // wakes it.
+    Schedule::new(name, check).start(move || open.is_open(), job);
 }
 
 /// The time `wait` from now, for a status's next run.

@@ -731,3 +731,43 @@ fn the_alerts_command_shows_a_digest_on_the_file_and_says_when_alerts_are_off() 
     );
     assert!(said.contains("ntfy_url must be an http"), "{said}");
 }
+
+/// The names of a process's threads.
+fn thread_names(pid: u32) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_server_without_alerts_runs_no_alerts_thread_and_one_with_them_runs_one() {
+    let (hook, ntfy) = (Receiver::start(&[]), Receiver::start(&[]));
+    for with in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        let config = if with {
+            format!(
+                "[alerts]\nwebhook_url = \"{}\"\nntfy_url = \"{}\"\n",
+                hook.url("/hook"),
+                ntfy.url("/topic")
+            )
+        } else {
+            String::new()
+        };
+        common::write_testing_config(root, &config);
+        let (child, _port) = common::spawn_listening(
+            common::binary(root)
+                .args(["--testing", "--port", "0"])
+                .stdout(std::process::Stdio::null()),
+        );
+        let stopped = common::Stopped(child);
+        let names = thread_names(stopped.0.id());
+        let alerts = names.iter().filter(|name| *name == "aw-alerts").count();
+        assert_eq!(alerts, usize::from(with), "{with}: {names:?}");
+        drop(stopped);
+    }
+}
