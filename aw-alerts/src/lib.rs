@@ -226,7 +226,7 @@ impl Alerts {
         self.settings.as_ref()
     }
 
-    /// The status now, with what waits in the outbox of `datastore`.
+    /// The status as the last round left it.
     pub fn status(&self) -> AlertStatus {
         lock(&self.status).clone()
     }

@@ -538,6 +538,15 @@ fn a_test_message_reaches_every_channel_and_needs_alerts_on() {
     let told = ntfy.wait_for(1);
     assert_eq!(told[0].header("Title"), Some("aw-server: a test message"));
 
+    // Flags that are not true or false: 400, nothing sent.
+    for query in ["week=null", "send=perhaps"] {
+        let message = client
+            .post(&format!("/api/0/alerts/digest?{query}"), b"")
+            .assert_error(400);
+        assert!(message.contains("expected true or false"), "{message}");
+    }
+    assert_eq!(hook.delivered().len(), 1);
+
     // A server without [alerts]: a clear 409, and the status says off.
     let off = TestServer::start();
     let client = off.client();

@@ -9,7 +9,7 @@ use rocket::serde::json::Json;
 use rocket::{get, post, State};
 use serde::Serialize;
 
-use super::request::blocking;
+use super::request::{blocking, flag_param};
 use crate::error::ApiError;
 use crate::ServerState;
 use aw_alerts::{AlertStatus, Channel};
@@ -66,14 +66,18 @@ pub async fn test(state: &State<ServerState>) -> Result<Json<Sent>, ApiError> {
 /// sent now; with `send=false` only made and answered.
 #[post("/api/0/alerts/digest?<week>&<send>")]
 pub async fn digest(
-    week: Option<bool>,
-    send: Option<bool>,
+    week: Option<&str>,
+    send: Option<&str>,
     state: &State<ServerState>,
 ) -> Result<Json<Sent>, ApiError> {
+    let week = flag_param("week", week)?;
+    let send = match send {
+        None => true,
+        given => flag_param("send", given)?,
+    };
     let alerts = std::sync::Arc::clone(&state.alerts);
     let source = state.alerts_source();
-    let week = week.unwrap_or(false);
-    let (message, channels) = if send.unwrap_or(true) {
+    let (message, channels) = if send {
         blocking(move || Ok(alerts.send_digest(&source, week)?)).await?
     } else {
         let message = blocking(move || Ok(alerts.make_digest(&source, week)?)).await?;

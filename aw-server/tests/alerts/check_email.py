@@ -338,6 +338,10 @@ def main() -> None:
         print(f"weekly digest: {weekly['Subject']!r} (work {hms(work)}, social {hms(social)})")
 
         # 4. A limit crossed by data arriving now: one message, in time.
+        # A day that began about twelve hours ago, so the last hours are all
+        # today's whatever the time of the run.
+        server.ok("POST", "/api/0/settings/startOfDay", f"{(datetime.now(timezone.utc).hour + 12) % 24:02d}:00")
+        now = datetime.now(timezone.utc)
         seed_day(server, now - timedelta(minutes=71), 70, "Firefox", f"Twitter: {PRIVATE}")
         arrived = time.monotonic()
         limit = mailbox.wait_for(3, "the limit's message", seconds=30)[2]
