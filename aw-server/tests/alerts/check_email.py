@@ -15,7 +15,8 @@ by a first start without [alerts], then [alerts] is written to its config
 3. data arriving today crosses a limit: one message, within the check
    interval, with the numbers and without the window title;
 4. a test message the SMTP server refuses once is reported as refused
-   (the answer and the status), tried again, and arrives once.
+   (the answer and the status), tried again, and arrives once;
+5. with smtps:// a test message goes over TLS from the first byte.
 
 Any failure raises; the exit status is then 1.
 """
@@ -376,6 +377,30 @@ def main() -> None:
     finally:
         server.stop()
         controller.stop()
+
+    # 6. smtps://: TLS from the first byte, to a server that speaks nothing else.
+    tls_box = Mailbox()
+    tls_port = free_port()
+    implicit = Controller(tls_box, hostname="127.0.0.1", port=tls_port, ssl_context=context)
+    implicit.start()
+    config.write_text(
+        f'[auth]\napi_key = "{KEY}"\n\n[alerts]\n'
+        f'smtp_url = "smtps://127.0.0.1:{tls_port}"\nsmtp_ca_file = "{cert}"\n'
+        f'email_from = "aw@example.org"\nemail_to = "me@example.org"\n'
+    )
+    server = Server(binary, root, port)
+    try:
+        status, answer = server.request("POST", "/api/0/alerts/test")
+        expect(status == 200 and answer["channels"][0]["delivered"], f"{status} {answer}")
+        tested = tls_box.wait_for(1, "the test message over smtps")[0]
+        expect(tested["Subject"] == "aw-server: a test message", tested["Subject"])
+        print("smtps: the test message arrived over TLS from the first byte")
+    except BaseException:
+        print(server.tail(), file=sys.stderr)
+        raise
+    finally:
+        server.stop()
+        implicit.stop()
 
 
 if __name__ == "__main__":
