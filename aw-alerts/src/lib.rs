@@ -1,11 +1,11 @@
 //! Goals that speak up (`docs/API.md` §3.16): the goals and limits of the
 //! `aw-notify` setting ([`goals`]) evaluated on the server over the time
 //! of every device it counts, each threshold told once a day when crossed
-//! ([`check`]), and a daily or weekly report ([`digest`]), delivered to
+//! (`check.rs`), and a daily or weekly report ([`digest`]), delivered to
 //! the channels of `[alerts]` ([`channels`]: webhook, ntfy, e-mail) from
-//! an outbox that retries with backoff ([`outbox`]). What fired and what
-//! waits to be delivered is kept in the database ([`saved`]), so a restart
-//! neither repeats a message nor loses one.
+//! an outbox that retries with backoff (`outbox.rs`). What fired and what
+//! waits to be delivered is kept in the database (`saved.rs`), so a
+//! restart neither repeats a message nor loses one.
 //!
 //! The job runs on its own schedule thread: heartbeats never wait for a
 //! delivery. A server with no channel starts no job; with channels and no

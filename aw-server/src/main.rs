@@ -67,9 +67,12 @@ enum Command {
     /// --dry-run shows the plan); through the running server or on the
     /// database file.
     Hosts(cli::hosts::HostsArgs),
-    /// Alerts of [alerts]: a test message to every channel, or the
+    /// Alerts of `[alerts]`: a test message to every channel, or the
     /// digest of yesterday (--week: last week) shown or sent (--send).
     Alerts(cli::alerts::AlertsArgs),
+    /// Several people on one server, each with a database file of their
+    /// own: add (their first admin token printed once), list, remove.
+    User(cli::user::UserArgs),
     /// Active time of a day, week, month or period, grouped by app,
     /// category, domain, day...: a table, Markdown, CSV or JSON; through
     /// the running server or on the database file.
@@ -176,6 +179,7 @@ fn main() -> anyhow::Result<()> {
         Some(Command::Token(args)) => return finish(cli::token::run(args)),
         Some(Command::Hosts(args)) => return finish(cli::hosts::run(args)),
         Some(Command::Alerts(args)) => return finish(cli::alerts::run(args)),
+        Some(Command::User(args)) => return finish(cli::user::run(args)),
         Some(Command::Report(args)) => return finish(cli::report::run(args)),
         Some(Command::Mcp(args)) => return finish(cli::mcp::run(args)),
         None => cli.server,

@@ -20,7 +20,7 @@ pub struct AlertsArgs {
 /// What `alerts` does.
 #[derive(Debug, Clone, Subcommand)]
 pub enum AlertsAction {
-    /// Send a test message to every channel of [alerts] and say how each
+    /// Send a test message to every channel of `[alerts]` and say how each
     /// went (a failed one is tried again later).
     Test {
         #[command(flatten)]
