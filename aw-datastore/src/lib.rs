@@ -73,6 +73,7 @@ mod spans;
 mod stats;
 mod tokens;
 mod touched;
+mod user_index;
 mod wal_sync;
 mod worker;
 mod writer_stats;
@@ -116,6 +117,7 @@ pub use shape::{Json, Projected, Recipe, Shape, Shared, Whole};
 pub use snapshot::{snapshot_file, Snapshot};
 pub use tokens::StoredToken;
 pub use touched::{Touched, WriteWatcher};
+pub use user_index::{IndexedUser, UserIndex};
 pub use writer_stats::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 pub use writes::PreparedEvent;
 

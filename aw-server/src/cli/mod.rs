@@ -32,6 +32,7 @@ pub mod report;
 pub mod restore;
 pub mod sync;
 pub mod token;
+pub mod user;
 pub mod vacuum;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
