@@ -199,3 +199,96 @@ fn a_person_whose_file_is_served_is_not_removed() {
     drop(server);
     assert_eq!(names(&listed(root, &data)), ["carol"]);
 }
+
+#[test]
+fn a_persons_further_tokens_are_made_on_their_file_and_indexed() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let data = root.join("hub-data");
+    added(root, &data, "dave");
+    let data_arg = data.to_str().unwrap();
+    let output = run(
+        root,
+        &[
+            "token",
+            "add",
+            "phone",
+            "--scope",
+            "write",
+            "--host",
+            "phone",
+            "--user",
+            "dave",
+            "--data-dir",
+            data_arg,
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .starts_with("awt_"));
+    let list = listed(root, &data);
+    assert_eq!(
+        (
+            list[0]["tokens"].as_u64(),
+            list[0]["indexed_tokens"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    let output = run(
+        root,
+        &["token", "list", "--user", "dave", "--data-dir", data_arg],
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("dave-admin") && text.contains("phone"),
+        "{text}"
+    );
+    let output = run(
+        root,
+        &[
+            "token",
+            "revoke",
+            "phone",
+            "--user",
+            "dave",
+            "--data-dir",
+            data_arg,
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let list = listed(root, &data);
+    assert_eq!(
+        (
+            list[0]["tokens"].as_u64(),
+            list[0]["indexed_tokens"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    // Nobody of that name: exit 1, nothing made.
+    let said = fails(
+        root,
+        &[
+            "token",
+            "add",
+            "x",
+            "--scope",
+            "read",
+            "--user",
+            "erin",
+            "--data-dir",
+            data_arg,
+        ],
+        1,
+    );
+    assert!(said.contains("there is no user 'erin'"), "{said}");
+    assert!(!data.join("users/erin").exists());
+}

@@ -108,6 +108,9 @@ pub struct UserInfo {
     pub last: Option<Timestamp>,
     /// Their tokens (in their file).
     pub tokens: usize,
+    /// Their tokens the index knows (equal to `tokens` unless tokens were
+    /// changed on the file without `--user`).
+    pub indexed_tokens: usize,
 }
 
 /// What `add` made.
@@ -209,6 +212,26 @@ impl Users {
         made
     }
 
+    /// Indexes again the tokens user `name`'s file holds (after tokens
+    /// were made or revoked on it).
+    pub fn reindex(&self, name: &str) -> Result<(), UsersError> {
+        if self.index.user(name)?.is_none() {
+            return Err(UsersError::Unknown(name.to_string()));
+        }
+        let datastore = Datastore::open_read_only(self.file_of(name), None)?;
+        let hashes: Result<Vec<String>, DatastoreError> = datastore
+            .tokens()
+            .map(|tokens| tokens.into_iter().map(|stored| stored.hash).collect());
+        datastore.close()?;
+        match self.index.set_token_hashes(name, &hashes?)? {
+            Ok(()) => Ok(()),
+            Err(other) => Err(UsersError::SharedToken {
+                user: name.to_string(),
+                other,
+            }),
+        }
+    }
+
     /// Every user with their file's size, hosts, last data and tokens
     /// (read from their files, without locking them).
     pub fn list(&self) -> Result<Vec<UserInfo>, UsersError> {
@@ -240,7 +263,9 @@ impl Users {
             tokens = datastore.tokens()?.len();
             datastore.close()?;
         }
+        let indexed_tokens = self.index.token_count(&user.name)?;
         Ok(UserInfo {
+            indexed_tokens,
             name: user.name,
             created: user.created,
             file,

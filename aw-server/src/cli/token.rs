@@ -78,6 +78,49 @@ pub struct TokenConnection {
     /// An admin token to send instead of the config file's API key.
     #[arg(long, env = "AW_SERVER_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// The tokens of this person of a server that hosts several (`aw-server
+    /// user`): works on their database file and keeps the users' index.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["dbpath", "server", "port"])]
+    pub user: Option<String>,
+    /// With --user: the data folder whose users/ holds them (default: the
+    /// database file's folder).
+    #[arg(long, value_name = "DIR", requires = "user")]
+    pub data_dir: Option<std::path::PathBuf>,
+}
+
+impl TokenConnection {
+    /// With `--user`: the users of the data folder, and the flags pointed
+    /// at that person's file.
+    fn for_user(
+        mut self,
+    ) -> Result<(TokenConnection, Option<(aw_users::Users, String)>), CliError> {
+        let Some(name) = self.user.clone() else {
+            return Ok((self, None));
+        };
+        let data_dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => crate::dirs::db_path(self.testing)
+                .map_err(|error| CliError(error.to_string()))?
+                .parent()
+                .map(std::path::PathBuf::from)
+                .unwrap_or_default(),
+        };
+        let users =
+            aw_users::Users::open(&data_dir).map_err(|error| CliError(error.to_string()))?;
+        if users
+            .index()
+            .user(&name)
+            .map_err(|error| CliError(error.to_string()))?
+            .is_none()
+        {
+            return Err(CliError(format!(
+                "there is no user '{name}' in {} (aw-server user list)",
+                users.root().display()
+            )));
+        }
+        self.dbpath = Some(users.file_of(&name));
+        Ok((self, Some((users, name))))
+    }
 }
 
 impl From<TokenConnection> for ConnectionArgs {
@@ -100,15 +143,32 @@ fn parse_scope(text: &str) -> Result<Scope, String> {
         .map_err(|error: aw_models::ModelError| error.to_string())
 }
 
-/// Runs `token`.
+/// Runs `token`; with `--user`, on that person's file, and their tokens'
+/// hashes indexed again afterwards.
 pub fn run(args: TokenArgs) -> Result<(), CliError> {
-    match args.action {
+    let connection = match &args.action {
+        TokenAction::Add { connection, .. }
+        | TokenAction::List { connection }
+        | TokenAction::Revoke { connection, .. } => connection.clone(),
+    };
+    let (connection, user) = connection.for_user()?;
+    let done = run_on(args.action, connection);
+    if let Some((users, name)) = user {
+        users
+            .reindex(&name)
+            .map_err(|error| CliError(format!("the users' index: {error}")))?;
+    }
+    done
+}
+
+fn run_on(action: TokenAction, connection: TokenConnection) -> Result<(), CliError> {
+    match action {
         TokenAction::Add {
             name,
             scope,
             hosts,
             expires,
-            connection,
+            ..
         } => {
             let request = NewToken {
                 name,
@@ -120,14 +180,12 @@ pub fn run(args: TokenArgs) -> Result<(), CliError> {
                 add(target, &request, has_key)
             })
         }
-        TokenAction::List { connection } => {
+        TokenAction::List { .. } => {
             with_target(&connection.clone().into(), |target, _| list(target))
         }
-        TokenAction::Revoke { name, connection } => {
-            with_target(&connection.clone().into(), |target, _| {
-                revoke(target, &name)
-            })
-        }
+        TokenAction::Revoke { name, .. } => with_target(&connection.clone().into(), |target, _| {
+            revoke(target, &name)
+        }),
     }
 }
 
