@@ -339,9 +339,12 @@ def main() -> None:
         print(f"weekly digest: {weekly['Subject']!r} (work {hms(work)}, social {hms(social)})")
 
         # 4. A limit crossed by data arriving now: one message, in time.
-        # A day that began about twelve hours ago, so the last hours are all
-        # today's whatever the time of the run.
-        server.ok("POST", "/api/0/settings/startOfDay", f"{(datetime.now(timezone.utc).hour + 12) % 24:02d}:00")
+        # A day that began two to three hours ago: the last 71 minutes are
+        # all today's and yesterday's seeded afternoon (which ends at 14:20)
+        # is not, whatever the time of the run (a day that began twelve
+        # hours ago took in yesterday's 20 minutes of Twitter at 00:25).
+        began = (datetime.now(timezone.utc) - timedelta(hours=2)).hour
+        server.ok("POST", "/api/0/settings/startOfDay", f"{began:02d}:00")
         now = datetime.now(timezone.utc)
         seed_day(server, now - timedelta(minutes=71), 70, "Firefox", f"Twitter: {PRIVATE}")
         arrived = time.monotonic()
