@@ -167,6 +167,16 @@ impl UserIndex {
             .optional()?)
     }
 
+    /// Every token hash with its user.
+    pub fn token_owners(&self) -> Result<Vec<(String, String)>> {
+        let conn = self.conn();
+        let mut statement = conn.prepare("SELECT hash, user FROM token_hashes")?;
+        let rows = statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
     /// How many token hashes `name` has in the index.
     pub fn token_count(&self, name: &str) -> Result<usize> {
         let conn = self.conn();
@@ -202,6 +212,10 @@ mod tests {
         assert_eq!(index.user_of_token("a2").unwrap().as_deref(), Some("alice"));
         assert_eq!(index.user_of_token("b1").unwrap().as_deref(), Some("bob"));
         assert_eq!(index.user_of_token("zz").unwrap(), None);
+        let mut owners = index.token_owners().unwrap();
+        owners.sort();
+        assert_eq!(owners.len(), 3);
+        assert_eq!(owners[0], ("a1".to_string(), "alice".to_string()));
         // Another user's hash: refused, nothing changed.
         assert_eq!(
             index.set_token_hashes("bob", &["a1".into()]).unwrap(),

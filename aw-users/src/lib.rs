@@ -12,6 +12,8 @@
 //! This crate knows neither HTTP nor the command line; making a token's
 //! secret is its caller's (the server's auth), handed in as a function.
 
+pub mod pool;
+
 use std::path::{Path, PathBuf};
 
 use aw_datastore::{Datastore, DatastoreError, IndexedUser, UserIndex};
@@ -26,6 +28,27 @@ pub const INDEX_FILE: &str = "index.db";
 pub const USER_DB_FILE: &str = "sqlite.db";
 /// Where removed users' folders are moved, in the users' folder.
 pub const REMOVED_FOLDER: &str = "removed";
+
+/// How a server hosts its users (`[users]` in its config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Whose data an existing single database becomes.
+    pub first_user: String,
+    /// The most users' files open at once.
+    pub max_open: usize,
+    /// How long a user's file stays open unused.
+    pub quiet: std::time::Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            first_user: "owner".to_string(),
+            max_open: 64,
+            quiet: std::time::Duration::from_secs(600),
+        }
+    }
+}
 
 /// Longest user name, in bytes.
 pub const MAX_NAME: usize = 64;
@@ -210,6 +233,44 @@ impl Users {
             }
         }
         made
+    }
+
+    /// Makes the existing database `file` (with its write-ahead log) the
+    /// data of a new user `name`, tokens and all: moved into their
+    /// folder, not copied. Refused while a server or command holds it.
+    pub fn adopt(&self, name: &str, file: &Path) -> Result<PathBuf, UsersError> {
+        check_name(name)?;
+        if self.index.user(name)?.is_some() {
+            return Err(UsersError::Exists(name.to_string()));
+        }
+        let folder = self.root.join(name);
+        if folder.symlink_metadata().is_ok() {
+            return Err(UsersError::FolderExists(folder));
+        }
+        // Opening takes its lock and finishes what a crash left in its
+        // log; closing checkpoints it, so what moves is whole.
+        match Datastore::open(file) {
+            Ok(datastore) => datastore.close()?,
+            Err(DatastoreError::InUse(_)) => return Err(UsersError::InUse(name.to_string())),
+            Err(error) => return Err(error.into()),
+        }
+        std::fs::create_dir(&folder)?;
+        let target = self.file_of(name);
+        let with_suffix = |path: &Path, suffix: &str| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        for suffix in ["-wal", "-shm"] {
+            let side = with_suffix(file, suffix);
+            if side.exists() {
+                std::fs::rename(&side, with_suffix(&target, suffix))?;
+            }
+        }
+        std::fs::rename(file, &target)?;
+        self.index.add_user(name, Timestamp::now())?;
+        self.reindex(name)?;
+        Ok(target)
     }
 
     /// Indexes again the tokens user `name`'s file holds (after tokens
