@@ -219,6 +219,9 @@ pub struct FileConfig {
     /// Answers for finished periods kept in memory (`aw_cache`).
     #[serde(default)]
     pub cache: CacheSection,
+    /// Several people, a database file each (`aw_users`); absent: one.
+    #[serde(default)]
+    pub users: Option<UsersConfig>,
     /// Names the `Host` header may give besides the loopback ones.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
@@ -252,6 +255,24 @@ pub struct CacheSection {
     /// start (default: yes).
     #[serde(default)]
     pub prewarm: Option<bool>,
+}
+
+/// The `[users]` section: every key optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsersConfig {
+    /// Whether the server hosts several people (default: no).
+    #[serde(default)]
+    pub enabled: bool,
+    /// Whose data an existing database becomes (default `owner`).
+    #[serde(default)]
+    pub first_user: Option<String>,
+    /// The most users' files open at once (default 64).
+    #[serde(default)]
+    pub max_open: Option<usize>,
+    /// Seconds a user's file stays open unused (default 600).
+    #[serde(default)]
+    pub close_after: Option<u64>,
 }
 
 /// The `[backup]` section.
@@ -410,7 +431,18 @@ pub fn default_file_text(testing: bool) -> String {
          #enabled = true\n\
          #max_mb = 64\n\
          #margin = 600\n\
-         #prewarm = true\n"
+         #prewarm = true\n\
+         \n\
+         # Several people on this server, each with a database file of their\n\
+         # own under users/ in the data folder (aw-server user add NAME). The\n\
+         # api_key above is then the server administrator's. An existing\n\
+         # database becomes first_user's data. A person's file closes after\n\
+         # close_after seconds unused; at most max_open are open at once.\n\
+         #[users]\n\
+         #enabled = false\n\
+         #first_user = \"owner\"\n\
+         #max_open = 64\n\
+         #close_after = 600\n"
     )
 }
 
@@ -496,6 +528,8 @@ pub struct ServerConfig {
     pub cache: Option<CacheConfig>,
     /// Alerts and digests (`[alerts]`); `None`: none.
     pub alerts: Option<AlertSettings>,
+    /// Several people (`[users] enabled`); `None`: one database file.
+    pub users: Option<aw_users::Settings>,
 }
 
 impl Default for ServerConfig {
@@ -524,6 +558,7 @@ impl Default for ServerConfig {
             backup: BackupSettings::default(),
             cache: Some(CacheConfig::default()),
             alerts: None,
+            users: None,
         }
     }
 }
@@ -584,8 +619,31 @@ impl ServerConfig {
         self.alerts = file.alerts.map(resolve_alerts).transpose()?;
         self.backup = resolve_backup(file.backup)?;
         self.cache = resolve_cache(file.cache)?;
+        self.users = file.users.map(resolve_users).transpose()?.flatten();
         Ok(())
     }
+}
+
+/// `[users]` resolved: `None` unless `enabled = true`.
+fn resolve_users(file: UsersConfig) -> Result<Option<aw_users::Settings>, ConfigError> {
+    let defaults = aw_users::Settings::default();
+    let first_user = file.first_user.unwrap_or(defaults.first_user);
+    aw_users::check_name(&first_user)
+        .map_err(|error| ConfigError::Invalid(format!("[users] first_user: {error}")))?;
+    let max_open = file.max_open.unwrap_or(defaults.max_open);
+    if max_open == 0 {
+        return Err(ConfigError::Invalid(
+            "[users] max_open must be at least 1".to_string(),
+        ));
+    }
+    let quiet = file
+        .close_after
+        .map_or(defaults.quiet, std::time::Duration::from_secs);
+    Ok(file.enabled.then_some(aw_users::Settings {
+        first_user,
+        max_open,
+        quiet,
+    }))
 }
 
 /// `[cache]` resolved: on unless `enabled = false`, at least 1 MiB.

@@ -48,6 +48,7 @@ pub mod error;
 pub mod logging;
 pub mod metrics;
 mod security;
+pub mod served;
 mod static_files;
 #[cfg(test)] // used by build.rs; here for its tests
 mod ui_scripts;
@@ -58,7 +59,6 @@ use std::sync::Arc;
 
 use aw_datastore::salvage::SalvageReport;
 use aw_datastore::Datastore;
-use aw_jobs::Jobs;
 use aw_models::ServerInfo;
 use rocket::catcher::{BoxFuture, Catcher};
 use rocket::config::{LogLevel, Shutdown, Sig};
@@ -70,6 +70,7 @@ use rocket::{Build, Rocket};
 
 pub use assets::AssetSet;
 pub use config::{ConfigError, ServerConfig};
+pub use served::{Hosting, Served};
 pub use static_files::Ui;
 
 /// aw-webui as embedded at build time (`AW_WEBUI_DIR`): the folder it came
@@ -88,10 +89,12 @@ pub fn version() -> String {
 /// What the handlers share.
 #[derive(Debug)]
 pub struct ServerState {
-    /// The store.
-    pub datastore: Datastore,
-    /// Answers for finished periods (`[cache]`); `None` when it is off.
-    pub cache: Option<Arc<aw_cache::Cache>>,
+    /// The one file a server of one person serves; `None` on a server
+    /// that hosts several, where each request's is its person's
+    /// (`hosting`, the `&Served` guard).
+    pub own: Option<Arc<Served>>,
+    /// The people of a server that hosts several (`[users] enabled`).
+    pub hosting: Option<Arc<Hosting>>,
     /// How far the cache's pre-warm after this start got.
     pub prewarm: Arc<aw_cache::Prewarm>,
     /// The answer of `/api/0/info`.
@@ -100,12 +103,10 @@ pub struct ServerState {
     pub ui: Ui,
     /// `/pages/<name>/` folders.
     pub custom_static: BTreeMap<String, PathBuf>,
-    /// The database file, for the space `POST /api/0/vacuum` gives back.
-    pub db_path: PathBuf,
-    /// The credentials (API key, tokens) and the write-token checks.
+    /// The server's credentials: the API key (with users on, the server
+    /// administrator's), the failure limit, the trusted proxies; with
+    /// users off, also the file's tokens (the same as `own`'s).
     pub auth: Arc<auth::Auth>,
-    /// The background jobs' states: snapshots, retention, sync, the hub.
-    pub jobs: Jobs,
     /// What a salvage at this start recovered (`damage.rs`), if any.
     pub salvage: Option<SalvageReport>,
     /// What `/metrics` counts as it happens (`metrics.rs`).
@@ -115,13 +116,14 @@ pub struct ServerState {
 }
 
 impl ServerState {
-    /// What the alerts read: this server's store, cache and host.
-    pub fn alerts_source(&self) -> aw_alerts::Source {
+    /// What the alerts read: `served`'s store and cache, this server's
+    /// host.
+    pub fn alerts_source(&self, served: &Served) -> aw_alerts::Source {
         aw_alerts::Source {
             served: aw_summary::Served {
-                datastore: self.datastore.clone(),
+                datastore: served.datastore.clone(),
                 own_host: self.info.hostname.clone(),
-                cache: self.cache.clone(),
+                cache: served.cache.clone(),
             },
             own_host: self.info.hostname.clone(),
             is_hub,
@@ -132,6 +134,25 @@ impl ServerState {
 /// Whether devices forward to this server.
 pub fn is_hub(datastore: &Datastore) -> bool {
     aw_folder_sync::forward::devices(datastore).is_ok_and(|devices| !devices.is_empty())
+}
+
+/// Finishes a merge of hosts a crash or a kill interrupted, before any
+/// request sees half of it (`aw_hosts::resume`).
+pub fn finish_host_change(datastore: &aw_datastore::Datastore) {
+    match aw_hosts::resume(datastore) {
+        Ok(Some(report)) => log::warn!(
+            "Finished the {} of host '{}' into '{}' that a stop interrupted ({:.1} s)",
+            report.operation,
+            report.from,
+            report.to,
+            report.seconds
+        ),
+        Ok(None) => {}
+        Err(error) => log::error!(
+            "The change of hosts that a stop interrupted could not be finished: {error}; \
+             it is tried again at the next start"
+        ),
+    }
 }
 
 /// What this start found that no config says: the aw-webui embedded in
@@ -161,7 +182,36 @@ pub fn build_rocket(
     .map_err(|error| ConfigError::Invalid(format!("cannot read the API tokens: {error}")))?;
     refuse_open_remote(&config, &auth)?;
     let auth = Arc::new(auth);
-    let gate = security::Gate::new(&config, Arc::clone(&auth))?;
+    let own = Arc::new(Served::own(datastore, Arc::clone(&auth), &config));
+    assemble(Some(own), None, auth, config, found)
+}
+
+/// The Rocket application of a server that hosts several people
+/// (`[users] enabled`, [`Hosting::open`]): each request is served its
+/// person's file, and the config's API key is the server
+/// administrator's. The caller closes the open files after the launch
+/// ([`Hosting::close_all`]).
+pub fn build_hosting(
+    hosting: Arc<Hosting>,
+    config: ServerConfig,
+    found: Found,
+) -> Result<Rocket<Build>, ConfigError> {
+    // People's tokens authenticate their requests: nothing is open.
+    let auth = Arc::new(auth::Auth::key_only(
+        config.api_key.clone(),
+        config.trusted_proxies.clone(),
+    ));
+    assemble(None, Some(hosting), auth, config, found)
+}
+
+fn assemble(
+    own: Option<Arc<Served>>,
+    hosting: Option<Arc<Hosting>>,
+    auth: Arc<auth::Auth>,
+    config: ServerConfig,
+    found: Found,
+) -> Result<Rocket<Build>, ConfigError> {
+    let gate = security::Gate::new(&config, Arc::clone(&auth), hosting.clone())?;
     let rocket_config = rocket::Config {
         address: config.address,
         port: config.port,
@@ -200,34 +250,15 @@ pub fn build_rocket(
         },
         ..rocket::Config::default()
     };
-    let jobs = Jobs {
-        backups: Arc::new(aw_jobs::backup::Backups::new(config.backup.clone())),
-        retention: Arc::new(aw_jobs::retention::Retention::new(config.keep_days)),
-        sync: Arc::new(aw_jobs::sync::SyncState::new(
-            config.sync.clone(),
-            config.device_id.clone(),
-            config.hostname.clone(),
-        )),
-        hub: Arc::new(aw_jobs::hub::HubState::new(
-            config.hub.clone(),
-            config.device_id.clone(),
-            config.hostname.clone(),
-        )),
-    };
     let metrics = Arc::new(metrics::Metrics::default());
-    let cache = config.cache.map(|config| {
-        let cache = Arc::new(aw_cache::Cache::new(config));
-        cache.keep_summaries_as(aw_summary::kept_day);
-        // Before the first request: every write from now on reaches it.
-        datastore.watch_writes(cache.watcher());
-        cache
-    });
     let prewarm = Arc::new(aw_cache::Prewarm::new(
-        config.cache.is_some_and(|config| config.prewarm),
+        own.is_some() && config.cache.is_some_and(|config| config.prewarm),
     ));
+    // Alerts read one file: a server of one person's (per person: later).
+    let alerts = config.alerts.clone().filter(|_| own.is_some());
     let state = ServerState {
-        datastore,
-        cache,
+        own,
+        hosting,
         prewarm,
         info: ServerInfo {
             hostname: config.hostname.clone(),
@@ -237,12 +268,10 @@ pub fn build_rocket(
         },
         ui: Ui::choose(config.webpath.as_deref(), found.embedded_webui),
         custom_static: config.custom_static.clone(),
-        db_path: config.db_path.clone(),
         auth,
-        jobs,
         salvage: found.salvage,
         metrics: Arc::clone(&metrics),
-        alerts: Arc::new(aw_alerts::Alerts::new(config.alerts.clone())),
+        alerts: Arc::new(aw_alerts::Alerts::new(alerts)),
     };
     let rocket = rocket::custom(rocket_config);
     Ok(rocket
@@ -256,12 +285,14 @@ pub fn build_rocket(
         .attach(AdHoc::on_shutdown("store the cache's hints", |rocket| {
             Box::pin(async move {
                 if let Some(state) = rocket.state::<ServerState>() {
-                    if let Some(cache) = state
-                        .cache
-                        .as_ref()
-                        .filter(|_| state.prewarm.status().enabled)
-                    {
-                        aw_cache::prewarm::save_hints(cache, &state.datastore);
+                    if let Some(own) = &state.own {
+                        if let Some(cache) = own
+                            .cache
+                            .as_ref()
+                            .filter(|_| state.prewarm.status().enabled)
+                        {
+                            aw_cache::prewarm::save_hints(cache, &own.datastore);
+                        }
                     }
                 }
             })
@@ -271,10 +302,20 @@ pub fn build_rocket(
                 let config = rocket.config();
                 if let Some(state) = rocket.state::<ServerState>() {
                     log::info!("Serving {} at /", state.ui.describe());
-                    state.jobs.start(&state.datastore);
-                    aw_alerts::start(&state.alerts, state.alerts_source());
-                    if let Some(cache) = &state.cache {
-                        aw_cache::prewarm::start(cache, &state.datastore, &state.prewarm);
+                    if let Some(own) = &state.own {
+                        own.jobs.start(&own.datastore);
+                        aw_alerts::start(&state.alerts, state.alerts_source(own));
+                        if let Some(cache) = &own.cache {
+                            aw_cache::prewarm::start(cache, &own.datastore, &state.prewarm);
+                        }
+                    }
+                    if let Some(hosting) = &state.hosting {
+                        log::info!(
+                            "Hosting several people: {} users, at most {} open at once",
+                            hosting.users.index().users().map_or(0, |users| users.len()),
+                            hosting.settings().max_open
+                        );
+                        Hosting::start_closing(hosting);
                     }
                 }
                 log::info!(

@@ -290,6 +290,9 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     };
     config.hostname = dirs::hostname();
 
+    if config.users.is_some() {
+        return serve_users(config);
+    }
     let key =
         cli::database_key(args.db_password.as_deref()).map_err(|error| anyhow::anyhow!(error))?;
     if key.is_some() {
@@ -317,7 +320,7 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
             std::process::exit(damage::EXIT_UNREADABLE);
         }
     };
-    finish_host_change(&datastore);
+    aw_server::finish_host_change(&datastore);
     let found = aw_server::Found {
         embedded_webui: aw_server::embedded_webui(),
         salvage,
@@ -328,6 +331,47 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         }),
     );
 
+    let launched = launch(rocket);
+    service::stopping();
+    // Whatever ended the server, make every acknowledged write durable.
+    let closed = datastore.close();
+    launched.context("server failed")?;
+    closed.context("closing the database failed")?;
+    log::info!("Shut down cleanly");
+    Ok(())
+}
+
+/// Serves several people ([users] enabled): a file each under the data
+/// folder's users/, opened as their requests come.
+fn serve_users(config: aw_server::ServerConfig) -> anyhow::Result<()> {
+    let hosting = aw_server::Hosting::open(&config).context("cannot open the users")?;
+    log::info!(
+        "Hosting several people: their files are in {}",
+        hosting.users.root().display()
+    );
+    let hosting = std::sync::Arc::new(hosting);
+    let rocket = aw_server::build_hosting(
+        std::sync::Arc::clone(&hosting),
+        config,
+        aw_server::Found {
+            embedded_webui: aw_server::embedded_webui(),
+            salvage: None,
+        },
+    )?
+    .attach(rocket::fairing::AdHoc::on_liftoff(
+        "systemd readiness",
+        |_| Box::pin(async { service::ready() }),
+    ));
+    let launched = launch(rocket);
+    service::stopping();
+    hosting.close_all();
+    launched.context("server failed")?;
+    log::info!("Shut down cleanly");
+    Ok(())
+}
+
+/// Runs the server until SIGINT or SIGTERM.
+fn launch(rocket: rocket::Rocket<rocket::Build>) -> anyhow::Result<()> {
     let launched = match serving_runtime()?.block_on(rocket.launch()) {
         // Rocket reports a shutdown as failed when connection tasks still
         // ran as its accept loop ended, which a busy server hit now and
@@ -340,30 +384,5 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
         }
         other => other.map(|_| ()),
     };
-    service::stopping();
-    // Whatever ended the server, make every acknowledged write durable.
-    let closed = datastore.close();
-    launched.context("server failed")?;
-    closed.context("closing the database failed")?;
-    log::info!("Shut down cleanly");
-    Ok(())
-}
-
-/// Finishes a merge of hosts a crash or a kill interrupted, before any
-/// request sees half of it (`aw_hosts::resume`).
-pub(crate) fn finish_host_change(datastore: &aw_datastore::Datastore) {
-    match aw_hosts::resume(datastore) {
-        Ok(Some(report)) => log::warn!(
-            "Finished the {} of host '{}' into '{}' that a stop interrupted ({:.1} s)",
-            report.operation,
-            report.from,
-            report.to,
-            report.seconds
-        ),
-        Ok(None) => {}
-        Err(error) => log::error!(
-            "The change of hosts that a stop interrupted could not be finished: {error}; \
-             it is tried again at the next start"
-        ),
-    }
+    Ok(launched?)
 }

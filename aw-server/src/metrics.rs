@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::Instant;
 
+use crate::served::Served;
 use aw_cache::{CacheStats, PrewarmStatus};
 use aw_datastore::{CommitHistogram, WriterStats, COMMIT_BOUNDS_MICROS};
 use aw_models::{Duration, Timestamp};
@@ -368,15 +369,15 @@ pub struct Scrape {
 impl Scrape {
     /// Reads everything now. The buckets' ends are the writer's facts
     /// (`stats.rs`), known without SQL; the file sizes are two `stat`s.
-    pub async fn gather(state: &ServerState) -> Result<Scrape, ApiError> {
-        let buckets = state.datastore.buckets().await?;
+    pub async fn gather(state: &ServerState, served: &Served) -> Result<Scrape, ApiError> {
+        let buckets = served.datastore.buckets().await?;
         let now = Timestamp::now();
         let since_last_event = buckets
             .into_values()
             .filter_map(|bucket| Some((bucket.id, seconds_between(bucket.metadata.end?, now))))
             .collect();
-        let sync = state.jobs.sync.status();
-        let hub = state.jobs.hub.status();
+        let sync = served.jobs.sync.status();
+        let hub = served.jobs.hub.status();
         let hub = hub.as_ref().and_then(|hub| {
             LastRun::of(
                 hub.last_pass.as_ref().map(|pass| pass.finished),
@@ -384,7 +385,7 @@ impl Scrape {
                 now,
             )
         });
-        let backup = state.jobs.backups.last().and_then(|last| {
+        let backup = served.jobs.backups.last().and_then(|last| {
             let ended = last
                 .time
                 .saturating_add(Duration::from_nanos((last.duration_ms * 1e6) as i64));
@@ -394,9 +395,9 @@ impl Scrape {
             }
         });
         Ok(Scrape {
-            writer: state.datastore.writer_stats(),
-            database_bytes: file_size(&state.db_path),
-            wal_bytes: file_size(&wal_path(&state.db_path)).or(Some(0)),
+            writer: served.datastore.writer_stats(),
+            database_bytes: file_size(&served.db_path),
+            wal_bytes: file_size(&wal_path(&served.db_path)).or(Some(0)),
             since_last_event,
             sync: LastRun::of(
                 sync.last_pass.as_ref().map(|pass| pass.finished),
@@ -405,7 +406,7 @@ impl Scrape {
             ),
             hub,
             backup,
-            cache: state.cache.as_ref().map(|cache| cache.stats()),
+            cache: served.cache.as_ref().map(|cache| cache.stats()),
             prewarm: Some(state.prewarm.status()).filter(|status| status.enabled),
         })
     }

@@ -35,6 +35,7 @@ use rocket::{Data, Orbit, Response, Rocket};
 use crate::auth::{Access, Auth, Failure, Need};
 use crate::config::{ConfigError, ServerConfig};
 use crate::error::json_message;
+use crate::served::{Hosting, Served, Tenant};
 use aw_models::Timestamp;
 
 /// Where refused requests are routed to.
@@ -202,6 +203,28 @@ fn extension_may(method: Method, segments: &[String]) -> bool {
 struct Checked {
     segments: Vec<String>,
     guarded: Option<(Access, Need)>,
+    /// The person's file the credential names (users on).
+    tenant: Option<Arc<Served>>,
+}
+
+/// Why, on a server that hosts several people, an access does not reach
+/// what a request needs: the server administrator's key manages the
+/// people and reads nothing of theirs; a person's token reaches their
+/// own file only, never the people's management.
+fn hosting_refusal(access: &Access, has_file: bool, need: &Need) -> Option<&'static str> {
+    match (need, has_file) {
+        (Need::Nothing | Need::Identity, _) => None,
+        (Need::Users, false) if matches!(access, Access::Key) => None,
+        (Need::Users, _) => Some(
+            "Managing people needs the server administrator's key ([auth] api_key); a \
+             person's token reaches their own data only",
+        ),
+        (_, true) => None,
+        (_, false) => Some(
+            "The server administrator's key manages people (/api/0/users) and reads nothing \
+             of theirs: use the person's own token for their data",
+        ),
+    }
 }
 
 /// The request fairing of this module; see the module docs.
@@ -212,6 +235,8 @@ pub struct Gate {
     allowed_hosts: Vec<String>,
     cors: CorsPolicy,
     auth: Arc<Auth>,
+    /// The people, when the server hosts several.
+    hosting: Option<Arc<Hosting>>,
     /// The port the server listens on, for its own origin; updated at
     /// liftoff because port 0 binds a port chosen by the system.
     port: AtomicU16,
@@ -220,7 +245,11 @@ pub struct Gate {
 impl Gate {
     /// A gate for `config` with the credentials of `auth`; fails on an
     /// invalid `cors_regex`.
-    pub fn new(config: &ServerConfig, auth: Arc<Auth>) -> Result<Gate, ConfigError> {
+    pub fn new(
+        config: &ServerConfig,
+        auth: Arc<Auth>,
+        hosting: Option<Arc<Hosting>>,
+    ) -> Result<Gate, ConfigError> {
         let regexes = config
             .cors_regex
             .iter()
@@ -247,6 +276,7 @@ impl Gate {
                 testing: config.testing,
             },
             auth,
+            hosting,
             port: AtomicU16::new(config.port),
         })
     }
@@ -314,23 +344,37 @@ impl Gate {
             return Ok(Checked {
                 segments,
                 guarded: None,
+                tenant: None,
             });
         }
-        if !self.auth.required() {
+        if !self.auth.required() && self.hosting.is_none() {
             // No credential exists: everything is open, nothing to decide.
             return Ok(Checked {
                 segments,
                 guarded: Some((Access::Open, Need::Nothing)),
+                tenant: None,
             });
         }
         let need = Need::of(request.method(), &segments);
-        let access = self.authenticate(request, &need)?;
+        let (access, tenant) = self.authenticate(request, &need)?;
         if let Some(message) = access.refusal(&need) {
             return Err(Rejection::new(Status::Forbidden, message));
+        }
+        if self.hosting.is_some() {
+            if let Some(message) = hosting_refusal(&access, tenant.is_some(), &need) {
+                return Err(Rejection::new(Status::Forbidden, message));
+            }
+        } else if need == Need::Users {
+            return Err(Rejection::new(
+                Status::NotFound,
+                "This server serves one person: it has no users (set [users] enabled = true \
+                 in config.toml to host several people)",
+            ));
         }
         Ok(Checked {
             segments,
             guarded: Some((access, need)),
+            tenant,
         })
     }
 
@@ -338,9 +382,13 @@ impl Gate {
     /// [`Access::Open`] for what needs none, else the one its
     /// `Authorization` header gives; failures are counted per client and
     /// logged without the credential.
-    fn authenticate(&self, request: &Request<'_>, need: &Need) -> Result<Access, Rejection> {
+    fn authenticate(
+        &self,
+        request: &Request<'_>,
+        need: &Need,
+    ) -> Result<(Access, Option<Arc<Served>>), Rejection> {
         if *need == Need::Nothing {
-            return Ok(Access::Open);
+            return Ok((Access::Open, None));
         }
         let forwarded: Vec<&str> = request.headers().get("X-Forwarded-For").collect();
         let client = self
@@ -356,8 +404,22 @@ impl Gate {
             return Err(rejection);
         }
         let headers = request.headers().get("Authorization");
-        match self.auth.authenticate(headers, Timestamp::now()) {
-            Ok(access) => Ok(access),
+        let authenticated = match &self.hosting {
+            None => self
+                .auth
+                .authenticate(headers, Timestamp::now())
+                .map(|access| (access, None)),
+            Some(hosting) => {
+                let headers: Vec<&str> = headers.collect();
+                hosting.authenticate(&self.auth, &headers, Timestamp::now())
+            }
+        };
+        match authenticated {
+            Ok(granted) => Ok(granted),
+            Err(Failure::Unavailable) => Err(Rejection::new(
+                Status::ServiceUnavailable,
+                "This person's data could not be opened just now; try again in a moment",
+            )),
             Err(failure) => {
                 let path = request.uri().path();
                 let method = request.method();
@@ -375,8 +437,15 @@ impl Gate {
                 }
                 Err(Rejection::new(
                     Status::Unauthorized,
-                    "Missing or invalid API key or token. Send it as 'Authorization: Bearer \
-                     <token>' (or as the password of HTTP Basic).",
+                    if self.hosting.is_some() {
+                        "Missing or invalid token: this server hosts several people, and each \
+                         request needs the token of the person whose data it reads or writes. \
+                         Send it as 'Authorization: Bearer <token>' (or as the password of HTTP \
+                         Basic)."
+                    } else {
+                        "Missing or invalid API key or token. Send it as 'Authorization: Bearer \
+                         <token>' (or as the password of HTTP Basic)."
+                    },
                 ))
             }
         }
@@ -385,7 +454,12 @@ impl Gate {
     /// The rest of the write-token check: a bucket it names must be one
     /// of its hosts' (or not exist yet; creating one checks the body's
     /// host).
-    async fn check_bucket(&self, access: &Access, need: &Need) -> Result<(), Rejection> {
+    async fn check_bucket(
+        &self,
+        access: &Access,
+        need: &Need,
+        tenant: Option<&Served>,
+    ) -> Result<(), Rejection> {
         let (Need::ReadBucket(id) | Need::WriteBucket(id)) = need else {
             return Ok(());
         };
@@ -395,7 +469,8 @@ impl Gate {
         if token.info.scope != aw_models::Scope::Write {
             return Ok(());
         }
-        match self.auth.bucket_host(id).await {
+        let auth = tenant.map_or(&self.auth, |served| &served.auth);
+        match auth.bucket_host(id).await {
             Ok(Some(host)) if !access.may_write_host(&host) => Err(Rejection::new(
                 Status::Forbidden,
                 format!(
@@ -433,9 +508,11 @@ impl Fairing for Gate {
             Ok(Checked {
                 segments,
                 guarded: Some((access, need)),
-            }) => match self.check_bucket(&access, &need).await {
+                tenant,
+            }) => match self.check_bucket(&access, &need, tenant.as_deref()).await {
                 Ok(()) => {
                     request.local_cache(|| Granted(Some(access)));
+                    request.local_cache(|| Tenant(tenant));
                     Ok(segments)
                 }
                 Err(rejection) => Err(rejection),
@@ -443,6 +520,7 @@ impl Fairing for Gate {
             Ok(Checked {
                 segments,
                 guarded: None,
+                ..
             }) => Ok(segments),
             Err(rejection) => Err(rejection),
         };

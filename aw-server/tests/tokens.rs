@@ -293,6 +293,16 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/tokens/{name}", "/api/0/tokens/none_{who}", None, AdminOnly),
+        // A server of one person: allowed ones answer 404 (it has no users).
+        r("GET", "/api/0/users", "/api/0/users", None, AdminOnly),
+        r(
+            "POST",
+            "/api/0/users",
+            "/api/0/users",
+            Some(json!({"name": "u-{who}"})),
+            AdminOnly,
+        ),
+        r("DELETE", "/api/0/users/{name}", "/api/0/users/u-{who}", None, AdminOnly),
         r("GET", "/api/0/alerts/status", "/api/0/alerts/status", None, Reading),
         // No [alerts] here: allowed ones answer 409 and send nothing.
         r("POST", "/api/0/alerts/test", "/api/0/alerts/test", None, AdminOnly),

@@ -92,7 +92,7 @@ impl Access {
             Need::Read => scope != Scope::Write,
             Need::BucketList | Need::ReadBucket(_) => true,
             Need::WriteBucket(_) | Need::Forward => scope != Scope::Read,
-            Need::Admin => scope == Scope::Admin,
+            Need::Admin | Need::Users => scope == Scope::Admin,
         };
         if allowed {
             return None;
@@ -173,6 +173,8 @@ pub enum Failure {
     Unknown,
     /// A token past its expiry.
     Expired,
+    /// The credential's person's data could not be opened.
+    Unavailable,
 }
 
 impl Failure {
@@ -183,6 +185,7 @@ impl Failure {
             Failure::Malformed => "a malformed Authorization header",
             Failure::Unknown => "an unknown key or token",
             Failure::Expired => "an expired token",
+            Failure::Unavailable => "a person's data that could not be opened",
         }
     }
 }
@@ -192,7 +195,9 @@ impl Failure {
 /// handlers.
 #[derive(Debug)]
 pub struct Auth {
-    datastore: Datastore,
+    /// The file whose tokens these are; `None` for the server
+    /// administrator's key alone (a server that hosts several people).
+    datastore: Option<Datastore>,
     api_key: Option<String>,
     tokens: RwLock<HashMap<[u8; 32], Arc<KnownToken>>>,
     /// Whether `tokens` has any, read on every request without the lock.
@@ -215,7 +220,7 @@ impl Auth {
         trusted_proxies: Vec<IpRange>,
     ) -> Result<Auth, aw_datastore::DatastoreError> {
         let auth = Auth {
-            datastore,
+            datastore: Some(datastore),
             api_key: api_key.filter(|key| !key.is_empty()),
             tokens: RwLock::default(),
             any_token: AtomicBool::new(false),
@@ -226,6 +231,30 @@ impl Auth {
         };
         auth.reload()?;
         Ok(auth)
+    }
+
+    /// The config's API key alone, without a file (the server
+    /// administrator of a server that hosts several people).
+    pub fn key_only(api_key: Option<String>, trusted_proxies: Vec<IpRange>) -> Auth {
+        Auth {
+            datastore: None,
+            api_key: api_key.filter(|key| !key.is_empty()),
+            tokens: RwLock::default(),
+            any_token: AtomicBool::new(false),
+            reloading: Mutex::new(()),
+            hosts: RwLock::default(),
+            failures: FailedAuth::default(),
+            trusted_proxies,
+        }
+    }
+
+    fn store(&self) -> Result<&Datastore, aw_datastore::DatastoreError> {
+        self.datastore.as_ref().ok_or_else(|| {
+            aw_datastore::DatastoreError::InvalidInput(
+                "the server administrator has no tokens of its own: each person's are theirs"
+                    .to_string(),
+            )
+        })
     }
 
     /// Whether any credential exists: then every `/api/` request but
@@ -240,10 +269,7 @@ impl Auth {
         mut headers: impl Iterator<Item = &'a str>,
         now: Timestamp,
     ) -> Result<Access, Failure> {
-        let (header, None) = (headers.next(), headers.next()) else {
-            return Err(Failure::Malformed);
-        };
-        let secret = credential(header.ok_or(Failure::Missing)?).ok_or(Failure::Malformed)?;
+        let secret = secret(&mut headers)?;
         if let Some(key) = &self.api_key {
             if subtle::ConstantTimeEq::ct_eq(secret.as_bytes(), key.as_bytes()).into() {
                 return Ok(Access::Key);
@@ -263,7 +289,7 @@ impl Auth {
 
     /// Every token, as listed (the stored "last used", to the minute).
     pub fn list(&self) -> Result<Vec<TokenInfo>, aw_datastore::DatastoreError> {
-        list_tokens(&self.datastore)
+        list_tokens(self.store()?)
     }
 
     /// Makes a token; `Ok(None)` when the name is taken.
@@ -272,7 +298,7 @@ impl Auth {
         request: &NewToken,
         now: Timestamp,
     ) -> Result<Option<CreatedToken>, AddError> {
-        let made = make_token(&self.datastore, request, self.api_key.is_some(), now)?;
+        let made = make_token(self.store()?, request, self.api_key.is_some(), now)?;
         if made.is_some() {
             self.reload()?;
         }
@@ -282,7 +308,7 @@ impl Auth {
     /// Revokes a token; false when there is none of that name. The next
     /// request with it is refused.
     pub fn revoke(&self, name: &str) -> Result<bool, aw_datastore::DatastoreError> {
-        let removed = self.datastore.remove_token(name)?;
+        let removed = self.store()?.remove_token(name)?;
         if removed {
             self.reload()?;
         }
@@ -300,7 +326,10 @@ impl Auth {
                 return Ok(Some(host.clone()));
             }
         }
-        match self.datastore.bucket(id).await {
+        let Some(datastore) = &self.datastore else {
+            return Ok(None);
+        };
+        match datastore.bucket(id).await {
             Ok(bucket) => {
                 let mut hosts = self.hosts.write().unwrap_or_else(|e| e.into_inner());
                 if hosts.len() > 10_000 {
@@ -336,6 +365,9 @@ impl Auth {
     }
 
     fn reload(&self) -> Result<(), aw_datastore::DatastoreError> {
+        let Some(datastore) = &self.datastore else {
+            return Ok(());
+        };
         let _one_at_a_time = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         let now = Timestamp::now().nanos();
         // A token kept across the reload keeps its in-memory mark.
@@ -347,9 +379,8 @@ impl Auth {
                 (known.info.name.clone(), mark)
             })
             .collect();
-        let aliases = self.datastore.host_aliases()?;
-        let table = self
-            .datastore
+        let aliases = datastore.host_aliases()?;
+        let table = datastore
             .tokens()?
             .into_iter()
             .filter_map(|stored| {
@@ -389,7 +420,9 @@ impl Auth {
         {
             return;
         }
-        let datastore = self.datastore.clone();
+        let Some(datastore) = self.datastore.clone() else {
+            return;
+        };
         let name = token.info.name.clone();
         let write = move || {
             if let Err(error) = datastore.touch_tokens(vec![(name, now)]) {
@@ -484,6 +517,37 @@ pub fn make_token(
         token: secret,
         info,
     }))
+}
+
+/// Makes the first admin token of a new person `user`, `<user>-admin`,
+/// in their file (`aw_users::Users::add`); answers its secret.
+pub fn first_admin_token(user: &str) -> impl FnOnce(&Datastore) -> Result<String, String> + '_ {
+    move |datastore| {
+        let request = NewToken {
+            name: format!("{user}-admin"),
+            scope: Scope::Admin,
+            hosts: Vec::new(),
+            expires: None,
+        };
+        match make_token(datastore, &request, false, Timestamp::now()) {
+            Ok(Some(created)) => Ok(created.token),
+            Ok(None) => Err("the first token's name was taken".to_string()),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+}
+
+/// The secret of the one `Authorization` header of a request.
+pub fn secret<'a>(mut headers: impl Iterator<Item = &'a str>) -> Result<String, Failure> {
+    let (header, None) = (headers.next(), headers.next()) else {
+        return Err(Failure::Malformed);
+    };
+    credential(header.ok_or(Failure::Missing)?).ok_or(Failure::Malformed)
+}
+
+/// How a token's secret is stored and indexed: its SHA-256, in hex.
+pub fn token_hash(secret: &str) -> String {
+    to_hex(&hash(secret))
 }
 
 /// A new secret: [`TOKEN_PREFIX`] and 256 random bits from the system, in

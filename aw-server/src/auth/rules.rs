@@ -25,6 +25,9 @@ pub enum Need {
     Forward,
     /// Admin only.
     Admin,
+    /// The people of a server that hosts several: the server
+    /// administrator only (`[auth] api_key`).
+    Users,
 }
 
 impl Need {
@@ -42,6 +45,7 @@ impl Need {
             [_, "0", "info"] if reading => Need::Nothing,
             [_, "0", "access"] if reading => Need::Identity,
             [_, "0", "tokens", ..] => Need::Admin,
+            [_, "0", "users", ..] => Need::Users,
             [_, "0", "buckets"] if reading => Need::BucketList,
             [_, "0", "buckets", id]
             | [_, "0", "buckets", id, "events"]

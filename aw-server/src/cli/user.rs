@@ -5,12 +5,10 @@
 
 use std::path::PathBuf;
 
-use aw_models::{NewToken, Scope, Timestamp};
 use aw_users::{UserInfo, Users};
 use clap::{Args, Subcommand};
 
 use super::CliError;
-use crate::auth::make_token;
 
 /// Flags of `user`.
 #[derive(Debug, Clone, Args)]
@@ -65,19 +63,7 @@ pub fn run(args: UserArgs) -> Result<(), CliError> {
     match args.action {
         UserAction::Add { name } => {
             let added = users
-                .add(&name, |datastore| {
-                    let request = NewToken {
-                        name: format!("{name}-admin"),
-                        scope: Scope::Admin,
-                        hosts: Vec::new(),
-                        expires: None,
-                    };
-                    match make_token(datastore, &request, false, Timestamp::now()) {
-                        Ok(Some(created)) => Ok(created.token),
-                        Ok(None) => Err("the first token's name was taken".to_string()),
-                        Err(error) => Err(error.to_string()),
-                    }
-                })
+                .add(&name, crate::auth::first_admin_token(&name))
                 .map_err(failed)?;
             eprintln!(
                 "Added {}: {}. Their first admin token, {}-admin, is below; it is shown only \

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::request::{blocking, flag_param};
 use crate::error::ApiError;
+use crate::served::Served;
 use crate::ServerState;
 use aw_alerts::{AlertStatus, Channel};
 
@@ -50,9 +51,9 @@ pub async fn status(state: &State<ServerState>) -> Json<AlertStatus> {
 
 /// A test message to every channel, delivered now.
 #[post("/api/0/alerts/test")]
-pub async fn test(state: &State<ServerState>) -> Result<Json<Sent>, ApiError> {
+pub async fn test(state: &State<ServerState>, served: &Served) -> Result<Json<Sent>, ApiError> {
     let alerts = std::sync::Arc::clone(&state.alerts);
-    let source = state.alerts_source();
+    let source = state.alerts_source(served);
     let own_host = source.own_host.clone();
     let channels = blocking(move || Ok(alerts.test(&source)?)).await?;
     Ok(Json(Sent {
@@ -69,6 +70,7 @@ pub async fn digest(
     week: Option<&str>,
     send: Option<&str>,
     state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Sent>, ApiError> {
     let week = flag_param("week", week)?;
     let send = match send {
@@ -76,7 +78,7 @@ pub async fn digest(
         given => flag_param("send", given)?,
     };
     let alerts = std::sync::Arc::clone(&state.alerts);
-    let source = state.alerts_source();
+    let source = state.alerts_source(served);
     let (message, channels) = if send {
         blocking(move || Ok(alerts.send_digest(&source, week)?)).await?
     } else {

@@ -5,12 +5,12 @@
 //! `/api/` route when one is set).
 
 use rocket::serde::json::Json;
-use rocket::{get, post, State};
+use rocket::{get, post};
 use serde::Serialize;
 
 use super::request::blocking;
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 use aw_jobs::backup::BackupStatus;
 
 /// The answer: the snapshot written.
@@ -29,9 +29,9 @@ pub struct BackupWritten {
 /// Writes a snapshot: every write acknowledged before the request is in
 /// it, and heartbeats go on meanwhile.
 #[post("/api/0/backup")]
-pub async fn backup(state: &State<ServerState>) -> Result<Json<BackupWritten>, ApiError> {
-    let datastore = state.datastore.clone();
-    let backups = std::sync::Arc::clone(&state.jobs.backups);
+pub async fn backup(served: &Served) -> Result<Json<BackupWritten>, ApiError> {
+    let datastore = served.datastore.clone();
+    let backups = std::sync::Arc::clone(&served.jobs.backups);
     let taken = blocking(move || Ok(backups.take(&datastore, false)?)).await?;
     Ok(Json(BackupWritten {
         path: taken.snapshot.path.display().to_string(),
@@ -49,7 +49,7 @@ pub async fn backup(state: &State<ServerState>) -> Result<Json<BackupWritten>, A
 /// one's outcome (since the server started), when the next is due, and
 /// the snapshots in the folder.
 #[get("/api/0/backup/status")]
-pub async fn status(state: &State<ServerState>) -> Result<Json<BackupStatus>, ApiError> {
-    let backups = std::sync::Arc::clone(&state.jobs.backups);
+pub async fn status(served: &Served) -> Result<Json<BackupStatus>, ApiError> {
+    let backups = std::sync::Arc::clone(&served.jobs.backups);
     Ok(Json(blocking(move || Ok(backups.status())).await?))
 }

@@ -12,6 +12,7 @@ use rocket::{delete, get, post, put, State};
 use super::request::{blocking, read_json, Empty, JSON_LIMIT};
 use crate::auth::Access;
 use crate::error::ApiError;
+use crate::served::Served;
 use crate::ServerState;
 
 /// The host name that watchers send to mean "the server's own".
@@ -22,17 +23,17 @@ const LOCAL_HOSTNAME: &str = "!local";
 #[get("/api/0/buckets")]
 pub async fn list(
     access: &Access,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<BTreeMap<String, Bucket>>, ApiError> {
-    let mut buckets = state.datastore.buckets().await?;
+    let mut buckets = served.datastore.buckets().await?;
     buckets.retain(|_, bucket| access.may_see_host(&bucket.hostname));
     Ok(Json(buckets))
 }
 
 /// One bucket, with current metadata.
 #[get("/api/0/buckets/<bucket_id>")]
-pub async fn get(bucket_id: &str, state: &State<ServerState>) -> Result<Json<Bucket>, ApiError> {
-    Ok(Json(state.datastore.bucket(bucket_id).await?))
+pub async fn get(bucket_id: &str, served: &Served) -> Result<Json<Bucket>, ApiError> {
+    Ok(Json(served.datastore.bucket(bucket_id).await?))
 }
 
 /// Creates a bucket: 200, or 304 when it exists (left unchanged). The id is
@@ -45,6 +46,7 @@ pub async fn create(
     body: Data<'_>,
     access: &Access,
     state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Empty, ApiError> {
     aw_models::check_bucket_id(bucket_id)
         .map_err(|error| ApiError::BadRequest(error.to_string()))?;
@@ -66,7 +68,7 @@ pub async fn create(
     if !access.may_write_host(&bucket.hostname) {
         return Err(host_refused(&bucket.hostname));
     }
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     match blocking(move || Ok(datastore.create_bucket(bucket)?)).await {
         Ok(()) => Ok(Empty(Status::Ok)),
         Err(ApiError::Datastore(DatastoreError::BucketExists(_))) => Ok(Empty(Status::NotModified)),
@@ -85,7 +87,7 @@ pub async fn update(
     bucket_id: &str,
     body: Data<'_>,
     access: &Access,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Bucket>, ApiError> {
     let body: serde_json::Value = read_json(body, JSON_LIMIT).await?;
     if !body.is_object() {
@@ -101,12 +103,12 @@ pub async fn update(
             return Err(host_refused(hostname));
         }
     }
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let id = bucket_id.to_string();
     let result = blocking(move || Ok(datastore.update_bucket(&id, update)?)).await;
-    state.auth.forget_hosts();
+    served.auth.forget_hosts();
     result?;
-    Ok(Json(state.datastore.bucket(bucket_id).await?))
+    Ok(Json(served.datastore.bucket(bucket_id).await?))
 }
 
 /// A write token naming a host that is not one of its own.
@@ -119,11 +121,11 @@ fn host_refused(hostname: &str) -> ApiError {
 
 /// Deletes a bucket and its events; `?force=1` is accepted and ignored.
 #[delete("/api/0/buckets/<bucket_id>")]
-pub async fn delete(bucket_id: &str, state: &State<ServerState>) -> Result<Empty, ApiError> {
-    let datastore = state.datastore.clone();
+pub async fn delete(bucket_id: &str, served: &Served) -> Result<Empty, ApiError> {
+    let datastore = served.datastore.clone();
     let bucket_id = bucket_id.to_string();
     let result = blocking(move || Ok(datastore.delete_bucket(&bucket_id)?)).await;
-    state.auth.forget_hosts();
+    served.auth.forget_hosts();
     result?;
     Ok(Empty(Status::Ok))
 }

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::privacy::database_size;
 use super::request::blocking;
+use crate::served::Served;
 use crate::ServerState;
 use aw_jobs::retention::RetentionStatus;
 
@@ -57,9 +58,9 @@ pub struct CacheStatus {
 
 /// The database's status.
 #[get("/api/0/database/status")]
-pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
-    let damage = state.datastore.damage();
-    let datastore = state.datastore.clone();
+pub async fn status(state: &State<ServerState>, served: &Served) -> Json<DatabaseStatus> {
+    let damage = served.datastore.damage();
+    let datastore = served.datastore.clone();
     let reclaimable = match blocking(move || Ok(datastore.free_bytes()?)).await {
         Ok(bytes) => Some(bytes),
         Err(error) => {
@@ -68,13 +69,13 @@ pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
         }
     };
     Json(DatabaseStatus {
-        path: state.db_path.clone(),
+        path: served.db_path.clone(),
         healthy: damage.is_none(),
         damage,
         salvage: state.salvage.clone(),
-        size: database_size(&state.db_path),
+        size: database_size(&served.db_path),
         reclaimable,
-        cache: state.cache.as_ref().map(|cache| {
+        cache: served.cache.as_ref().map(|cache| {
             let stats = cache.stats();
             CacheStatus {
                 entries: stats.entries,
@@ -90,6 +91,6 @@ pub async fn status(state: &State<ServerState>) -> Json<DatabaseStatus> {
 
 /// What retention's schedule did and will do (`[retention]`).
 #[get("/api/0/retention/status")]
-pub fn retention(state: &State<ServerState>) -> Json<RetentionStatus> {
-    Json(state.jobs.retention.status())
+pub fn retention(served: &Served) -> Json<RetentionStatus> {
+    Json(served.jobs.retention.status())
 }

@@ -6,11 +6,11 @@ use aw_models::Event;
 use rocket::data::Data;
 use rocket::http::{ContentType, Status};
 use rocket::serde::json::Json;
-use rocket::{delete, get, post, State};
+use rocket::{delete, get, post};
 
 use super::request::{blocking, limit_param, read_json, timestamp_param, Empty, JSON_LIMIT};
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 
 /// Events newest first, selected and clipped by `start`/`end`, at most
 /// `limit` (see `limit_param` for the accepted values). The datastore
@@ -21,14 +21,14 @@ pub async fn list(
     start: Option<&str>,
     end: Option<&str>,
     limit: Option<&str>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<(ContentType, Vec<u8>), ApiError> {
     let query = EventQuery {
         start: timestamp_param("start", start)?,
         end: timestamp_param("end", end)?,
         limit: limit_param(limit)?,
     };
-    let body = state
+    let body = served
         .datastore
         .events_as(bucket_id, query, aw_datastore::Json)
         .await?;
@@ -41,10 +41,10 @@ pub async fn list(
 pub async fn insert(
     bucket_id: &str,
     body: Data<'_>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Vec<Event>>, ApiError> {
     let events: Vec<Event> = read_json(body, JSON_LIMIT).await?;
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let bucket_id = bucket_id.to_string();
     Ok(Json(
         blocking(move || Ok(datastore.insert_events(&bucket_id, events)?)).await?,
@@ -57,12 +57,12 @@ pub async fn count(
     bucket_id: &str,
     start: Option<&str>,
     end: Option<&str>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<u64>, ApiError> {
     let start = timestamp_param("start", start)?;
     let end = timestamp_param("end", end)?;
     Ok(Json(
-        state.datastore.count_events(bucket_id, start, end).await?,
+        served.datastore.count_events(bucket_id, start, end).await?,
     ))
 }
 
@@ -71,22 +71,18 @@ pub async fn count(
 pub async fn get(
     bucket_id: &str,
     event_id: &str,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Event>, ApiError> {
     let event_id = parse_event_id(event_id)?;
-    Ok(Json(state.datastore.event(bucket_id, event_id).await?))
+    Ok(Json(served.datastore.event(bucket_id, event_id).await?))
 }
 
 /// Deletes one event; an id not in this bucket changes nothing (200 all
 /// the same). A body (aw-client sends `{}`) is ignored.
 #[delete("/api/0/buckets/<bucket_id>/events/<event_id>")]
-pub async fn delete(
-    bucket_id: &str,
-    event_id: &str,
-    state: &State<ServerState>,
-) -> Result<Empty, ApiError> {
+pub async fn delete(bucket_id: &str, event_id: &str, served: &Served) -> Result<Empty, ApiError> {
     let event_id = parse_event_id(event_id)?;
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let bucket_id = bucket_id.to_string();
     blocking(move || Ok(datastore.delete_event(&bucket_id, event_id)?)).await?;
     Ok(Empty(Status::Ok))
@@ -102,7 +98,7 @@ pub async fn delete_range(
     start: Option<&str>,
     end: Option<&str>,
     dry_run: Option<&str>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<RangeDeletion>, ApiError> {
     let missing = |name: &str| {
         ApiError::BadRequest(format!(
@@ -117,7 +113,7 @@ pub async fn delete_range(
         )));
     }
     let dry_run = super::request::flag_param("dry_run", dry_run)?;
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let bucket_id = bucket_id.to_string();
     let done = blocking(move || {
         if dry_run {

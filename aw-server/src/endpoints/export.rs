@@ -9,14 +9,14 @@
 
 use aw_datastore::{Datastore, DatastoreError};
 use aw_models::{Bucket, Event};
+use rocket::get;
 use rocket::http::{ContentType, Header};
 use rocket::request::Request;
 use rocket::response::stream::ByteStream;
 use rocket::response::{self, Responder, Response};
-use rocket::{get, State};
 
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 use aw_transfer::bucket_head;
 
 /// Events read from the store per step.
@@ -47,9 +47,9 @@ where
 /// Every bucket with its events.
 #[get("/api/0/export")]
 pub async fn export_all(
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Export<impl rocket::futures::Stream<Item = Vec<u8>>>, ApiError> {
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let buckets = datastore.buckets().await?;
     Ok(Export {
         filename: "aw-buckets-export.json".to_string(),
@@ -61,9 +61,9 @@ pub async fn export_all(
 #[get("/api/0/buckets/<bucket_id>/export")]
 pub async fn export_bucket(
     bucket_id: &str,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Export<impl rocket::futures::Stream<Item = Vec<u8>>>, ApiError> {
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let bucket = datastore.bucket(bucket_id).await?;
     Ok(Export {
         filename: format!("aw-bucket-export_{}.json", safe_filename(bucket_id)),

@@ -14,12 +14,12 @@ use aw_models::{ForwardChunk, ForwardState, ForwardingDevice};
 use rocket::data::Data;
 use rocket::http::Status;
 use rocket::serde::json::Json;
-use rocket::{delete, get, post, State};
+use rocket::{delete, get, post};
 
 use super::request::{blocking, read_json, Empty};
 use crate::auth::Access;
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 
 /// Largest chunk body: 5,000 events of large data.
 const CHUNK_LIMIT: rocket::data::ByteUnit = rocket::data::ByteUnit::Mebibyte(64);
@@ -54,8 +54,8 @@ fn host_refused(host: &str) -> ApiError {
 
 /// Refuses a caller that may not write the hub's bucket `target` (one
 /// that is gone is nobody's).
-async fn may_write(access: &Access, state: &ServerState, target: &str) -> Result<(), ApiError> {
-    match state.datastore.bucket(target).await {
+async fn may_write(access: &Access, served: &Served, target: &str) -> Result<(), ApiError> {
+    match served.datastore.bucket(target).await {
         Ok(bucket) if !access.may_write_host(&bucket.hostname) => {
             Err(host_refused(&bucket.hostname))
         }
@@ -66,8 +66,8 @@ async fn may_write(access: &Access, state: &ServerState, target: &str) -> Result
 /// Every device that forwards to this hub: its hosts, when a chunk of it
 /// last came, its buckets' states (a read: the hub's Status page).
 #[get("/api/0/forward")]
-pub async fn devices(state: &State<ServerState>) -> Result<Json<Vec<ForwardingDevice>>, ApiError> {
-    let datastore = state.datastore.clone();
+pub async fn devices(served: &Served) -> Result<Json<Vec<ForwardingDevice>>, ApiError> {
+    let datastore = served.datastore.clone();
     let devices = blocking(move || forward::devices(&datastore).map_err(refused)).await?;
     Ok(Json(devices))
 }
@@ -77,13 +77,13 @@ pub async fn devices(state: &State<ServerState>) -> Result<Json<Vec<ForwardingDe
 pub async fn states(
     device: &str,
     access: &Access,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Vec<ForwardState>>, ApiError> {
     check_device(device)?;
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let owned = device.to_string();
     let states = blocking(move || forward::states(&datastore, &owned).map_err(refused)).await?;
-    let buckets = state.datastore.buckets().await?;
+    let buckets = served.datastore.buckets().await?;
     Ok(Json(
         states
             .into_iter()
@@ -103,7 +103,7 @@ pub async fn receive(
     device: &str,
     body: Data<'_>,
     access: &Access,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<ForwardState>, ApiError> {
     check_device(device)?;
     let chunk: ForwardChunk = read_json(body, CHUNK_LIMIT).await?;
@@ -112,16 +112,16 @@ pub async fn receive(
     }
     // The copy it goes into, if there is one, must be the caller's too: a
     // device id names no one, the token does.
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let (owned, bucket) = (device.to_string(), chunk.bucket.clone());
     let (into, _) =
         blocking(move || forward::state_for(&datastore, &owned, &bucket).map_err(refused)).await?;
-    may_write(access, state, &into.target).await?;
-    let datastore = state.datastore.clone();
+    may_write(access, served, &into.target).await?;
+    let datastore = served.datastore.clone();
     let owned = device.to_string();
     let answer =
         blocking(move || forward::receive(&datastore, &owned, chunk).map_err(refused)).await?;
-    state.auth.forget_hosts();
+    served.auth.forget_hosts();
     Ok(Json(answer))
 }
 
@@ -144,11 +144,11 @@ pub async fn rename(
     device: &str,
     body: Data<'_>,
     access: &Access,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<ForwardState>, ApiError> {
     check_device(device)?;
     let renamed: Renamed = read_json(body, super::JSON_LIMIT).await?;
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let (owned, from) = (device.to_string(), renamed.from.clone());
     let found =
         blocking(move || forward::state(&datastore, &owned, &from).map_err(refused)).await?;
@@ -160,8 +160,8 @@ pub async fn rename(
     };
     // The caller must hold the copy's host; the new one is free (checked
     // in `forward::rename`), so its token may take it.
-    may_write(access, state, &found.target).await?;
-    let datastore = state.datastore.clone();
+    may_write(access, served, &found.target).await?;
+    let datastore = served.datastore.clone();
     let owned = device.to_string();
     let answer = blocking(move || {
         forward::rename(&datastore, &owned, &renamed.from, &renamed.bucket).map_err(|error| {
@@ -172,7 +172,7 @@ pub async fn rename(
         })
     })
     .await?;
-    state.auth.hosts_changed()?;
+    served.auth.hosts_changed()?;
     match answer {
         Some(answer) => Ok(Json(answer)),
         None => Err(ApiError::NotFound(format!(
@@ -189,10 +189,10 @@ pub async fn forget(
     device: &str,
     bucket_id: &str,
     access: &Access,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Empty, ApiError> {
     check_device(device)?;
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let (owned, bucket) = (device.to_string(), bucket_id.to_string());
     let found =
         blocking(move || forward::state(&datastore, &owned, &bucket).map_err(refused)).await?;
@@ -201,10 +201,10 @@ pub async fn forget(
             "Device '{device}' has forwarded no bucket '{bucket_id}'"
         )));
     };
-    may_write(access, state, &found.target).await?;
-    let datastore = state.datastore.clone();
+    may_write(access, served, &found.target).await?;
+    let datastore = served.datastore.clone();
     let (owned, bucket) = (device.to_string(), bucket_id.to_string());
     blocking(move || forward::forget(&datastore, &owned, &bucket).map_err(refused)).await?;
-    state.auth.forget_hosts();
+    served.auth.forget_hosts();
     Ok(Empty(Status::Ok))
 }

@@ -8,6 +8,7 @@ use rocket::{post, State};
 
 use super::request::{read_json, JSON_LIMIT};
 use crate::error::ApiError;
+use crate::served::Served;
 use crate::ServerState;
 
 /// Merges or inserts the heartbeat; answers the stored event with its id.
@@ -17,6 +18,7 @@ pub async fn heartbeat(
     pulsetime: Option<&str>,
     body: Data<'_>,
     state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Event>, ApiError> {
     let pulsetime = parse_pulsetime(pulsetime)?;
     let mut event: Event = read_json(body, JSON_LIMIT)
@@ -34,7 +36,7 @@ pub async fn heartbeat(
     event.id = None;
     // Awaited rather than run on the blocking pool: heartbeats are the
     // most frequent request, and this saves two thread hand-offs each.
-    let stored = state
+    let stored = served
         .datastore
         .heartbeat_async(bucket_id, event, pulsetime)
         .await?;

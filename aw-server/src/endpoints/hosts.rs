@@ -8,29 +8,25 @@ use aw_hosts::Change;
 use aw_models::{AliasRequest, HostInfo, HostReport, MergeRequest, RenameRequest};
 use rocket::data::Data;
 use rocket::serde::json::Json;
-use rocket::{delete, get, post, put, State};
+use rocket::{delete, get, post, put};
 
 use super::request::{blocking, read_json, Empty, JSON_LIMIT};
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 
 /// Every host of this server's buckets, with aliases.
 #[get("/api/0/hosts")]
-pub async fn list(state: &State<ServerState>) -> Result<Json<Vec<HostInfo>>, ApiError> {
-    let datastore = state.datastore.clone();
+pub async fn list(served: &Served) -> Result<Json<Vec<HostInfo>>, ApiError> {
+    let datastore = served.datastore.clone();
     Ok(Json(
         blocking(move || Ok(aw_hosts::hosts(&datastore)?)).await?,
     ))
 }
 
-async fn run(
-    state: &State<ServerState>,
-    change: Change,
-    dry_run: bool,
-) -> Result<Json<HostReport>, ApiError> {
-    let datastore = state.datastore.clone();
-    let backups = std::sync::Arc::clone(&state.jobs.backups);
-    let auth = std::sync::Arc::clone(&state.auth);
+async fn run(served: &Served, change: Change, dry_run: bool) -> Result<Json<HostReport>, ApiError> {
+    let datastore = served.datastore.clone();
+    let backups = std::sync::Arc::clone(&served.jobs.backups);
+    let auth = std::sync::Arc::clone(&served.auth);
     let report = blocking(move || {
         let mut snapshot = || {
             backups
@@ -55,14 +51,14 @@ async fn run(
 pub async fn rename(
     host: &str,
     body: Data<'_>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<HostReport>, ApiError> {
     let request: RenameRequest = read_json(body, JSON_LIMIT).await?;
     let change = Change::Rename {
         from: host.to_string(),
         to: request.to,
     };
-    run(state, change, request.dry_run).await
+    run(served, change, request.dry_run).await
 }
 
 /// Merges host `host` into another: each bucket into that host's of the
@@ -71,14 +67,14 @@ pub async fn rename(
 pub async fn merge(
     host: &str,
     body: Data<'_>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<HostReport>, ApiError> {
     let request: MergeRequest = read_json(body, JSON_LIMIT).await?;
     let change = Change::Merge {
         from: host.to_string(),
         into: request.into,
     };
-    run(state, change, request.dry_run).await
+    run(served, change, request.dry_run).await
 }
 
 /// Makes `alias` a name of host `host` (which must have buckets).
@@ -86,11 +82,11 @@ pub async fn merge(
 pub async fn alias(
     alias: &str,
     body: Data<'_>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Vec<HostInfo>>, ApiError> {
     let request: AliasRequest = read_json(body, JSON_LIMIT).await?;
-    let datastore = state.datastore.clone();
-    let auth = std::sync::Arc::clone(&state.auth);
+    let datastore = served.datastore.clone();
+    let auth = std::sync::Arc::clone(&served.auth);
     let alias = alias.to_string();
     let hosts = blocking(move || {
         aw_hosts::set_alias(&datastore, &alias, &request.host)?;
@@ -103,9 +99,9 @@ pub async fn alias(
 
 /// Ends an alias: 204, or 404 when `alias` is none.
 #[delete("/api/0/hosts/<alias>/alias")]
-pub async fn unalias(alias: &str, state: &State<ServerState>) -> Result<Empty, ApiError> {
-    let datastore = state.datastore.clone();
-    let auth = std::sync::Arc::clone(&state.auth);
+pub async fn unalias(alias: &str, served: &Served) -> Result<Empty, ApiError> {
+    let datastore = served.datastore.clone();
+    let auth = std::sync::Arc::clone(&served.auth);
     let alias = alias.to_string();
     blocking(move || {
         aw_hosts::unset_alias(&datastore, &alias)?;

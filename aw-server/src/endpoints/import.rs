@@ -25,14 +25,14 @@ use aw_datastore::ImportSummary;
 use aw_models::IMPORT_SUMMARY_HEADER;
 use rocket::data::{ByteUnit, Data as Body};
 use rocket::http::{ContentType, Header, Status};
+use rocket::post;
 use rocket::request::{self, FromRequest, Request};
 use rocket::response::{self, Responder, Response};
 use rocket::tokio::io::{AsyncReadExt, AsyncWriteExt};
-use rocket::{post, State};
 
 use super::request::blocking;
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 use aw_transfer::{fits_in_memory, import_bytes, import_file, internal};
 
 /// Largest import, as the anchor allows.
@@ -64,9 +64,9 @@ pub async fn import(
     content_type: Option<&ContentType>,
     length: DeclaredLength,
     body: Body<'_>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Imported, ApiError> {
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     let multipart = content_type.is_some_and(|content_type| content_type.is_form_data());
     let summary = match length
         .0

@@ -17,8 +17,11 @@ fn openmetrics() -> ContentType {
 
 /// Every metric, the scrape-time ones read now.
 #[get("/metrics")]
-pub async fn metrics(state: &State<ServerState>) -> Result<(ContentType, String), ApiError> {
-    let scrape = Scrape::gather(state).await?;
+pub async fn metrics(
+    state: &State<ServerState>,
+    served: &crate::Served,
+) -> Result<(ContentType, String), ApiError> {
+    let scrape = Scrape::gather(state, served).await?;
     let text = state
         .metrics
         .encode(&scrape)

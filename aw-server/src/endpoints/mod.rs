@@ -27,6 +27,7 @@ pub mod settings;
 pub mod summary;
 pub mod sync;
 pub mod tokens;
+pub mod users;
 
 use rocket::Route;
 
@@ -86,6 +87,9 @@ pub fn routes() -> Vec<Route> {
         alerts::status,
         alerts::test,
         alerts::digest,
+        users::list,
+        users::add,
+        users::remove,
         metrics::metrics,
     ]
 }

@@ -10,14 +10,14 @@ use std::path::Path;
 use aw_datastore::{PrivacyRules, RulesOutcome, RulesReport};
 use aw_models::SettingValue;
 use rocket::data::Data;
+use rocket::post;
 use rocket::serde::json::Json;
-use rocket::{post, State};
 use serde::Serialize;
 
 use super::background;
 use super::request::{blocking, flag_param, read_optional_json};
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 
 /// The answer of `POST /api/0/privacy/apply`.
 #[derive(Debug, Serialize)]
@@ -59,7 +59,7 @@ impl Applied {
 pub async fn apply(
     dry_run: Option<&str>,
     body: Data<'_>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<Applied>, ApiError> {
     let dry_run = flag_param("dry_run", dry_run)?;
     let rules = read_rules(body).await?;
@@ -70,7 +70,7 @@ pub async fn apply(
                 .to_string(),
         ));
     }
-    let datastore = state.datastore.clone();
+    let datastore = served.datastore.clone();
     // The events are read and judged on this thread (`maintenance.rs` in
     // aw-datastore): a low-priority one, so heartbeats get the CPU first.
     let applied = background(move || {
@@ -118,9 +118,9 @@ pub struct Vacuumed {
 /// later deletes). Writes wait while it runs; it needs free disk space
 /// about the size of the file.
 #[post("/api/0/vacuum")]
-pub async fn vacuum(state: &State<ServerState>) -> Result<Json<Vacuumed>, ApiError> {
-    let datastore = state.datastore.clone();
-    let path = state.db_path.clone();
+pub async fn vacuum(served: &Served) -> Result<Json<Vacuumed>, ApiError> {
+    let datastore = served.datastore.clone();
+    let path = served.db_path.clone();
     let vacuumed = blocking(move || {
         let size_before = database_size(&path);
         datastore.vacuum()?;

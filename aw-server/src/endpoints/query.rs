@@ -3,13 +3,13 @@
 
 use aw_models::{QueryRequest, Timestamp};
 use rocket::data::Data;
+use rocket::post;
 use rocket::response::content::RawJson;
-use rocket::{post, State};
 
 use super::background;
 use super::request::{flag_param, read_json, JSON_LIMIT};
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 
 /// One result per period, in order. The answers of finished periods come
 /// from the cache when it has them (`aw_cache`), unless `?cache=false`
@@ -18,13 +18,13 @@ use crate::ServerState;
 pub async fn query(
     body: Data<'_>,
     cache: Option<&str>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<RawJson<String>, ApiError> {
     // Absent, the cache is used.
     let bypass = cache.is_some() && !flag_param("cache", cache)?;
     let request: QueryRequest = read_json(body, JSON_LIMIT).await?;
-    let source = state.datastore.clone();
-    let cache = state.cache.clone().filter(|_| !bypass);
+    let source = served.datastore.clone();
+    let cache = served.cache.clone().filter(|_| !bypass);
     // A long query must not take the CPU from heartbeats; nor must
     // writing (and freeing) a year's result, so that happens there too.
     let body = background(move || {

@@ -15,22 +15,20 @@ use rocket::http::{Header, Status};
 use rocket::request::{FromRequest, Outcome, Request};
 use rocket::serde::json::Json;
 use rocket::tokio::sync::Mutex;
-use rocket::{delete, get, post, Responder, State};
+use rocket::{delete, get, post, Responder};
 use sha2::{Digest, Sha256};
 
 use super::request::{blocking, read_json, Empty, JSON_LIMIT};
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 
 /// Keys this long or longer are refused, as the anchor does.
 const MAX_KEY_CHARS: usize = 128;
 
 /// Every setting.
 #[get("/api/0/settings")]
-pub async fn list(
-    state: &State<ServerState>,
-) -> Result<Json<BTreeMap<String, SettingValue>>, ApiError> {
-    Ok(Json(state.datastore.settings().await?))
+pub async fn list(served: &Served) -> Result<Json<BTreeMap<String, SettingValue>>, ApiError> {
+    Ok(Json(served.datastore.settings().await?))
 }
 
 /// Conditional writes, one at a time, so that no other write comes
@@ -81,11 +79,11 @@ impl<'r> FromRequest<'r> for IfMatch {
 impl IfMatch {
     /// Refuses with 412 when the stored value of `key` (`Null` when unset)
     /// is not one the client accepts; without `If-Match`, reads nothing.
-    async fn check(&self, key: &str, state: &ServerState) -> Result<(), ApiError> {
+    async fn check(&self, key: &str, served: &Served) -> Result<(), ApiError> {
         let Some(tags) = &self.0 else {
             return Ok(());
         };
-        let current = state.datastore.setting(key).await?;
+        let current = served.datastore.setting(key).await?;
         let current = current.unwrap_or(SettingValue::Null);
         let tag = etag(&current);
         if tags
@@ -103,12 +101,9 @@ impl IfMatch {
 
 /// One setting; `null` if unset. The `ETag` header is the value's tag.
 #[get("/api/0/settings/<key>")]
-pub async fn get(
-    key: &str,
-    state: &State<ServerState>,
-) -> Result<Tagged<Json<SettingValue>>, ApiError> {
+pub async fn get(key: &str, served: &Served) -> Result<Tagged<Json<SettingValue>>, ApiError> {
     check_key(key)?;
-    let value = state.datastore.setting(key).await?;
+    let value = served.datastore.setting(key).await?;
     let value = value.unwrap_or(SettingValue::Null);
     let etag = Header::new("ETag", etag(&value));
     Ok(Tagged {
@@ -128,7 +123,7 @@ pub async fn set(
     key: &str,
     body: Data<'_>,
     if_match: IfMatch,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Tagged<Empty>, ApiError> {
     check_key(key)?;
     let value: SettingValue = read_json(body, JSON_LIMIT).await?;
@@ -143,8 +138,8 @@ pub async fn set(
     }
     let etag = Header::new("ETag", etag(&value));
     let _turn = WRITES.lock().await;
-    if_match.check(key, state).await?;
-    let datastore = state.datastore.clone();
+    if_match.check(key, served).await?;
+    let datastore = served.datastore.clone();
     let key = key.to_string();
     blocking(move || {
         if value.is_null() {
@@ -162,15 +157,11 @@ pub async fn set(
 
 /// Deletes a setting, if `If-Match` allows; unset keys are fine.
 #[delete("/api/0/settings/<key>")]
-pub async fn delete(
-    key: &str,
-    if_match: IfMatch,
-    state: &State<ServerState>,
-) -> Result<Empty, ApiError> {
+pub async fn delete(key: &str, if_match: IfMatch, served: &Served) -> Result<Empty, ApiError> {
     check_key(key)?;
     let _turn = WRITES.lock().await;
-    if_match.check(key, state).await?;
-    let datastore = state.datastore.clone();
+    if_match.check(key, served).await?;
+    let datastore = served.datastore.clone();
     let key = key.to_string();
     blocking(move || Ok(datastore.delete_setting(&key)?)).await?;
     Ok(Empty(Status::Ok))

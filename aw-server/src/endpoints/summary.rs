@@ -28,6 +28,7 @@ pub async fn summary(
     tz: Option<String>,
     limit: Option<&str>,
     state: &State<ServerState>,
+    file: &crate::Served,
 ) -> Result<Json<Summary>, ApiError> {
     let params = Params {
         start,
@@ -38,7 +39,7 @@ pub async fn summary(
         limit: positive_limit(limit)?,
         categories: None,
     };
-    answer(params, state).await
+    answer(params, state, file).await
 }
 
 /// The body of `POST /api/0/summary`.
@@ -70,6 +71,7 @@ pub async fn preview(
     limit: Option<&str>,
     body: Data<'_>,
     state: &State<ServerState>,
+    file: &crate::Served,
 ) -> Result<Json<Summary>, ApiError> {
     let preview: Preview = read_json(body, PREVIEW_LIMIT).await?;
     let params = Params {
@@ -81,7 +83,7 @@ pub async fn preview(
         limit: positive_limit(limit)?,
         categories: Some(preview.categories),
     };
-    answer(params, state).await
+    answer(params, state, file).await
 }
 
 /// Largest body of a preview: category lists are small, but a user's
@@ -89,16 +91,20 @@ pub async fn preview(
 const PREVIEW_LIMIT: rocket::data::ByteUnit = rocket::data::ByteUnit::Mebibyte(4);
 
 /// The store, as this server's summaries read it.
-fn served(state: &ServerState) -> Served {
+fn served(state: &ServerState, file: &crate::Served) -> Served {
     Served {
-        datastore: state.datastore.clone(),
+        datastore: file.datastore.clone(),
         own_host: state.info.hostname.clone(),
-        cache: state.cache.clone(),
+        cache: file.cache.clone(),
     }
 }
 
-async fn answer(params: Params, state: &State<ServerState>) -> Result<Json<Summary>, ApiError> {
-    let source = served(state);
+async fn answer(
+    params: Params,
+    state: &State<ServerState>,
+    file: &crate::Served,
+) -> Result<Json<Summary>, ApiError> {
+    let source = served(state, file);
     let summary = background(move || summarize(&source, &params).map_err(ApiError::from)).await?;
     Ok(Json(summary))
 }
@@ -117,6 +123,7 @@ pub async fn search(
     tz: Option<String>,
     limit: Option<&str>,
     state: &State<ServerState>,
+    file: &crate::Served,
 ) -> Result<Json<SearchResult>, ApiError> {
     let params = SearchParams {
         text,
@@ -126,7 +133,7 @@ pub async fn search(
         tz,
         limit: positive_limit(limit)?,
     };
-    let source = served(state);
+    let source = served(state, file);
     let result = background(move || find(&source, &params).map_err(ApiError::from)).await?;
     Ok(Json(result))
 }

@@ -5,24 +5,24 @@
 //! passes are `aw_jobs::sync`'s.
 
 use rocket::serde::json::Json;
-use rocket::{get, post, State};
+use rocket::{get, post};
 
 use aw_folder_sync::SyncFilter;
 
 use super::background;
 use super::request::timestamp_param;
 use crate::error::ApiError;
-use crate::ServerState;
+use crate::served::Served;
 use aw_jobs::sync::SyncError;
 use aw_models::{PassReport, SyncMode, SyncStatus};
 
 /// The schedule's settings, whether a pass runs, and the last pass's
 /// report or failure.
 #[get("/api/0/sync/status")]
-pub fn status(state: &State<ServerState>) -> Json<SyncStatus> {
+pub fn status(served: &Served) -> Json<SyncStatus> {
     Json(SyncStatus {
-        hub: state.jobs.hub.status(),
-        ..state.jobs.sync.status()
+        hub: served.jobs.hub.status(),
+        ..served.jobs.sync.status()
     })
 }
 
@@ -40,11 +40,11 @@ pub async fn run(
     mode: Option<&str>,
     buckets: Option<&str>,
     start: Option<&str>,
-    state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     if mode.is_some_and(|mode| mode.trim().eq_ignore_ascii_case("hub")) {
-        let datastore = state.datastore.clone();
-        let hub = std::sync::Arc::clone(&state.jobs.hub);
+        let datastore = served.datastore.clone();
+        let hub = std::sync::Arc::clone(&served.jobs.hub);
         let pass = background(move || match hub.run(&datastore) {
             Ok(pass) => Ok(pass),
             Err(aw_folder_sync::FolderSyncError::Refused(message)) => {
@@ -82,7 +82,7 @@ pub async fn run(
                     .collect()
             })
             .or_else(|| {
-                state
+                served
                     .jobs
                     .sync
                     .settings
@@ -91,8 +91,8 @@ pub async fn run(
             }),
         start,
     });
-    let datastore = state.datastore.clone();
-    let sync = std::sync::Arc::clone(&state.jobs.sync);
+    let datastore = served.datastore.clone();
+    let sync = std::sync::Arc::clone(&served.jobs.sync);
     // Reading and writing the folder's files is long work: a low-priority
     // thread, so heartbeats get the CPU first.
     let report: PassReport = background(move || Ok(sync.run(&datastore, mode, filter)?)).await?;

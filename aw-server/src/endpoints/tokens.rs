@@ -13,6 +13,7 @@ use rocket::{delete, get, post, State};
 use super::request::{blocking, read_json, Empty, JSON_LIMIT};
 use crate::auth::{Access, AddError};
 use crate::error::ApiError;
+use crate::served::Served;
 use crate::ServerState;
 
 /// What the caller may do: its scope, token name and hosts.
@@ -23,8 +24,8 @@ pub fn access(access: &Access) -> Json<AccessInfo> {
 
 /// Every token, by name.
 #[get("/api/0/tokens")]
-pub async fn list(state: &State<ServerState>) -> Result<Json<Vec<TokenInfo>>, ApiError> {
-    let auth = std::sync::Arc::clone(&state.auth);
+pub async fn list(served: &Served) -> Result<Json<Vec<TokenInfo>>, ApiError> {
+    let auth = std::sync::Arc::clone(&served.auth);
     Ok(Json(blocking(move || Ok(auth.list()?)).await?))
 }
 
@@ -34,9 +35,10 @@ pub async fn add(
     body: Data<'_>,
     access: &Access,
     state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Custom<Json<CreatedToken>>, ApiError> {
     let request: NewToken = read_json(body, JSON_LIMIT).await?;
-    let auth = std::sync::Arc::clone(&state.auth);
+    let auth = std::sync::Arc::clone(&served.auth);
     let name = request.name.clone();
     let made = blocking(move || match auth.add(&request, Timestamp::now()) {
         Ok(made) => Ok(made),
@@ -50,6 +52,7 @@ pub async fn add(
             "A token named '{name}' exists; revoke it first or choose another name"
         )));
     };
+    reindex(state, served).await?;
     log::info!(
         "{} made the {} token '{}'",
         access.who(),
@@ -65,12 +68,28 @@ pub async fn revoke(
     name: &str,
     access: &Access,
     state: &State<ServerState>,
+    served: &Served,
 ) -> Result<Empty, ApiError> {
-    let auth = std::sync::Arc::clone(&state.auth);
+    let auth = std::sync::Arc::clone(&served.auth);
     let owned = name.to_string();
     if !blocking(move || Ok(auth.revoke(&owned)?)).await? {
         return Err(ApiError::NotFound(format!("No token named '{name}'")));
     }
+    reindex(state, served).await?;
     log::info!("{} revoked the token '{name}'", access.who());
     Ok(Empty(Status::Ok))
+}
+
+/// On a server that hosts several people, the index of whose each token
+/// is learns a person's tokens again after they changed.
+async fn reindex(state: &ServerState, served: &Served) -> Result<(), ApiError> {
+    let (Some(hosting), Some(user)) = (state.hosting.clone(), served.user.clone()) else {
+        return Ok(());
+    };
+    blocking(move || {
+        hosting
+            .tokens_changed(&user)
+            .map_err(|error| ApiError::Internal(format!("Indexing the tokens: {error}")))
+    })
+    .await
 }

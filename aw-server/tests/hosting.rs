@@ -1,0 +1,602 @@
+//! A server that hosts several people (`[users] enabled`, `docs/API.md`
+//! §3.17 and §9.4), on the binary: each request is served the file of
+//! the person its token belongs to, and sees nothing of anyone else's;
+//! the config's API key manages people and reads none of their data;
+//! an existing database becomes `first_user`'s; quiet files close and
+//! open again on the next request; bad input changes nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{binary, run, spawn_listening, Client, Stopped};
+use serde_json::{json, Value};
+
+const SERVER_KEY: &str = "the-server-administrators-key";
+
+/// Writes the config of a server that hosts several people.
+fn hosting_config(root: &Path, extra: &str) {
+    let folder = root.join("config/activitywatch/aw-server-rust");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("config.toml"),
+        format!("[auth]\napi_key = \"{SERVER_KEY}\"\n\n[users]\nenabled = true\n{extra}"),
+    )
+    .unwrap();
+}
+
+fn data_dir(root: &Path) -> PathBuf {
+    root.join("hub-data")
+}
+
+fn start(root: &Path) -> (Stopped, u16) {
+    let db = data_dir(root).join("sqlite.db");
+    let (child, port) = spawn_listening(
+        binary(root)
+            .args(["--port", "0", "--dbpath", db.to_str().unwrap()])
+            .stdout(std::process::Stdio::null()),
+    );
+    (Stopped(child), port)
+}
+
+fn client(port: u16, token: &str) -> Client {
+    Client {
+        port,
+        headers: vec![("Authorization".to_string(), format!("Bearer {token}"))],
+    }
+}
+
+/// `user add NAME` on the data folder; the first token.
+fn add_user(root: &Path, name: &str) -> String {
+    let data = data_dir(root);
+    let output = run(
+        root,
+        &["user", "add", name, "--data-dir", data.to_str().unwrap()],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// A window bucket of `host` with one event of `title`, through `client`.
+fn seed(client: &Client, host: &str, title: &str) {
+    let id = format!("aw-watcher-window_{host}");
+    let reply = client.post_json(
+        &format!("/api/0/buckets/{id}"),
+        &json!({"type": "currentwindow", "client": "test", "hostname": host}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    for second in 0..3 {
+        let reply = client.post_json(
+            &format!("/api/0/buckets/{id}/heartbeat?pulsetime=5"),
+            &json!({
+                "timestamp": format!("2026-12-01T10:00:0{second}Z"),
+                "duration": 0,
+                "data": {"app": "Editor", "title": title}
+            }),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+}
+
+fn titles(client: &Client, bucket: &str) -> Vec<String> {
+    let reply = client.get(&format!("/api/0/buckets/{bucket}/events"));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    reply
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| event["data"]["title"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn message(reply: &common::Reply) -> String {
+    reply.json()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "waited for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn each_person_sees_only_their_own_data_and_the_server_key_sees_none_of_it() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    hosting_config(root, "close_after = 1\n");
+    let alice_key = add_user(root, "alice");
+    let bob_key = add_user(root, "bob");
+    let (server, port) = start(root);
+    let alice = client(port, &alice_key);
+    let bob = client(port, &bob_key);
+    let admin = client(port, SERVER_KEY);
+
+    // The same bucket id in both files, and one bucket of Bob's alone.
+    seed(&alice, "laptop", "alice's plan");
+    seed(&bob, "laptop", "bob's secret");
+    seed(&bob, "desktop", "bob's other secret");
+    let window = "aw-watcher-window_laptop";
+    assert_eq!(titles(&alice, window), ["alice's plan"]);
+    assert_eq!(titles(&bob, window), ["bob's secret"]);
+    let listed = alice.get("/api/0/buckets/").json();
+    assert_eq!(
+        listed.as_object().unwrap().keys().collect::<Vec<_>>(),
+        [window]
+    );
+    // Bob's bucket is not there for Alice, by any route.
+    let bobs = "aw-watcher-window_desktop";
+    for path in [
+        format!("/api/0/buckets/{bobs}"),
+        format!("/api/0/buckets/{bobs}/events"),
+        format!("/api/0/buckets/{bobs}/events/count"),
+        format!("/api/0/buckets/{bobs}/export"),
+    ] {
+        let reply = alice.get(&path);
+        assert_eq!(reply.status, 404, "{path}: {}", reply.text());
+        assert!(!reply.text().contains("bob's"), "{path}");
+    }
+    let query = json!({
+        "timeperiods": ["2026-12-01T00:00:00Z/2026-12-02T00:00:00Z"],
+        "query": [format!("RETURN = query_bucket(\"{bobs}\");")]
+    });
+    let reply = alice.post_json("/api/0/query/", &query);
+    assert!(
+        reply.status >= 400 && reply.status < 500,
+        "{}",
+        reply.text()
+    );
+    assert!(!reply.text().contains("bob's"));
+    let everything = alice.get("/api/0/export").text();
+    assert!(everything.contains("alice's plan"));
+    assert!(!everything.contains("bob's"), "{everything}");
+    let summary = alice
+        .get("/api/0/search?text=secret&start=2026-12-01&end=2026-12-02")
+        .text();
+    assert!(!summary.contains("bob's"), "{summary}");
+    assert_eq!(alice.get("/api/0/access").json()["name"], "alice-admin");
+
+    // A setting of Bob's is his alone.
+    let reply = bob.post_json("/api/0/settings/theme", &json!("dark"));
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    assert_eq!(alice.get("/api/0/settings/theme").json(), Value::Null);
+
+    // The server administrator manages people and reads none of them.
+    for path in [
+        "/api/0/buckets/",
+        "/api/0/export",
+        "/api/0/settings",
+        "/metrics",
+    ] {
+        let reply = admin.get(path);
+        assert_eq!(reply.status, 403, "{path}: {}", reply.text());
+        assert!(message(&reply).contains("person's own token"), "{path}");
+    }
+    let people = admin.get("/api/0/users");
+    assert_eq!(people.status, 200, "{}", people.text());
+    let names: Vec<String> = people
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|user| user["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["alice", "bob"]);
+    assert!(!people.text().contains("secret"));
+    // A person's admin token does not manage people.
+    for (method, path) in [("GET", "/api/0/users"), ("POST", "/api/0/users")] {
+        let reply = match method {
+            "GET" => alice.get(path),
+            _ => alice.post_json(path, &json!({"name": "mallory"})),
+        };
+        assert_eq!(reply.status, 403, "{method} {path}: {}", reply.text());
+        assert!(message(&reply).contains("server administrator's key"));
+    }
+    let reply = alice.delete("/api/0/users/bob");
+    assert_eq!(reply.status, 403, "{}", reply.text());
+    // Without a credential: 401, saying a person's token is needed.
+    let anonymous = Client {
+        port,
+        headers: Vec::new(),
+    };
+    let reply = anonymous.get("/api/0/buckets/");
+    assert_eq!(reply.status, 401);
+    assert!(
+        message(&reply).contains("hosts several people"),
+        "{}",
+        reply.text()
+    );
+    assert_eq!(anonymous.get("/api/0/info").status, 200);
+
+    // A token Alice makes reaches her file; revoked, nothing.
+    let reply = alice.post_json(
+        "/api/0/tokens",
+        &json!({"name": "phone", "scope": "write", "hosts": ["phone"]}),
+    );
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let phone = client(port, reply.json()["token"].as_str().unwrap());
+    seed(&phone, "phone", "alice on the phone");
+    assert_eq!(
+        titles(&alice, "aw-watcher-window_phone"),
+        ["alice on the phone"]
+    );
+    assert_eq!(
+        bob.get("/api/0/buckets/aw-watcher-window_phone").status,
+        404
+    );
+    assert_eq!(alice.delete("/api/0/tokens/phone").status, 200);
+    assert_eq!(phone.get("/api/0/access").status, 401);
+
+    // A snapshot of Alice's file goes into a folder of her own.
+    let reply = alice.post("/api/0/backup", b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let snapshot = PathBuf::from(reply.json()["path"].as_str().unwrap());
+    assert!(
+        snapshot.parent().unwrap().ends_with("backups/users/alice"),
+        "{snapshot:?}"
+    );
+    assert!(snapshot.exists());
+    assert_eq!(
+        bob.get("/api/0/backup/status").json()["snapshots"],
+        json!([])
+    );
+
+    // Quiet files close, and open again on the next request.
+    wait_until("the quiet files to close", || {
+        let people = admin.get("/api/0/users").json();
+        people
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|user| user["open"] == false)
+    });
+    assert_eq!(titles(&bob, window), ["bob's secret"]);
+    drop(server);
+}
+
+#[test]
+fn people_are_added_and_removed_through_the_api_and_bad_input_changes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    hosting_config(root, "");
+    let (server, port) = start(root);
+    let admin = client(port, SERVER_KEY);
+    let reply = admin.post_json("/api/0/users", &json!({"name": "dana"}));
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let added = reply.json();
+    assert_eq!(added["token_name"], "dana-admin");
+    let dana = client(port, added["token"].as_str().unwrap());
+    seed(&dana, "laptop", "dana's day");
+    assert!(data_dir(root).join("users/dana/sqlite.db").exists());
+
+    let listed = || admin.get("/api/0/users").text();
+    let before = listed();
+    for (body, status, says) in [
+        (json!({"name": "dana"}), 409, "already"),
+        (json!({"name": "../evil"}), 400, "not a user name"),
+        (json!({"name": "Dana"}), 400, "not a user name"),
+        (json!({"name": "removed"}), 400, "keeps for itself"),
+        (json!({"name": "x", "admin": true}), 422, ""),
+        (json!({}), 422, ""),
+        (json!("dana"), 422, ""),
+    ] {
+        let reply = admin.post_json("/api/0/users", &body);
+        assert_eq!(reply.status, status, "{body}: {}", reply.text());
+        assert!(message(&reply).contains(says), "{body}: {}", reply.text());
+    }
+    assert_eq!(admin.delete("/api/0/users/nobody").status, 404);
+    assert_eq!(admin.delete("/api/0/users/dana?delete=maybe").status, 400);
+    assert_eq!(listed(), before, "nothing changed");
+    assert!(!root.join("evil").exists() && !data_dir(root).join("evil").exists());
+    assert_eq!(titles(&dana, "aw-watcher-window_laptop"), ["dana's day"]);
+
+    // Removed while open: closed, moved aside, her token refused.
+    let reply = admin.delete("/api/0/users/dana");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let moved = PathBuf::from(reply.json()["moved_to"].as_str().unwrap());
+    assert!(moved.join("sqlite.db").exists());
+    assert!(!data_dir(root).join("users/dana").exists());
+    assert_eq!(dana.get("/api/0/buckets/").status, 401);
+    assert_eq!(admin.get("/api/0/users").json(), json!([]));
+    drop(server);
+}
+
+#[test]
+fn an_existing_database_becomes_the_first_users_with_its_tokens() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let db = data_dir(root).join("sqlite.db");
+    std::fs::create_dir_all(data_dir(root)).unwrap();
+    // One person's server first: a token and some history.
+    let output = run(
+        root,
+        &[
+            "token",
+            "add",
+            "mine",
+            "--scope",
+            "admin",
+            "--dbpath",
+            db.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success());
+    let mine = String::from_utf8(output.stdout).unwrap().trim().to_string();
+    let (child, port) = spawn_listening(
+        binary(root)
+            .args(["--port", "0", "--dbpath", db.to_str().unwrap()])
+            .stdout(std::process::Stdio::null()),
+    );
+    seed(&client(port, &mine), "laptop", "before users");
+    drop(Stopped(child));
+
+    hosting_config(root, "first_user = \"sam\"\n");
+    let (server, port) = start(root);
+    assert!(!db.exists(), "moved, not copied");
+    assert!(data_dir(root).join("users/sam/sqlite.db").exists());
+    let sam = client(port, &mine);
+    assert_eq!(titles(&sam, "aw-watcher-window_laptop"), ["before users"]);
+    assert_eq!(sam.get("/api/0/access").json()["name"], "mine");
+    let people = client(port, SERVER_KEY).get("/api/0/users").json();
+    assert_eq!(people[0]["name"], "sam");
+    assert_eq!(people[0]["buckets"], 1);
+    drop(server);
+    // A second start finds sam and leaves everything where it is.
+    let (_server, port) = start(root);
+    assert_eq!(
+        titles(&client(port, &mine), "aw-watcher-window_laptop"),
+        ["before users"]
+    );
+}
+
+/// A device (a testing server of its own under `root`) that forwards to
+/// the hub on `hub_port` with `token`.
+fn device(root: &Path, hub_port: u16, token: &str) -> (Stopped, Client) {
+    common::write_testing_config(
+        root,
+        &format!(
+            "[hub]\nurl = \"http://127.0.0.1:{hub_port}\"\ntoken = \"{token}\"\ninterval = 1\n"
+        ),
+    );
+    let (child, port) = spawn_listening(
+        binary(root)
+            .args(["--testing", "--port", "0"])
+            .stdout(std::process::Stdio::null()),
+    );
+    (
+        Stopped(child),
+        Client {
+            port,
+            headers: Vec::new(),
+        },
+    )
+}
+
+/// The bucket's events without ids, oldest first; `None` when absent.
+fn events(client: &Client, bucket: &str) -> Option<Vec<Value>> {
+    let reply = client.get(&format!("/api/0/buckets/{bucket}/events?limit=-1"));
+    if reply.status == 404 {
+        return None;
+    }
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let mut list = reply.json().as_array().unwrap().clone();
+    for event in &mut list {
+        event.as_object_mut().unwrap().remove("id");
+    }
+    list.reverse();
+    Some(list)
+}
+
+#[test]
+fn two_peoples_devices_forward_into_their_own_files_on_one_hub() {
+    let temp = tempfile::tempdir().unwrap();
+    let hub_root = temp.path().join("hub");
+    hosting_config(&hub_root, "");
+    let alice_admin = add_user(&hub_root, "alice");
+    let bob_admin = add_user(&hub_root, "bob");
+    let (hub, hub_port) = start(&hub_root);
+    let alice = client(hub_port, &alice_admin);
+    let bob = client(hub_port, &bob_admin);
+    // Each makes their device's write token with their own admin token;
+    // both devices are called "laptop".
+    let write_token = |person: &Client| {
+        let reply = person.post_json(
+            "/api/0/tokens",
+            &json!({"name": "laptop", "scope": "write", "hosts": ["laptop"]}),
+        );
+        assert_eq!(reply.status, 201, "{}", reply.text());
+        reply.json()["token"].as_str().unwrap().to_string()
+    };
+    let (alices_device, alices_laptop) = device(
+        &temp.path().join("alice-laptop"),
+        hub_port,
+        &write_token(&alice),
+    );
+    let (bobs_device, bobs_laptop) = device(
+        &temp.path().join("bob-laptop"),
+        hub_port,
+        &write_token(&bob),
+    );
+
+    let window = "aw-watcher-window_laptop";
+    seed(&alices_laptop, "laptop", "alice writes");
+    seed(&bobs_laptop, "laptop", "bob reads");
+    let history = |title: &str| -> Value {
+        (0..200)
+            .map(|i| {
+                json!({"timestamp": format!("2026-11-{:02}T{:02}:{:02}:00Z", 1 + i / 24 % 28, i % 24, i % 60),
+                       "duration": 30.0, "data": {"app": "Editor", "title": format!("{title} {i}")}})
+            })
+            .collect()
+    };
+    for (device, title) in [(&alices_laptop, "alice's doc"), (&bobs_laptop, "bob's doc")] {
+        let reply = device.post_json(&format!("/api/0/buckets/{window}/events"), &history(title));
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+    let alice_events = events(&alices_laptop, window).unwrap();
+    let bob_events = events(&bobs_laptop, window).unwrap();
+    assert_eq!(alice_events.len(), 201);
+    wait_until("both laptops on the hub", || {
+        events(&alice, window).as_ref() == Some(&alice_events)
+            && events(&bob, window).as_ref() == Some(&bob_events)
+    });
+    // Each file holds its person's laptop alone, event for event.
+    assert_ne!(alice_events, bob_events);
+    let text = alice.get("/api/0/export").text();
+    assert!(!text.contains("bob"), "alice's file holds bob's data");
+    let text = bob.get("/api/0/export").text();
+    assert!(!text.contains("alice"), "bob's file holds alice's data");
+    let devices = alice.get("/api/0/forward").json();
+    assert_eq!(devices.as_array().unwrap().len(), 1, "{devices}");
+    drop((alices_device, bobs_device, hub));
+}
+
+/// A concrete path for `template` that names Bob's things: his bucket,
+/// an event id his file has, his setting, his token, his host.
+fn naming_bobs(template: &str) -> String {
+    template
+        .replace("{bucket_id}", "aw-watcher-window_desktop")
+        .replace("{event_id}", "1")
+        .replace("{key}", "bobs_setting")
+        .replace("{name}", "bob-admin")
+        .replace("{device}", "bobs-device")
+        .replace("{host}", "desktop")
+        .replace("{alias}", "desktop")
+}
+
+/// A body for a route that would do something if the thing it names
+/// were Alice's.
+fn body_for(method: &str, template: &str) -> Option<Value> {
+    let event = json!({"timestamp": "2026-12-01T11:00:00Z", "duration": 1.0,
+                       "data": {"app": "Editor", "title": "alice was here"}});
+    Some(match (method, template) {
+        ("GET" | "DELETE", _) => return None,
+        (_, "/api/0/buckets/{bucket_id}") => {
+            json!({"type": "currentwindow", "client": "test", "hostname": "laptop"})
+        }
+        (_, "/api/0/buckets/{bucket_id}/heartbeat") => event,
+        (_, "/api/0/buckets/{bucket_id}/events") => json!([event]),
+        (_, "/api/0/query") => json!({
+            "timeperiods": ["2026-12-01T00:00:00Z/2026-12-02T00:00:00Z"],
+            "query": ["RETURN = query_bucket(\"aw-watcher-window_desktop\");"]}),
+        (_, "/api/0/settings/{key}") => json!("alice's value"),
+        (_, "/api/0/hosts/{host}/rename") => json!({"to": "alices-desktop"}),
+        (_, "/api/0/hosts/{host}/merge") => json!({"into": "laptop"}),
+        (_, "/api/0/hosts/{alias}/alias") => json!({"host": "laptop"}),
+        (_, "/api/0/tokens") => json!({"name": "bob-admin", "scope": "read"}),
+        _ => json!({}),
+    })
+}
+
+/// What Bob's data is, as he reads it.
+fn bobs_state(bob: &Client) -> Vec<String> {
+    [
+        "/api/0/export",
+        "/api/0/settings",
+        "/api/0/hosts",
+        "/api/0/buckets/aw-watcher-window_desktop/events",
+    ]
+    .iter()
+    .map(|path| {
+        let reply = bob.get(path);
+        assert_eq!(reply.status, 200, "{path}: {}", reply.text());
+        reply.text()
+    })
+    .chain(std::iter::once(
+        // Tokens without "last used", which his own reads change.
+        bob.get("/api/0/tokens")
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|token| token["name"].to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    ))
+    .collect()
+}
+
+#[test]
+fn no_route_reaches_another_persons_data() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    hosting_config(root, "");
+    let alice_key = add_user(root, "alice");
+    let bob_key = add_user(root, "bob");
+    let (server, port) = start(root);
+    let alice = client(port, &alice_key);
+    let bob = client(port, &bob_key);
+    seed(&alice, "laptop", "alice's own");
+    seed(&bob, "desktop", "bob-zqprivate window");
+    let reply = bob.post_json(
+        "/api/0/settings/bobs_setting",
+        &json!("bob-zqprivate value"),
+    );
+    assert_eq!(reply.status, 201);
+    let reply = alice.post_json(
+        "/api/0/tokens",
+        &json!({"name": "alices-laptop", "scope": "write", "hosts": ["laptop"]}),
+    );
+    let alice_write = client(port, reply.json()["token"].as_str().unwrap());
+    let admin = client(port, SERVER_KEY);
+    let before = bobs_state(&bob);
+
+    let document = alice.get("/api/0/openapi.json").json();
+    let mut tried = 0;
+    for (template, operations) in document["paths"].as_object().unwrap() {
+        for method in operations.as_object().unwrap().keys() {
+            let method = method.to_uppercase();
+            if !["GET", "POST", "PUT", "DELETE"].contains(&method.as_str()) {
+                continue;
+            }
+            let path = naming_bobs(template);
+            let body = body_for(&method, template).map(|body| body.to_string().into_bytes());
+            let headers: &[(&str, &str)] = &[("Content-Type", "application/json")];
+            for (who, caller) in [("alice", &alice), ("alice's write token", &alice_write)] {
+                let reply = caller.request(&method, &path, headers, body.as_deref());
+                assert!(
+                    reply.status < 500,
+                    "{who} {method} {path}: {} {}",
+                    reply.status,
+                    reply.text()
+                );
+                assert!(
+                    !reply.text().contains("zqprivate"),
+                    "{who} {method} {path} shows Bob's data: {}",
+                    reply.text()
+                );
+                if template.starts_with("/api/0/users") {
+                    assert_eq!(reply.status, 403, "{who} {method} {path}");
+                }
+            }
+            // The server administrator: the people's routes, nothing else.
+            let reply = admin.request(&method, &path, headers, body.as_deref());
+            let public = ["/api/0/info", "/api/0/openapi.json", "/api/0/access"]
+                .contains(&template.as_str());
+            if !template.starts_with("/api/0/users") && !public {
+                assert_eq!(
+                    reply.status,
+                    403,
+                    "server key {method} {path}: {}",
+                    reply.text()
+                );
+            }
+            assert!(!reply.text().contains("zqprivate"), "{method} {path}");
+            tried += 1;
+        }
+    }
+    assert!(tried >= 54, "{tried} routes");
+    assert_eq!(bobs_state(&bob), before, "Bob's data changed");
+    assert_eq!(bob.get("/api/0/access").json()["name"], "bob-admin");
+    drop(server);
+}
