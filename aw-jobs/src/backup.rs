@@ -353,6 +353,11 @@ impl Backups {
         lock(&self.last).clone()
     }
 
+    /// Its settings.
+    pub fn settings(&self) -> &BackupSettings {
+        &self.settings
+    }
+
     /// The status, with the folder listed now.
     pub fn status(&self) -> BackupStatus {
         let snapshots = list(&self.settings.dir).unwrap_or_else(|error| {
@@ -376,7 +381,7 @@ impl Backups {
     /// When the schedule's next snapshot is due at `now`: an interval
     /// after the newest of the schedule's in the folder, or now when there
     /// is none or it is due already.
-    fn due(&self, now: Timestamp) -> Timestamp {
+    pub fn due(&self, now: Timestamp) -> Timestamp {
         let newest = list(&self.settings.dir).ok().and_then(|snapshots| {
             snapshots
                 .iter()

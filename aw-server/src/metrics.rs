@@ -111,12 +111,34 @@ impl Metrics {
         self.heartbeats.count(bucket_id);
     }
 
-    /// The OpenMetrics text of every metric, with the readings of `scrape`.
-    pub fn encode(&self, scrape: &Scrape) -> Result<String, fmt::Error> {
+    /// The OpenMetrics text: the counters of requests when `counters`,
+    /// the readings of one file's `scrape`, the numbers of a server's
+    /// `people`.
+    pub fn encode(
+        &self,
+        counters: bool,
+        scrape: Option<&Scrape>,
+        people: Option<&People>,
+    ) -> Result<String, fmt::Error> {
         // A registry per scrape: the readings are new each time and the
         // counters are handles on the same atomics, so it costs a few
         // small allocations every scrape (seconds apart), none per request.
         let mut registry = Registry::with_prefix(PREFIX);
+        if counters {
+            self.register_counters(&mut registry);
+        }
+        if let Some(scrape) = scrape {
+            scrape.register(&mut registry);
+        }
+        if let Some(people) = people {
+            people.register(&mut registry);
+        }
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry)?;
+        Ok(text)
+    }
+
+    fn register_counters(&self, registry: &mut Registry) {
         registry.register(
             "http_requests",
             "HTTP responses by method, route template and status code",
@@ -133,10 +155,6 @@ impl Metrics {
             "Heartbeats stored, by bucket",
             self.heartbeats.clone(),
         );
-        scrape.register(&mut registry);
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &registry)?;
-        Ok(text)
     }
 
     /// Counts one response and its time.
@@ -532,6 +550,49 @@ impl EncodeMetric for CommitDurations {
 
     fn metric_type(&self) -> MetricType {
         MetricType::Histogram
+    }
+}
+
+/// The people of a server that hosts several, for its administrator.
+#[derive(Debug)]
+pub struct People {
+    users: u64,
+    open: u64,
+    max_open: u64,
+}
+
+impl People {
+    /// Reads `hosting` now.
+    pub fn of(hosting: &crate::Hosting) -> Result<People, ApiError> {
+        let users = hosting
+            .users
+            .index()
+            .users()
+            .map_err(ApiError::Datastore)?
+            .len();
+        Ok(People {
+            users: users as u64,
+            open: hosting.open_users().len() as u64,
+            max_open: hosting.settings().max_open as u64,
+        })
+    }
+
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "users",
+            "People this server hosts",
+            ConstGauge::new(self.users as i64),
+        );
+        registry.register(
+            "users_open",
+            "People whose database file is open now",
+            ConstGauge::new(self.open as i64),
+        );
+        registry.register(
+            "users_max_open",
+            "The most people's files open at once ([users] max_open)",
+            ConstGauge::new(self.max_open as i64),
+        );
     }
 }
 

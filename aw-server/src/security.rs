@@ -214,7 +214,7 @@ struct Checked {
 fn hosting_refusal(access: &Access, has_file: bool, need: &Need) -> Option<&'static str> {
     match (need, has_file) {
         (Need::Nothing | Need::Identity, _) => None,
-        (Need::Users, false) if matches!(access, Access::Key) => None,
+        (Need::Users | Need::Metrics, false) if matches!(access, Access::Key) => None,
         (Need::Users, _) => Some(
             "Managing people needs the server administrator's key ([auth] api_key); a \
              person's token reaches their own data only",

@@ -92,6 +92,11 @@ fn cache_for(
     })
 }
 
+/// How often each person's retention runs.
+const RETENTION_PERIOD: Duration = Duration::from_secs(24 * 60 * 60);
+/// How often the people's scheduled jobs are looked at.
+const JOBS_CHECK: Duration = Duration::from_secs(60);
+
 /// The part of a user's cache of the server's (each open user has one).
 const USER_CACHE_SHARE: usize = 8;
 
@@ -111,6 +116,8 @@ pub struct Hosting {
     trusted_proxies: Vec<auth::IpRange>,
     device_id: String,
     hostname: String,
+    /// When each person's retention last ran (since the start).
+    retention_runs: std::sync::Mutex<HashMap<String, std::time::Instant>>,
 }
 
 impl Hosting {
@@ -156,6 +163,7 @@ impl Hosting {
             trusted_proxies: config.trusted_proxies.clone(),
             device_id: config.device_id.clone(),
             hostname: config.hostname.clone(),
+            retention_runs: std::sync::Mutex::default(),
         })
     }
 
@@ -226,12 +234,7 @@ impl Hosting {
             Auth::load(datastore.clone(), None, self.trusted_proxies.clone())
                 .map_err(|error| error.to_string())?,
         );
-        let backup = aw_jobs::backup::BackupSettings {
-            // Only when asked for, into a folder of their own.
-            enabled: false,
-            dir: self.backup.dir.join(aw_users::USERS_FOLDER).join(name),
-            ..self.backup.clone()
-        };
+        let backup = self.backup_of(name);
         log::info!("Opened the data of user '{name}'");
         Ok(Served {
             cache: cache_for(&datastore, self.cache),
@@ -254,6 +257,70 @@ impl Hosting {
             db_path: file,
             user: Some(name.to_string()),
         })
+    }
+
+    /// User `name`'s `[backup]`: a folder of their own in the backup
+    /// folder; the schedule is the hosting's ([`Hosting::run_due_jobs`]).
+    fn backup_of(&self, name: &str) -> aw_jobs::backup::BackupSettings {
+        aw_jobs::backup::BackupSettings {
+            dir: self.backup.dir.join(aw_users::USERS_FOLDER).join(name),
+            ..self.backup.clone()
+        }
+    }
+
+    /// The people's scheduled jobs that are due: a snapshot of each
+    /// person's file an interval after their newest scheduled one (when
+    /// `[backup] enabled`), retention once a day (when `[retention]`).
+    /// A person's file opens for it and closes when quiet again.
+    pub fn run_due_jobs(&self) {
+        if !self.backup.enabled && self.keep_days.is_none() {
+            return;
+        }
+        let users = match self.users.index().users() {
+            Ok(users) => users,
+            Err(error) => {
+                log::error!("Could not read the users for their scheduled jobs: {error}");
+                return;
+            }
+        };
+        let now = Timestamp::now();
+        for user in users {
+            let name = user.name;
+            let backup_due = self.backup.enabled
+                && aw_jobs::backup::Backups::new(self.backup_of(&name)).due(now) <= now;
+            let retention_due = self.keep_days.is_some_and(|_| {
+                let runs = self
+                    .retention_runs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                runs.get(&name)
+                    .is_none_or(|last| last.elapsed() >= RETENTION_PERIOD)
+            });
+            if !backup_due && !retention_due {
+                continue;
+            }
+            let served = match self.served(&name) {
+                Ok(served) => served,
+                Err(error) => {
+                    log::error!("Could not open the data of user '{name}' for its jobs: {error}");
+                    continue;
+                }
+            };
+            if backup_due {
+                if let Err(error) = served.jobs.backups.take(&served.datastore, true) {
+                    log::error!("The scheduled snapshot of user '{name}' failed: {error}");
+                }
+            }
+            if let (true, Some(keep_days)) = (retention_due, self.keep_days) {
+                self.retention_runs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name.clone(), std::time::Instant::now());
+                if let Err(error) = aw_jobs::retention::run(&served.datastore, keep_days, now) {
+                    log::error!("Retention of user '{name}' failed: {error}");
+                }
+            }
+        }
     }
 
     /// The tokens of user `name` changed (made or revoked through the
@@ -321,23 +388,31 @@ impl Hosting {
         }
     }
 
-    /// Closes quiet files on a thread of its own until the hosting is
-    /// dropped.
+    /// Closes quiet files and runs the people's due jobs, on one thread
+    /// for every person, until the hosting is dropped.
     pub fn start_closing(hosting: &Arc<Hosting>) {
         let step =
             (hosting.settings.quiet / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
         let weak: Weak<Hosting> = Arc::downgrade(hosting);
         let started = std::thread::Builder::new()
-            .name("aw-users-close".to_string())
-            .spawn(move || loop {
-                std::thread::sleep(step);
-                let Some(hosting) = weak.upgrade() else {
-                    return;
-                };
-                hosting.close_quiet();
+            .name("aw-users".to_string())
+            .spawn(move || {
+                let mut jobs_checked: Option<std::time::Instant> = None;
+                loop {
+                    let Some(hosting) = weak.upgrade() else {
+                        return;
+                    };
+                    if jobs_checked.is_none_or(|at| at.elapsed() >= JOBS_CHECK) {
+                        jobs_checked = Some(std::time::Instant::now());
+                        hosting.run_due_jobs();
+                    }
+                    hosting.close_quiet();
+                    drop(hosting);
+                    std::thread::sleep(step);
+                }
             });
         if let Err(error) = started {
-            log::error!("Could not start closing quiet users' files: {error}");
+            log::error!("Could not start the people's closer and jobs: {error}");
         }
     }
 }

@@ -172,12 +172,7 @@ fn each_person_sees_only_their_own_data_and_the_server_key_sees_none_of_it() {
     assert_eq!(alice.get("/api/0/settings/theme").json(), Value::Null);
 
     // The server administrator manages people and reads none of them.
-    for path in [
-        "/api/0/buckets/",
-        "/api/0/export",
-        "/api/0/settings",
-        "/metrics",
-    ] {
+    for path in ["/api/0/buckets/", "/api/0/export", "/api/0/settings"] {
         let reply = admin.get(path);
         assert_eq!(reply.status, 403, "{path}: {}", reply.text());
         assert!(message(&reply).contains("person's own token"), "{path}");
@@ -193,6 +188,33 @@ fn each_person_sees_only_their_own_data_and_the_server_key_sees_none_of_it() {
         .collect();
     assert_eq!(names, ["alice", "bob"]);
     assert!(!people.text().contains("secret"));
+    // Metrics: a person's own file; the server's counters and its people
+    // for the administrator alone.
+    let theirs = alice.get("/metrics");
+    assert_eq!(theirs.status, 200, "{}", theirs.text());
+    let theirs = theirs.text();
+    assert!(
+        theirs.contains("aw_server_bucket_last_event_age"),
+        "{theirs}"
+    );
+    assert!(
+        !theirs.contains("desktop"),
+        "Bob's bucket in Alice's metrics"
+    );
+    assert!(!theirs.contains("aw_server_http_requests"), "{theirs}");
+    let server_wide = admin.get("/metrics");
+    assert_eq!(server_wide.status, 200, "{}", server_wide.text());
+    let server_wide = server_wide.text();
+    assert!(server_wide.contains("aw_server_users 2"), "{server_wide}");
+    assert!(
+        server_wide.contains("aw_server_http_requests_total"),
+        "{server_wide}"
+    );
+    assert!(
+        !server_wide.contains("laptop") && !server_wide.contains("desktop"),
+        "{server_wide}"
+    );
+
     // A person's admin token does not manage people.
     for (method, path) in [("GET", "/api/0/users"), ("POST", "/api/0/users")] {
         let reply = match method {
@@ -581,8 +603,13 @@ fn no_route_reaches_another_persons_data() {
             }
             // The server administrator: the people's routes, nothing else.
             let reply = admin.request(&method, &path, headers, body.as_deref());
-            let public = ["/api/0/info", "/api/0/openapi.json", "/api/0/access"]
-                .contains(&template.as_str());
+            let public = [
+                "/api/0/info",
+                "/api/0/openapi.json",
+                "/api/0/access",
+                "/metrics",
+            ]
+            .contains(&template.as_str());
             if !template.starts_with("/api/0/users") && !public {
                 assert_eq!(
                     reply.status,
@@ -599,4 +626,57 @@ fn no_route_reaches_another_persons_data() {
     assert_eq!(bobs_state(&bob), before, "Bob's data changed");
     assert_eq!(bob.get("/api/0/access").json()["name"], "bob-admin");
     drop(server);
+}
+
+#[test]
+fn scheduled_snapshots_and_retention_reach_every_persons_file() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    let backups = root.join("backups");
+    hosting_config(root, "");
+    let alice_key = add_user(root, "alice");
+    let bob_key = add_user(root, "bob");
+    // Their history first, with an event older than retention keeps.
+    let (server, port) = start(root);
+    let alice = client(port, &alice_key);
+    let reply = alice.post_json(
+        "/api/0/buckets/aw-watcher-window_laptop",
+        &json!({"type": "currentwindow", "client": "test", "hostname": "laptop"}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let ago = |days: i64| (chrono::Utc::now() - chrono::Duration::days(days)).to_rfc3339();
+    let reply = alice.post_json(
+        "/api/0/buckets/aw-watcher-window_laptop/events",
+        &json!([{"timestamp": ago(60), "duration": 60.0, "data": {"app": "Editor", "title": "old"}},
+                {"timestamp": ago(1), "duration": 60.0, "data": {"app": "Editor", "title": "recent"}}]),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    seed(&client(port, &bob_key), "desktop", "bob's");
+    drop(server);
+
+    hosting_config(
+        root,
+        &format!(
+            "\n[backup]\nenabled = true\ndir = {:?}\n\n[retention]\nkeep_days = 30\n",
+            backups.to_str().unwrap()
+        ),
+    );
+    let (_server, port) = start(root);
+    let scheduled = |name: &str| {
+        common::names_in(&backups.join("users").join(name))
+            .into_iter()
+            .filter(|file| file.starts_with("aw-server-2") && file.ends_with(".db"))
+            .count()
+    };
+    wait_until("a scheduled snapshot of each person", || {
+        scheduled("alice") == 1 && scheduled("bob") == 1
+    });
+    let alice = client(port, &alice_key);
+    wait_until("alice's old event expired", || {
+        titles(&alice, "aw-watcher-window_laptop") == ["recent"]
+    });
+    assert_eq!(
+        titles(&client(port, &bob_key), "aw-watcher-window_desktop"),
+        ["bob's"]
+    );
 }

@@ -89,7 +89,7 @@ impl Access {
         };
         let allowed = match need {
             Need::Nothing | Need::Identity => true,
-            Need::Read => scope != Scope::Write,
+            Need::Read | Need::Metrics => scope != Scope::Write,
             Need::BucketList | Need::ReadBucket(_) => true,
             Need::WriteBucket(_) | Need::Forward => scope != Scope::Read,
             Need::Admin | Need::Users => scope == Scope::Admin,

@@ -28,6 +28,9 @@ pub enum Need {
     /// The people of a server that hosts several: the server
     /// administrator only (`[auth] api_key`).
     Users,
+    /// `GET /metrics`: a read; on a server that hosts several people the
+    /// server administrator's too (the server's own counters).
+    Metrics,
 }
 
 impl Need {
@@ -41,7 +44,7 @@ impl Need {
         let path: Vec<&str> = segments.iter().map(String::as_str).collect();
         match path.as_slice() {
             // Prometheus' scrapes: read tokens, not a watcher's write token.
-            [metrics] if reading && metrics.eq_ignore_ascii_case("metrics") => Need::Read,
+            [metrics] if reading && metrics.eq_ignore_ascii_case("metrics") => Need::Metrics,
             [_, "0", "info"] if reading => Need::Nothing,
             [_, "0", "access"] if reading => Need::Identity,
             [_, "0", "tokens", ..] => Need::Admin,
@@ -144,7 +147,7 @@ mod tests {
         }
         assert_eq!(need(Method::Post, "/api/0/query"), Need::Read);
         assert_eq!(need(Method::Post, "/api/0/summary"), Need::Read);
-        assert_eq!(need(Method::Get, "/metrics"), Need::Read);
+        assert_eq!(need(Method::Get, "/metrics"), Need::Metrics);
         assert_eq!(need(Method::Post, "/metrics"), Need::Admin);
         assert_eq!(need(Method::Get, "/api/0/export"), Need::Read);
         assert_eq!(need(Method::Get, "/api/0/info"), Need::Nothing);

@@ -6,7 +6,7 @@ use rocket::http::ContentType;
 use rocket::{get, State};
 
 use crate::error::ApiError;
-use crate::metrics::Scrape;
+use crate::metrics::{People, Scrape};
 use crate::ServerState;
 
 /// The content type of OpenMetrics 1.0 text, which Prometheus asks for.
@@ -15,16 +15,27 @@ fn openmetrics() -> ContentType {
         .with_params([("version", "1.0.0"), ("charset", "utf-8")])
 }
 
-/// Every metric, the scrape-time ones read now.
+/// Every metric, the scrape-time ones read now. On a server that hosts
+/// several people a person reads their own file's and the server
+/// administrator the server's counters and its people's numbers; on a
+/// server of one person, all of them.
 #[get("/metrics")]
 pub async fn metrics(
     state: &State<ServerState>,
-    served: &crate::Served,
+    served: Option<&crate::Served>,
 ) -> Result<(ContentType, String), ApiError> {
-    let scrape = Scrape::gather(state, served).await?;
+    let scrape = match served {
+        Some(served) => Some(Scrape::gather(state, served).await?),
+        None => None,
+    };
+    let counters = state.hosting.is_none() || served.is_none();
+    let people = match (&state.hosting, served) {
+        (Some(hosting), None) => Some(People::of(hosting)?),
+        _ => None,
+    };
     let text = state
         .metrics
-        .encode(&scrape)
+        .encode(counters, scrape.as_ref(), people.as_ref())
         .map_err(|error| ApiError::Internal(format!("Cannot write the metrics: {error}")))?;
     Ok((openmetrics(), text))
 }
