@@ -291,6 +291,12 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
     config.hostname = dirs::hostname();
 
     if config.users.is_some() {
+        if args.db_password.is_some() || std::env::var_os("AW_DB_PASSWORD").is_some() {
+            anyhow::bail!(
+                "[users] enabled: people's files are not encrypted by this server yet; start \
+                 without --db-password (and AW_DB_PASSWORD), or without [users]"
+            );
+        }
         return serve_users(config);
     }
     let key =
@@ -344,6 +350,18 @@ fn serve(args: ServerArgs, purge_delay: std::ffi::c_long) -> anyhow::Result<()> 
 /// Serves several people ([users] enabled): a file each under the data
 /// folder's users/, opened as their requests come.
 fn serve_users(config: aw_server::ServerConfig) -> anyhow::Result<()> {
+    for (section, set) in [
+        ("[sync]", config.sync.is_some()),
+        ("[hub]", config.hub.is_some()),
+        ("[alerts]", config.alerts.is_some()),
+    ] {
+        if set {
+            log::warn!(
+                "{section} is not applied while [users] is enabled: each person's file has no \
+                 {section} of its own yet"
+            );
+        }
+    }
     let hosting = aw_server::Hosting::open(&config).context("cannot open the users")?;
     log::info!(
         "Hosting several people: their files are in {}",

@@ -680,3 +680,20 @@ fn scheduled_snapshots_and_retention_reach_every_persons_file() {
         ["bob's"]
     );
 }
+
+#[test]
+fn a_password_for_peoples_files_is_refused_at_the_start() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    hosting_config(root, "");
+    let db = data_dir(root).join("sqlite.db");
+    let output = binary(root)
+        .args(["--port", "0", "--dbpath", db.to_str().unwrap()])
+        .env("AW_DB_PASSWORD", "a password")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("not encrypted by this server yet"), "{said}");
+    assert!(!data_dir(root).join("users").exists(), "nothing made");
+}

@@ -68,7 +68,10 @@ pub enum UsersError {
     Unknown(String),
     #[error("the folder {0} exists already (a user's, not in the index?): move it away first")]
     FolderExists(PathBuf),
-    #[error("the database of '{0}' is in use by a running server: stop it first")]
+    #[error(
+        "the database of '{0}' is in use by a running server: remove them through it (DELETE \
+         /api/0/users/{0} with the server administrator's key) or stop it first"
+    )]
     InUse(String),
     #[error("a token of '{user}' is also one of '{other}'")]
     SharedToken { user: String, other: String },
