@@ -43,6 +43,24 @@ const SCHEMA: &str = "
         user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE
     );
     CREATE INDEX IF NOT EXISTS token_hashes_user ON token_hashes(user);
+    CREATE TABLE IF NOT EXISTS groups (
+        name TEXT PRIMARY KEY NOT NULL,
+        created INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS group_members (
+        grp TEXT NOT NULL REFERENCES groups(name) ON DELETE CASCADE,
+        user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        joined INTEGER NOT NULL,
+        share_apps INTEGER NOT NULL,
+        PRIMARY KEY (grp, user)
+    );
+    CREATE TABLE IF NOT EXISTS group_invitations (
+        grp TEXT NOT NULL REFERENCES groups(name) ON DELETE CASCADE,
+        user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        invited_by TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (grp, user)
+    );
 ";
 
 impl UserIndex {
@@ -66,7 +84,7 @@ impl UserIndex {
         &self.path
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+    pub(crate) fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -118,6 +136,9 @@ impl UserIndex {
         let transaction = conn.transaction()?;
         transaction.execute("DELETE FROM token_hashes WHERE user = ?1", [name])?;
         let removed = transaction.execute("DELETE FROM users WHERE name = ?1", [name])?;
+        // Their memberships and invitations go with them (cascade); a
+        // group left without members goes too.
+        crate::user_groups::drop_empty_groups(&transaction)?;
         transaction.commit()?;
         Ok(removed == 1)
     }

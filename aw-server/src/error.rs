@@ -50,6 +50,10 @@ pub enum ApiError {
     /// 502: another server this one relies on (a hub) failed or refused.
     #[error("{0}")]
     BadGateway(String),
+    /// 503: what the request needs cannot be had just now (a person's
+    /// file while every open one is busy); the client may retry.
+    #[error("{0}")]
+    Unavailable(String),
     /// A storage failure or a refusal of the datastore.
     #[error(transparent)]
     Datastore(#[from] DatastoreError),
@@ -71,6 +75,7 @@ impl ApiError {
             ApiError::PreconditionFailed(_) => Status::PreconditionFailed,
             ApiError::Internal(_) => Status::InternalServerError,
             ApiError::BadGateway(_) => Status::BadGateway,
+            ApiError::Unavailable(_) => Status::ServiceUnavailable,
             ApiError::Datastore(error) => match error {
                 DatastoreError::NoSuchBucket(_) | DatastoreError::NoSuchEvent { .. } => {
                     Status::NotFound

@@ -494,6 +494,8 @@ fn naming_bobs(template: &str) -> String {
         .replace("{device}", "bobs-device")
         .replace("{host}", "desktop")
         .replace("{alias}", "desktop")
+        .replace("/{group}/leave", "/nogroup/leave")
+        .replace("{group}", "family")
 }
 
 /// A body for a route that would do something if the thing it names
@@ -516,6 +518,9 @@ fn body_for(method: &str, template: &str) -> Option<Value> {
         (_, "/api/0/hosts/{host}/merge") => json!({"into": "laptop"}),
         (_, "/api/0/hosts/{alias}/alias") => json!({"host": "laptop"}),
         (_, "/api/0/tokens") => json!({"name": "bob-admin", "scope": "read"}),
+        (_, "/api/0/groups") => json!({"name": "family"}),
+        (_, "/api/0/groups/{group}/invitations") => json!({"user": "bob"}),
+        (_, "/api/0/groups/{group}/join") => json!({"share_apps": true}),
         _ => json!({}),
     })
 }
@@ -565,6 +570,10 @@ fn no_route_reaches_another_persons_data() {
         &json!("bob-zqprivate value"),
     );
     assert_eq!(reply.status, 201);
+    // Bob's app and a page he read, which he does not share.
+    bobs_browsing(&bob);
+    // Alice and Bob are in a group; he shares his categories only.
+    share(&alice, &bob, "family", false);
     let reply = alice.post_json(
         "/api/0/tokens",
         &json!({"name": "alices-laptop", "scope": "write", "hosts": ["laptop"]}),
@@ -696,4 +705,237 @@ fn a_password_for_peoples_files_is_refused_at_the_start() {
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("not encrypted by this server yet"), "{said}");
     assert!(!data_dir(root).join("users").exists(), "nothing made");
+}
+
+/// Bob's app and the page he read, on the day `seed` uses: names no
+/// route may show anyone else.
+fn bobs_browsing(bob: &Client) {
+    let at = "2026-12-01T10:00:10Z";
+    for (id, kind, data) in [
+        (
+            "aw-watcher-window_desktop",
+            "currentwindow",
+            json!({"app": "zqprivate-app", "title": "a zqprivate title"}),
+        ),
+        (
+            "aw-watcher-web-firefox_desktop",
+            "web.tab.current",
+            json!({"url": "https://zqprivate.example/page", "title": "zqprivate page"}),
+        ),
+        (
+            "aw-watcher-afk_desktop",
+            "afkstatus",
+            json!({"status": "not-afk"}),
+        ),
+    ] {
+        let reply = bob.post_json(
+            &format!("/api/0/buckets/{id}"),
+            &json!({"type": kind, "client": "test", "hostname": "desktop"}),
+        );
+        assert!(matches!(reply.status, 200 | 304), "{}", reply.text());
+        let reply = bob.post_json(
+            &format!("/api/0/buckets/{id}/events"),
+            &json!([{"timestamp": at, "duration": 600.0, "data": data}]),
+        );
+        assert_eq!(reply.status, 200, "{}", reply.text());
+    }
+}
+
+/// `owner` makes group `name` (sharing their apps) and invites `other`,
+/// who joins, sharing apps or not.
+fn share(owner: &Client, other: &Client, name: &str, other_shares_apps: bool) {
+    let reply = owner.post_json("/api/0/groups", &json!({"name": name, "share_apps": true}));
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let other_name = other.get("/api/0/access").json()["name"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches("-admin")
+        .to_string();
+    let reply = owner.post_json(
+        &format!("/api/0/groups/{name}/invitations"),
+        &json!({"user": other_name}),
+    );
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let reply = other.post_json(
+        &format!("/api/0/groups/{name}/join"),
+        &json!({"share_apps": other_shares_apps}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+}
+
+const DAY: &str = "start=2026-12-01&end=2026-12-02&tz=UTC";
+
+#[test]
+fn sharing_is_by_choice_and_shows_categories_only_unless_apps_are_shared() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    hosting_config(root, "");
+    let keys: Vec<String> = ["alice", "bob", "carol"]
+        .iter()
+        .map(|name| add_user(root, name))
+        .collect();
+    let (_server, port) = start(root);
+    let [alice, bob, carol] = [0, 1, 2].map(|n| client(port, &keys[n]));
+    seed(&alice, "laptop", "alice's plan");
+    bobs_browsing(&bob);
+
+    // Alice makes a group and invites Bob: an invitation only.
+    let reply = alice.post_json(
+        "/api/0/groups",
+        &json!({"name": "family", "share_apps": true}),
+    );
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let reply = alice.post_json("/api/0/groups/family/invitations", &json!({"user": "bob"}));
+    assert_eq!(reply.status, 201, "{}", reply.text());
+    let bobs = bob.get("/api/0/groups").json();
+    assert_eq!(bobs["groups"], json!([]));
+    assert_eq!(bobs["invitations"][0]["group"], "family");
+    assert_eq!(bobs["invitations"][0]["invited_by"], "alice");
+    let totals = format!("/api/0/groups/family/totals?{DAY}");
+    assert_eq!(bob.get(&totals).status, 404, "invited is not joined");
+    let alices = alice.get(&totals).json();
+    let names: Vec<&str> = alices["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|member| member["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alice"], "nothing of Bob's before he joins");
+    // Carol, never invited, sees nothing of it and cannot join.
+    assert_eq!(carol.get(&totals).status, 404);
+    assert_eq!(
+        carol.get("/api/0/groups").json(),
+        json!({"groups": [], "invitations": []})
+    );
+    assert_eq!(carol.post("/api/0/groups/family/join", b"").status, 404);
+    assert_eq!(
+        carol
+            .post_json(
+                "/api/0/groups/family/invitations",
+                &json!({"user": "carol"})
+            )
+            .status,
+        404
+    );
+
+    // Bob joins, sharing his categories only.
+    let reply = bob.post("/api/0/groups/family/join", b"");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let reply = alice.get(&totals);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let text = reply.text();
+    assert!(
+        !text.contains("zqprivate"),
+        "Bob's app, title or URL shown: {text}"
+    );
+    let shared = reply.json();
+    let member = |name: &str| {
+        shared["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|member| member["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let bob_shared = member("bob");
+    assert_eq!(bob_shared["shares"], json!(["categories"]));
+    assert!(bob_shared.get("apps").is_none());
+    assert_eq!(bob_shared["days"][0]["date"], "2026-12-01");
+    assert!(
+        bob_shared["duration"].as_f64().unwrap() > 0.0,
+        "{bob_shared}"
+    );
+    assert!(!bob_shared["days"][0]["categories"]
+        .as_object()
+        .unwrap()
+        .is_empty());
+    // Alice chose to share her apps: they are there.
+    assert_eq!(member("alice")["apps"]["Editor"], 2.0);
+    // Bob reads the same totals now that he is a member.
+    assert_eq!(bob.get(&totals).status, 200);
+
+    // Bad input: a clear 4xx, nothing changed.
+    for (caller, method, path, body, status) in [
+        (
+            &alice,
+            "POST",
+            "/api/0/groups",
+            json!({"name": "family"}),
+            409,
+        ),
+        (
+            &alice,
+            "POST",
+            "/api/0/groups",
+            json!({"name": "Family!"}),
+            400,
+        ),
+        (
+            &alice,
+            "POST",
+            "/api/0/groups",
+            json!({"name": "x", "share_titles": true}),
+            422,
+        ),
+        (
+            &alice,
+            "POST",
+            "/api/0/groups/family/invitations",
+            json!({"user": "nobody"}),
+            404,
+        ),
+        (
+            &alice,
+            "POST",
+            "/api/0/groups/family/invitations",
+            json!({"user": "bob"}),
+            409,
+        ),
+        (
+            &alice,
+            "POST",
+            "/api/0/groups/nogroup/invitations",
+            json!({"user": "carol"}),
+            404,
+        ),
+        (
+            &alice,
+            "POST",
+            "/api/0/groups/family/join",
+            json!({"share": "all"}),
+            422,
+        ),
+    ] {
+        let reply = caller.request(
+            method,
+            path,
+            &[("Content-Type", "application/json")],
+            Some(body.to_string().as_bytes()),
+        );
+        assert_eq!(
+            reply.status,
+            status,
+            "{method} {path} {body}: {}",
+            reply.text()
+        );
+        assert!(reply.json()["message"].is_string());
+    }
+    let reply = alice.get("/api/0/groups/family/totals?start=yesterday-ish");
+    assert_eq!(reply.status, 400, "{}", reply.text());
+    assert_eq!(alice.post("/api/0/groups/nogroup/leave", b"").status, 404);
+    let reply = client(port, SERVER_KEY).get(&totals);
+    assert_eq!(reply.status, 403, "the server administrator sees no group");
+
+    // Bob leaves: from the next request on, nothing of his is shown.
+    assert_eq!(bob.post("/api/0/groups/family/leave", b"").status, 200);
+    let after = alice.get(&totals).json();
+    let names: Vec<&str> = after["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|member| member["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alice"]);
+    assert_eq!(bob.get(&totals).status, 404);
 }

@@ -303,6 +303,25 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/users/{name}", "/api/0/users/u-{who}", None, AdminOnly),
+        // No groups on a server of one person: allowed ones answer 404.
+        r("GET", "/api/0/groups", "/api/0/groups", None, Reading),
+        r("POST", "/api/0/groups", "/api/0/groups", Some(json!({"name": "g-{who}"})), AdminOnly),
+        r(
+            "POST",
+            "/api/0/groups/{group}/invitations",
+            "/api/0/groups/g-{who}/invitations",
+            Some(json!({"user": "someone"})),
+            AdminOnly,
+        ),
+        r("POST", "/api/0/groups/{group}/join", "/api/0/groups/g-{who}/join", None, AdminOnly),
+        r("POST", "/api/0/groups/{group}/leave", "/api/0/groups/g-{who}/leave", None, AdminOnly),
+        r(
+            "GET",
+            "/api/0/groups/{group}/totals",
+            "/api/0/groups/g-{who}/totals",
+            None,
+            Reading,
+        ),
         r("GET", "/api/0/alerts/status", "/api/0/alerts/status", None, Reading),
         // No [alerts] here: allowed ones answer 409 and send nothing.
         r("POST", "/api/0/alerts/test", "/api/0/alerts/test", None, AdminOnly),

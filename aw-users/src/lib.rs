@@ -12,6 +12,7 @@
 //! This crate knows neither HTTP nor the command line; making a token's
 //! secret is its caller's (the server's auth), handed in as a function.
 
+mod groups;
 pub mod pool;
 
 use std::path::{Path, PathBuf};
@@ -75,6 +76,12 @@ pub enum UsersError {
     InUse(String),
     #[error("a token of '{user}' is also one of '{other}'")]
     SharedToken { user: String, other: String },
+    #[error("there is no group '{0}' of yours, nor an invitation to it")]
+    NoGroup(String),
+    #[error("there is a group '{0}' already")]
+    GroupExists(String),
+    #[error("'{user}' is a member of '{group}' already")]
+    AlreadyMember { user: String, group: String },
     #[error("{0}")]
     Token(String),
     #[error("{0}")]

@@ -14,6 +14,7 @@ pub mod database;
 pub mod events;
 pub mod export;
 pub mod forward;
+pub mod groups;
 pub mod heartbeat;
 pub mod hosts;
 pub mod import;
@@ -90,6 +91,12 @@ pub fn routes() -> Vec<Route> {
         users::list,
         users::add,
         users::remove,
+        groups::list,
+        groups::create,
+        groups::invite,
+        groups::join,
+        groups::leave,
+        groups::totals,
         metrics::metrics,
     ]
 }

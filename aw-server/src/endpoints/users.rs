@@ -55,12 +55,16 @@ fn hosting(state: &ServerState) -> Result<std::sync::Arc<Hosting>, ApiError> {
     })
 }
 
-fn refused(error: UsersError) -> ApiError {
+/// The status of a refusal of the people's or groups' rules.
+pub(crate) fn refused(error: UsersError) -> ApiError {
     match error {
         UsersError::InvalidName(_) | UsersError::Reserved(_) => {
             ApiError::BadRequest(error.to_string())
         }
-        UsersError::Unknown(_) => ApiError::NotFound(error.to_string()),
+        UsersError::Unknown(_) | UsersError::NoGroup(_) => ApiError::NotFound(error.to_string()),
+        UsersError::GroupExists(_) | UsersError::AlreadyMember { .. } => {
+            ApiError::Conflict(error.to_string())
+        }
         UsersError::Exists(_)
         | UsersError::FolderExists(_)
         | UsersError::InUse(_)
