@@ -62,8 +62,8 @@ pub use sync::{
 };
 pub use time::{Duration, Timestamp};
 pub use token::{
-    check_token_name, parse_expiry, AccessInfo, CreatedToken, NewToken, Scope, TokenInfo,
-    MAX_TOKEN_HOSTS, MAX_TOKEN_NAME,
+    check_token_name, parse_expiry, AccessInfo, AccessScope, CreatedToken, NewToken, Scope,
+    TokenInfo, MAX_TOKEN_HOSTS, MAX_TOKEN_NAME,
 };
 
 /// The JSON object type used for event and bucket `data`.

@@ -170,17 +170,48 @@ pub struct CreatedToken {
     pub info: TokenInfo,
 }
 
+/// What `GET /api/0/access` says a caller may do: a token's scope, or
+/// `server`, the server administrator of a server that hosts several
+/// people (the config's API key there), which manages people and reads
+/// none of their data. Never a token's scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessScope {
+    /// As [`Scope::Read`].
+    Read,
+    /// As [`Scope::Write`].
+    Write,
+    /// As [`Scope::Admin`].
+    Admin,
+    /// The server administrator of a server that hosts several people.
+    Server,
+}
+
+impl From<Scope> for AccessScope {
+    fn from(scope: Scope) -> AccessScope {
+        match scope {
+            Scope::Read => AccessScope::Read,
+            Scope::Write => AccessScope::Write,
+            Scope::Admin => AccessScope::Admin,
+        }
+    }
+}
+
 /// The answer to `GET /api/0/access`: who the caller is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccessInfo {
     /// False when the server has no credentials at all (everything open).
     pub authenticated: bool,
     /// What the caller may do.
-    pub scope: Scope,
+    pub scope: AccessScope,
     /// The token's name; `None` for the API key or an open server.
     pub name: Option<String>,
     /// A write token's hosts.
     pub hosts: Vec<String>,
+    /// The person whose data the caller reaches, on a server that hosts
+    /// several people; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// A name is 1 to [`MAX_TOKEN_NAME`] of `A-Z a-z 0-9 . _ -`: it appears in

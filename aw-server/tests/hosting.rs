@@ -177,6 +177,9 @@ fn each_person_sees_only_their_own_data_and_the_server_key_sees_none_of_it() {
         assert_eq!(reply.status, 403, "{path}: {}", reply.text());
         assert!(message(&reply).contains("person's own token"), "{path}");
     }
+    let access = admin.get("/api/0/access").json();
+    assert_eq!(access["scope"], "server", "a scope of its own: {access}");
+    assert_eq!(alice.get("/api/0/access").json()["user"], "alice");
     let people = admin.get("/api/0/users");
     assert_eq!(people.status, 200, "{}", people.text());
     let names: Vec<String> = people

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use aw_datastore::{Datastore, StoredToken};
-use aw_models::{AccessInfo, CreatedToken, NewToken, Scope, Timestamp, TokenInfo};
+use aw_models::{AccessInfo, AccessScope, CreatedToken, NewToken, Scope, Timestamp, TokenInfo};
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
@@ -120,21 +120,24 @@ impl Access {
         match self {
             Access::Open => AccessInfo {
                 authenticated: false,
-                scope: Scope::Admin,
+                scope: AccessScope::Admin,
                 name: None,
                 hosts: Vec::new(),
+                user: None,
             },
             Access::Key => AccessInfo {
                 authenticated: true,
-                scope: Scope::Admin,
+                scope: AccessScope::Admin,
                 name: None,
                 hosts: Vec::new(),
+                user: None,
             },
             Access::Token(token) => AccessInfo {
                 authenticated: true,
-                scope: token.info.scope,
+                scope: token.info.scope.into(),
                 name: Some(token.info.name.clone()),
                 hosts: token.info.hosts.clone(),
+                user: None,
             },
         }
     }

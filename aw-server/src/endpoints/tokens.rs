@@ -3,7 +3,7 @@
 //! this once, `DELETE /api/0/tokens/<name>` revokes one; all admin only
 //! (the gate). `GET /api/0/access` tells any caller what it may do.
 
-use aw_models::{AccessInfo, CreatedToken, NewToken, Timestamp, TokenInfo};
+use aw_models::{AccessInfo, AccessScope, CreatedToken, NewToken, Timestamp, TokenInfo};
 use rocket::data::Data;
 use rocket::http::Status;
 use rocket::response::status::Custom;
@@ -18,8 +18,22 @@ use crate::ServerState;
 
 /// What the caller may do: its scope, token name and hosts.
 #[get("/api/0/access")]
-pub fn access(access: &Access) -> Json<AccessInfo> {
-    Json(access.describe())
+pub fn access(
+    access: &Access,
+    state: &State<ServerState>,
+    served: Option<&Served>,
+) -> Json<AccessInfo> {
+    let described = access.describe();
+    Json(AccessInfo {
+        // The API key of a server that hosts several people: a scope of
+        // its own.
+        scope: match access {
+            Access::Key if state.hosting.is_some() => AccessScope::Server,
+            _ => described.scope,
+        },
+        user: served.and_then(|served| served.user.clone()),
+        ..described
+    })
 }
 
 /// Every token, by name.

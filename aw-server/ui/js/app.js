@@ -4,7 +4,8 @@
 // Routes: `#/activity/<host>/<day|week|month>/<YYYY-MM-DD>` (every part
 // optional; host `*` is all devices), `#/search/<period>/<text>`,
 // `#/categories`, `#/privacy`, `#/status`, `#/hosts`, `#/alerts`, `#/buckets`, `#/tokens` (linked
-// for admins only), `#/about`.
+// for admins only), `#/groups[/<YYYY-MM-DD>]` (linked on a server that hosts several people),
+// `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
 // order; each file defines one name (`api`, `dom`, `activityView`...) that
@@ -47,6 +48,7 @@
     status: [['js/views/status.js'], 'statusView'],
     hosts: [['js/views/hosts.js'], 'hostsView'],
     alerts: [['js/views/alerts.js'], 'alertsView'],
+    groups: [['js/views/groups.js'], 'groupsView'],
   };
 
   /** The style sheet of the lazy views (and the day view's range form). */
@@ -164,6 +166,8 @@
       return; // Said by the views' own errors, if it matters.
     }
     document.querySelector('[data-nav="tokens"]').hidden = !tokensView.mayManage(who);
+    // Groups are for a server that hosts several people: the key names one.
+    document.querySelector('[data-nav="groups"]').hidden = !who.user;
   }
 
   /** Shortcuts: ← and → step through periods, d / w / m pick one, t is today. */
