@@ -6,8 +6,9 @@
 //! is asked for, so leaving stops it at once.
 
 use aw_models::Timestamp;
-use rusqlite::{params, OptionalExtension, Transaction};
+use rusqlite::{params, OptionalExtension};
 
+use crate::user_index::drop_empty_groups;
 use crate::{Result, UserIndex};
 
 /// A member of a group.
@@ -54,14 +55,6 @@ pub enum Joined {
     Changed,
     /// No invitation to that group (or no such group).
     NotInvited,
-}
-
-/// Removes the groups that have no members, with their invitations.
-pub(crate) fn drop_empty_groups(transaction: &Transaction<'_>) -> rusqlite::Result<usize> {
-    transaction.execute(
-        "DELETE FROM groups WHERE name NOT IN (SELECT grp FROM group_members)",
-        [],
-    )
 }
 
 impl UserIndex {

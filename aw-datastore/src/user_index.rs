@@ -63,6 +63,17 @@ const SCHEMA: &str = "
     );
 ";
 
+/// Removes the groups that have no members, with their invitations
+/// (`user_groups.rs`).
+pub(crate) fn drop_empty_groups(
+    transaction: &rusqlite::Transaction<'_>,
+) -> rusqlite::Result<usize> {
+    transaction.execute(
+        "DELETE FROM groups WHERE name NOT IN (SELECT grp FROM group_members)",
+        [],
+    )
+}
+
 impl UserIndex {
     /// Opens (creating) the index at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<UserIndex> {
@@ -138,7 +149,7 @@ impl UserIndex {
         let removed = transaction.execute("DELETE FROM users WHERE name = ?1", [name])?;
         // Their memberships and invitations go with them (cascade); a
         // group left without members goes too.
-        crate::user_groups::drop_empty_groups(&transaction)?;
+        drop_empty_groups(&transaction)?;
         transaction.commit()?;
         Ok(removed == 1)
     }

@@ -942,3 +942,69 @@ fn sharing_is_by_choice_and_shows_categories_only_unless_apps_are_shared() {
     assert_eq!(names, ["alice"]);
     assert_eq!(bob.get(&totals).status, 404);
 }
+
+#[test]
+fn a_persons_report_through_the_server_is_theirs_alone() {
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    hosting_config(root, "");
+    let alice_key = add_user(root, "alice");
+    let bob_key = add_user(root, "bob");
+    let (_server, port) = start(root);
+    seed(&client(port, &alice_key), "laptop", "alice's plan");
+    bobs_browsing(&client(port, &bob_key));
+    let port = port.to_string();
+    let report = |token: &str| {
+        binary(root)
+            .args([
+                "report",
+                "--start",
+                "2026-12-01T00:00:00Z",
+                "--end",
+                "2026-12-02T00:00:00Z",
+            ])
+            .args([
+                "--by",
+                "app,title",
+                "--format",
+                "json",
+                "--tz",
+                "UTC",
+                "--port",
+                &port,
+            ])
+            .env("AW_SERVER_TOKEN", token)
+            .output()
+            .unwrap()
+    };
+    let alices = report(&alice_key);
+    let text = String::from_utf8_lossy(&alices.stdout);
+    assert!(
+        alices.status.success(),
+        "{}",
+        String::from_utf8_lossy(&alices.stderr)
+    );
+    assert!(
+        text.contains("Editor") && text.contains("alice's plan"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("zqprivate"),
+        "Bob's in Alice's report: {text}"
+    );
+    let bobs = report(&bob_key);
+    let text = String::from_utf8_lossy(&bobs.stdout);
+    assert!(
+        text.contains("zqprivate-app") && !text.contains("alice"),
+        "{text}"
+    );
+    // The server administrator's key reads nobody's report.
+    let refused = report(SERVER_KEY);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("403")
+            || String::from_utf8_lossy(&refused.stderr).contains("person's own token"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
