@@ -2,8 +2,11 @@
 //! §3.17 and §9.4), on the binary: each request is served the file of
 //! the person its token belongs to, and sees nothing of anyone else's;
 //! the config's API key manages people and reads none of their data;
-//! an existing database becomes `first_user`'s; quiet files close and
-//! open again on the next request; bad input changes nothing.
+//! an existing database becomes `first_user`'s, and a person's file
+//! taken home serves their history to their tokens on any server; quiet
+//! files close and open again on the next request; snapshots and
+//! retention reach every file; groups share only what their members
+//! chose; bad input changes nothing.
 
 mod common;
 
@@ -337,7 +340,7 @@ fn people_are_added_and_removed_through_the_api_and_bad_input_changes_nothing() 
 }
 
 #[test]
-fn an_existing_database_becomes_the_first_users_with_its_tokens() {
+fn an_existing_database_becomes_the_first_users_and_goes_home_with_them() {
     let root = tempfile::tempdir().unwrap();
     let root = root.path();
     let db = data_dir(root).join("sqlite.db");
@@ -377,11 +380,30 @@ fn an_existing_database_becomes_the_first_users_with_its_tokens() {
     assert_eq!(people[0]["buckets"], 1);
     drop(server);
     // A second start finds sam and leaves everything where it is.
-    let (_server, port) = start(root);
-    assert_eq!(
-        titles(&client(port, &mine), "aw-watcher-window_laptop"),
-        ["before users"]
+    let (server, port) = start(root);
+    let sam = client(port, &mine);
+    seed(&sam, "phone", "while hosted");
+    assert_eq!(titles(&sam, "aw-watcher-window_laptop"), ["before users"]);
+    drop(server);
+
+    // Sam takes the file home: a server without users serves his history
+    // to his token, and to no one without it.
+    let home = root.join("sams-home.db");
+    std::fs::copy(data_dir(root).join("users/sam/sqlite.db"), &home).unwrap();
+    let (child, port) = spawn_listening(
+        binary(root)
+            .args(["--port", "0", "--dbpath", home.to_str().unwrap()])
+            .stdout(std::process::Stdio::null()),
     );
+    let _home_server = Stopped(child);
+    let sam = client(port, &mine);
+    assert_eq!(titles(&sam, "aw-watcher-window_laptop"), ["before users"]);
+    assert_eq!(titles(&sam, "aw-watcher-window_phone"), ["while hosted"]);
+    let anonymous = Client {
+        port,
+        headers: Vec::new(),
+    };
+    assert_eq!(anonymous.get("/api/0/buckets/").status, 401);
 }
 
 /// A device (a testing server of its own under `root`) that forwards to
