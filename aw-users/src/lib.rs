@@ -194,14 +194,7 @@ impl Users {
         name: &str,
         make_token: impl FnOnce(&Datastore) -> Result<String, String>,
     ) -> Result<Added, UsersError> {
-        check_name(name)?;
-        if self.index.user(name)?.is_some() {
-            return Err(UsersError::Exists(name.to_string()));
-        }
-        let folder = self.root.join(name);
-        if folder.symlink_metadata().is_ok() {
-            return Err(UsersError::FolderExists(folder));
-        }
+        let folder = self.free_folder(name)?;
         std::fs::create_dir(&folder)?;
         let made = (|| {
             let file = self.file_of(name);
@@ -245,10 +238,9 @@ impl Users {
         made
     }
 
-    /// Makes the existing database `file` (with its write-ahead log) the
-    /// data of a new user `name`, tokens and all: moved into their
-    /// folder, not copied. Refused while a server or command holds it.
-    pub fn adopt(&self, name: &str, file: &Path) -> Result<PathBuf, UsersError> {
+    /// The folder of a new user `name`: a valid name nobody has, and no
+    /// such folder yet.
+    fn free_folder(&self, name: &str) -> Result<PathBuf, UsersError> {
         check_name(name)?;
         if self.index.user(name)?.is_some() {
             return Err(UsersError::Exists(name.to_string()));
@@ -257,13 +249,16 @@ impl Users {
         if folder.symlink_metadata().is_ok() {
             return Err(UsersError::FolderExists(folder));
         }
-        // Opening takes its lock and finishes what a crash left in its
-        // log; closing checkpoints it, so what moves is whole.
-        match Datastore::open(file) {
-            Ok(datastore) => datastore.close()?,
-            Err(DatastoreError::InUse(_)) => return Err(UsersError::InUse(name.to_string())),
-            Err(error) => return Err(error.into()),
-        }
+        Ok(folder)
+    }
+
+    /// Makes the existing database `file` (with its write-ahead log) the
+    /// data of a new user `name`, tokens and all: moved into their
+    /// folder, not copied. Refused while a server or command holds it.
+    pub fn adopt(&self, name: &str, file: &Path) -> Result<PathBuf, UsersError> {
+        let folder = self.free_folder(name)?;
+        // Closing checkpoints it, so what moves is whole.
+        not_held(file, name)?;
         std::fs::create_dir(&folder)?;
         let target = self.file_of(name);
         let with_suffix = |path: &Path, suffix: &str| {
@@ -358,12 +353,7 @@ impl Users {
         let folder = self.root.join(name);
         let file = self.file_of(name);
         if file.exists() {
-            // Held by nobody: opening takes its lock, closing gives it back.
-            match Datastore::open(&file) {
-                Ok(datastore) => datastore.close()?,
-                Err(DatastoreError::InUse(_)) => return Err(UsersError::InUse(name.to_string())),
-                Err(error) => return Err(error.into()),
-            }
+            not_held(&file, name)?;
         }
         let moved = if !folder.exists() {
             None
@@ -385,6 +375,17 @@ impl Users {
         };
         self.index.remove_user(name)?;
         Ok(moved)
+    }
+}
+
+/// Refuses `file` (user `name`'s) while a server or command holds it:
+/// opening takes its lock (and finishes what a crash left in its log),
+/// closing gives it back.
+fn not_held(file: &Path, name: &str) -> Result<(), UsersError> {
+    match Datastore::open(file) {
+        Ok(datastore) => Ok(datastore.close()?),
+        Err(DatastoreError::InUse(_)) => Err(UsersError::InUse(name.to_string())),
+        Err(error) => Err(error.into()),
     }
 }
 

@@ -224,13 +224,7 @@ impl Auth {
     ) -> Result<Auth, aw_datastore::DatastoreError> {
         let auth = Auth {
             datastore: Some(datastore),
-            api_key: api_key.filter(|key| !key.is_empty()),
-            tokens: RwLock::default(),
-            any_token: AtomicBool::new(false),
-            reloading: Mutex::new(()),
-            hosts: RwLock::default(),
-            failures: FailedAuth::default(),
-            trusted_proxies,
+            ..Auth::key_only(api_key, trusted_proxies)
         };
         auth.reload()?;
         Ok(auth)
