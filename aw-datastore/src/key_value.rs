@@ -16,6 +16,7 @@
 //! | `aw-server.renamed.<bucket>` | the id a bucket was renamed to ([`RENAMED_PREFIX`]) | `hosts.rs`, for replication |
 //! | `aw-server.hosts-journal` | a rename or merge of hosts under way | `hosts.rs`, for its caller |
 //! | `aw-server.cache-hints` | what the cache of answers computes again after a start ([`CACHE_HINTS_KEY`]) | `lib.rs`, for its caller |
+//! | `aw-server.owner` | the person whose file this is on a server that hosts several ([`OWNER_KEY`]) | `lib.rs`, for its caller |
 //! | `aw-server.alerts-state` | the thresholds fired today, the digests sent and the messages still to deliver ([`ALERTS_STATE_KEY`]) | `lib.rs`, for its caller |
 //!
 //! aw-server-rust reads only `settings.`, so the others travel with the
@@ -45,6 +46,8 @@ pub(crate) const HOST_ALIAS_PREFIX: &str = "aw-server.host-alias.";
 pub(crate) const RENAMED_PREFIX: &str = "aw-server.renamed.";
 /// A cache's hints for the next start, as its owner writes them.
 pub(crate) const CACHE_HINTS_KEY: &str = "aw-server.cache-hints";
+/// Whose file this is, on a server that hosts several people (aw-users).
+pub(crate) const OWNER_KEY: &str = "aw-server.owner";
 /// What alerts fired today and still have to deliver (aw-alerts).
 pub(crate) const ALERTS_STATE_KEY: &str = "aw-server.alerts-state";
 

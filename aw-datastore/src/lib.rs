@@ -488,6 +488,20 @@ impl Datastore {
         self.write(move |conn, _| Ok(key_value::put(conn, key_value::CACHE_HINTS_KEY, &text)?))
     }
 
+    /// The person whose file this is, on a server that hosts several
+    /// ([`Datastore::set_owner`]); `None` on a file of one's own.
+    pub fn owner(&self) -> Result<Option<String>> {
+        self.read_pooled(|conn, _| Ok(key_value::get(conn, key_value::OWNER_KEY)?))
+    }
+
+    /// Records whose file this is (a person's name of `aw-users`): the
+    /// tokens made in it from now on name them, so a proxy in front of
+    /// several servers can tell where a request goes.
+    pub fn set_owner(&self, name: &str) -> Result<()> {
+        let name = name.to_string();
+        self.write(move |conn, _| Ok(key_value::put(conn, key_value::OWNER_KEY, &name)?))
+    }
+
     /// The text the alerts left for the next start
     /// ([`Datastore::set_alerts_state`]), if any.
     pub fn alerts_state(&self) -> Result<Option<String>> {

@@ -559,19 +559,25 @@ pub struct People {
     users: u64,
     open: u64,
     max_open: u64,
+    moving: u64,
+    /// Their files' sizes with their logs, in all.
+    bytes: u64,
 }
 
 impl People {
     /// Reads `hosting` now.
     pub fn of(hosting: &crate::Hosting) -> Result<People, ApiError> {
-        let users = hosting
-            .users
-            .index()
-            .users()
-            .map_err(ApiError::Datastore)?
-            .len();
+        let users = hosting.users.index().users().map_err(ApiError::Datastore)?;
+        let (mut bytes, mut moving) = (0, 0);
+        for user in &users {
+            let file = hosting.users.file_of(&user.name);
+            bytes += file_size(&file).unwrap_or(0) + file_size(&wal_path(&file)).unwrap_or(0);
+            moving += u64::from(hosting.is_moving(&user.name));
+        }
         Ok(People {
-            users: users as u64,
+            moving,
+            bytes,
+            users: users.len() as u64,
             open: hosting.open_users().len() as u64,
             max_open: hosting.settings().max_open as u64,
         })
@@ -592,6 +598,17 @@ impl People {
             "users_max_open",
             "The most people's files open at once ([users] max_open)",
             ConstGauge::new(self.max_open as i64),
+        );
+        registry.register(
+            "users_moving",
+            "People frozen here for a move to another node",
+            ConstGauge::new(self.moving as i64),
+        );
+        registry.register_with_unit(
+            "users_data",
+            "The people's database files with their logs, in all",
+            Unit::Bytes,
+            ConstGauge::new(self.bytes as i64),
         );
     }
 }

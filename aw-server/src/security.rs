@@ -41,6 +41,13 @@ use aw_models::Timestamp;
 /// Where refused requests are routed to.
 pub const REJECTED_PATH: &str = "/__aw-server/rejected";
 
+/// Seconds a request of a person being moved is told to wait (a move of
+/// a year of history takes seconds).
+const MOVING_RETRY_AFTER: u64 = 5;
+/// Seconds a request that reached the wrong node is told to wait (for
+/// the proxy's route to change).
+const MISDIRECTED_RETRY_AFTER: u64 = 2;
+
 /// The aw-watcher-web extension of the Chrome web store.
 const CHROME_WEB_STORE_EXTENSION: &str = "chrome-extension://nglaklhklhcoonedhgnpgddginnjdadi";
 
@@ -420,6 +427,30 @@ impl Gate {
                 Status::ServiceUnavailable,
                 "This person's data could not be opened just now; try again in a moment",
             )),
+            Err(Failure::Moving) => {
+                let mut rejection = Rejection::new(
+                    Status::ServiceUnavailable,
+                    "This person's data is being moved to another node; try again in a moment",
+                );
+                rejection.retry_after = Some(MOVING_RETRY_AFTER);
+                Err(rejection)
+            }
+            Err(Failure::Misdirected) => {
+                log::warn!(
+                    "Refused {} {} from {shown}: {}",
+                    request.method(),
+                    request.uri().path(),
+                    Failure::Misdirected.as_str()
+                );
+                let mut rejection = Rejection::new(
+                    Status::MisdirectedRequest,
+                    "This node does not hold the person this token names: the proxy's route \
+                     to them is out of date (they were moved, or not added here). Retry: the \
+                     route is being changed, or tell the server administrator.",
+                );
+                rejection.retry_after = Some(MISDIRECTED_RETRY_AFTER);
+                Err(rejection)
+            }
             Err(failure) => {
                 let path = request.uri().path();
                 let method = request.method();

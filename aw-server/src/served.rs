@@ -9,7 +9,7 @@
 //! it with the credential, and no path, bucket id or query can name
 //! another person's file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
@@ -118,6 +118,9 @@ pub struct Hosting {
     hostname: String,
     /// When each person's retention last ran (since the start).
     retention_runs: std::sync::Mutex<HashMap<String, std::time::Instant>>,
+    /// The people frozen for a move to another node (their markers, read
+    /// at the start and kept here): their requests answer 503.
+    moving: RwLock<HashSet<String>>,
 }
 
 impl Hosting {
@@ -152,7 +155,9 @@ impl Hosting {
             prewarm: false,
             ..cache
         });
+        let moving = RwLock::new(users.frozen()?.into_iter().collect());
         Ok(Hosting {
+            moving,
             users,
             open: Pool::new(settings.max_open, settings.quiet),
             settings,
@@ -186,9 +191,17 @@ impl Hosting {
             other => return other.map(|access| (access, None)),
         }
         let secret = auth::secret(headers.iter().copied())?;
-        let user = self
-            .owner(&auth::token_hash(&secret))
-            .ok_or(Failure::Unknown)?;
+        let Some(user) = self.owner(&auth::token_hash(&secret)) else {
+            // A token naming a person another node holds (a proxy's stale
+            // route): said so, and retried there, never served here.
+            return Err(match auth::person_of(&secret) {
+                Some(person) if !self.holds(person) => Failure::Misdirected,
+                _ => Failure::Unknown,
+            });
+        };
+        if self.is_moving(&user) {
+            return Err(Failure::Moving);
+        }
         let served = self.served(&user).map_err(|error| {
             log::error!("Could not open the data of user '{user}': {error}");
             Failure::Unavailable
@@ -209,6 +222,54 @@ impl Hosting {
         Some(user)
     }
 
+    /// Whether person `name` is one of this node's.
+    fn holds(&self, name: &str) -> bool {
+        self.users.index().user(name).ok().flatten().is_some()
+    }
+
+    /// Whether person `name` is frozen for a move.
+    pub fn is_moving(&self, name: &str) -> bool {
+        let moving = self.moving.read().unwrap_or_else(|e| e.into_inner());
+        !moving.is_empty() && moving.contains(name)
+    }
+
+    /// Freezes person `name` for a move (`aw_users::moving`): from now on
+    /// their requests answer 503, their jobs wait, and their file is
+    /// closed, whole, for the copy. Answers the file and its size.
+    pub fn freeze(&self, name: &str) -> Result<(PathBuf, u64), UsersError> {
+        self.users.freeze(name)?;
+        self.moving
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string());
+        if let Some(served) = self.open.take(name) {
+            served.close();
+        }
+        let file = self.users.frozen_file(name)?;
+        let bytes = std::fs::metadata(&file)?.len();
+        log::warn!("User '{name}' is frozen for a move ({bytes} bytes): their requests answer 503");
+        Ok((file, bytes))
+    }
+
+    /// Ends the freeze of person `name` (a move given up).
+    pub fn thaw(&self, name: &str) -> Result<(), UsersError> {
+        self.users.thaw(name)?;
+        self.moving
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        log::warn!("User '{name}' is served here again (their move was given up)");
+        Ok(())
+    }
+
+    /// The whole file of frozen person `name`, for the copy.
+    pub fn frozen_file(&self, name: &str) -> Result<PathBuf, UsersError> {
+        if !self.is_moving(name) {
+            return Err(UsersError::NotFrozen(name.to_string()));
+        }
+        self.users.frozen_file(name)
+    }
+
     fn read_owners(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, String>> {
         self.owners.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -224,6 +285,11 @@ impl Hosting {
     }
 
     fn open_user(&self, name: &str) -> Result<Served, String> {
+        if self.is_moving(name) {
+            return Err(format!(
+                "user '{name}' is frozen for a move to another node"
+            ));
+        }
         let file = self.users.file_of(name);
         if !file.exists() {
             return Err(format!("{} is missing", file.display()));
@@ -286,6 +352,9 @@ impl Hosting {
         let now = Timestamp::now();
         for user in users {
             let name = user.name;
+            if self.is_moving(&name) {
+                continue;
+            }
             let backup_due = self.backup.enabled
                 && aw_jobs::backup::Backups::new(self.backup_of(&name)).due(now) <= now;
             let retention_due = self.keep_days.is_some_and(|_| {
@@ -365,7 +434,12 @@ impl Hosting {
         if let Some(served) = self.open.take(name) {
             served.close();
         }
-        self.users.remove(name, delete)
+        let removed = self.users.remove(name, delete)?;
+        self.moving
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        Ok(removed)
     }
 
     /// The names of the users whose files are open.

@@ -13,6 +13,7 @@
 //! secret is its caller's (the server's auth), handed in as a function.
 
 mod groups;
+pub mod moving;
 pub mod pool;
 
 use std::path::{Path, PathBuf};
@@ -82,6 +83,13 @@ pub enum UsersError {
     GroupExists(String),
     #[error("'{user}' is a member of '{group}' already")]
     AlreadyMember { user: String, group: String },
+    #[error(
+        "'{0}' is not frozen for a move: POST /api/0/users/{0}/freeze first (their file is \
+         copied whole only while no request writes to it)"
+    )]
+    NotFrozen(String),
+    #[error("the file received is not a database this server can open: {0}")]
+    NotADatabase(String),
     #[error("{0}")]
     Token(String),
     #[error("{0}")]
@@ -199,8 +207,10 @@ impl Users {
         let made = (|| {
             let file = self.file_of(name);
             let datastore = Datastore::open(&file)?;
-            let made = make_token(&datastore)
-                .map_err(UsersError::Token)
+            let made = datastore
+                .set_owner(name)
+                .map_err(UsersError::from)
+                .and_then(|()| make_token(&datastore).map_err(UsersError::Token))
                 .and_then(|token| {
                     let hashes: Vec<String> = datastore
                         .tokens()?
@@ -273,6 +283,11 @@ impl Users {
             }
         }
         std::fs::rename(file, &target)?;
+        // Their tokens made from now on name them.
+        let datastore = Datastore::open(&target)?;
+        let owned = datastore.set_owner(name);
+        datastore.close()?;
+        owned?;
         self.index.add_user(name, Timestamp::now())?;
         self.reindex(name)?;
         Ok(target)

@@ -178,6 +178,11 @@ pub enum Failure {
     Expired,
     /// The credential's person's data could not be opened.
     Unavailable,
+    /// The token names a person this server does not hold (another node
+    /// behind the same proxy does, or did: a stale route).
+    Misdirected,
+    /// The credential's person is being moved to another node.
+    Moving,
 }
 
 impl Failure {
@@ -189,6 +194,8 @@ impl Failure {
             Failure::Unknown => "an unknown key or token",
             Failure::Expired => "an expired token",
             Failure::Unavailable => "a person's data that could not be opened",
+            Failure::Misdirected => "a token of a person this node does not hold",
+            Failure::Moving => "a person's data being moved",
         }
     }
 }
@@ -494,7 +501,8 @@ pub fn make_token(
     }
     // Whole seconds: the listing shows what was stored.
     let created = Timestamp::from_nanos(now.nanos() - now.nanos().rem_euclid(1_000_000_000));
-    let secret = new_secret().map_err(aw_datastore::DatastoreError::Io)?;
+    let secret =
+        new_secret(datastore.owner()?.as_deref()).map_err(aw_datastore::DatastoreError::Io)?;
     let info = TokenInfo {
         name: request.name.clone(),
         scope: request.scope,
@@ -547,12 +555,22 @@ pub fn token_hash(secret: &str) -> String {
     to_hex(&hash(secret))
 }
 
-/// A new secret: [`TOKEN_PREFIX`] and 256 random bits from the system, in
-/// hex.
-fn new_secret() -> std::io::Result<String> {
+/// A new secret: [`TOKEN_PREFIX`], the person whose file it is in and a
+/// dot when it has one (`awt_alice.…`: what a proxy in front of several
+/// servers routes by, [`person_of`]), and 256 random bits from the
+/// system, in hex.
+fn new_secret(owner: Option<&str>) -> std::io::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(std::io::Error::other)?;
-    Ok(format!("{TOKEN_PREFIX}{}", to_hex(&bytes)))
+    let person = owner.map(|name| format!("{name}.")).unwrap_or_default();
+    Ok(format!("{TOKEN_PREFIX}{person}{}", to_hex(&bytes)))
+}
+
+/// The person a token's secret names (`awt_<name>.<hex>`), if it names
+/// one: only a valid person's name counts.
+pub fn person_of(secret: &str) -> Option<&str> {
+    let (name, _) = secret.strip_prefix(TOKEN_PREFIX)?.split_once('.')?;
+    aw_users::check_name(name).is_ok().then_some(name)
 }
 
 /// The secret of an `Authorization` header: Bearer's, or Basic's password
@@ -602,6 +620,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_token_names_its_person_only_in_the_prefix_and_only_by_a_valid_name() {
+        let hex = "ab".repeat(32);
+        assert_eq!(person_of(&format!("awt_alice.{hex}")), Some("alice"));
+        assert_eq!(person_of(&format!("awt_bob-2_x.{hex}")), Some("bob-2_x"));
+        for none in [
+            format!("awt_{hex}"),
+            format!("awt_Alice.{hex}"),
+            format!("awt_../x.{hex}"),
+            format!("awt_.{hex}"),
+            format!("xyz_alice.{hex}"),
+            "the-hub-key".to_string(),
+        ] {
+            assert_eq!(person_of(&none), None, "{none}");
+        }
+        let secret = new_secret(Some("alice")).unwrap();
+        assert_eq!(person_of(&secret), Some("alice"));
+        assert_eq!(secret.len(), "awt_alice.".len() + 64);
+        assert_eq!(person_of(&new_secret(None).unwrap()), None);
+    }
+
+    #[test]
     fn credentials_come_from_bearer_or_basic() {
         assert_eq!(credential("Bearer abc").as_deref(), Some("abc"));
         assert_eq!(credential("Bearer "), None);
@@ -625,8 +664,8 @@ mod tests {
 
     #[test]
     fn secrets_are_long_random_and_hashed_in_hex() {
-        let one = new_secret().unwrap();
-        let two = new_secret().unwrap();
+        let one = new_secret(None).unwrap();
+        let two = new_secret(None).unwrap();
         assert_ne!(one, two);
         assert!(one.starts_with(TOKEN_PREFIX));
         assert_eq!(one.len(), TOKEN_PREFIX.len() + 64);

@@ -39,6 +39,12 @@ pub enum UserAction {
         #[arg(long)]
         json: bool,
     },
+    /// Move a person to another node behind the same proxy (docs/API.md
+    /// §3.18): frozen here (their requests answer 503 and devices retry),
+    /// their file copied there, the proxy's route switched, this copy put
+    /// aside. Through the running servers, with the server
+    /// administrator's key.
+    Move(Box<MoveArgs>),
     /// Remove a person: their folder is moved into users/removed/ (or,
     /// with --delete, deleted).
     Remove {
@@ -49,8 +55,55 @@ pub enum UserAction {
     },
 }
 
+/// Flags of `user move`.
+#[derive(Debug, Clone, Args)]
+pub struct MoveArgs {
+    /// The person.
+    pub name: String,
+    /// The node they move to (`http://host:port`).
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The node they are on (default: this machine's server, from the
+    /// config file).
+    #[arg(long, value_name = "URL")]
+    pub from: Option<String>,
+    /// The server administrator's key of both nodes (default: the config
+    /// file's `[auth] api_key`).
+    #[arg(long, env = "AW_SERVER_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    /// Config file (this machine's server and key).
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// HAProxy's runtime API (`stats socket`): a Unix socket's path or
+    /// tcp:HOST:PORT; the running proxy's route is switched through it.
+    #[arg(long, value_name = "SOCKET")]
+    pub haproxy: Option<String>,
+    /// The map of person to node as HAProxy's config names it (default:
+    /// --map-file).
+    #[arg(long, value_name = "MAP")]
+    pub map: Option<String>,
+    /// The map file to rewrite, so a reload or restart keeps the route.
+    #[arg(long, value_name = "FILE")]
+    pub map_file: Option<PathBuf>,
+    /// The new node's name in the map (its backend's name in HAProxy's
+    /// config).
+    #[arg(long, value_name = "NAME")]
+    pub to_backend: Option<String>,
+    /// The old node's name in the map, put back if the move fails after
+    /// the route changed (default: read from --map-file).
+    #[arg(long, value_name = "NAME")]
+    pub from_backend: Option<String>,
+    /// Folder for the copy in transit (default: the system's temporary
+    /// folder).
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+}
+
 /// Runs `user`.
 pub fn run(args: UserArgs) -> Result<(), CliError> {
+    if let UserAction::Move(flags) = &args.action {
+        return move_user(flags, args.testing);
+    }
     let data_dir = match &args.data_dir {
         Some(dir) => dir.clone(),
         None => crate::dirs::db_path(args.testing)
@@ -86,6 +139,7 @@ pub fn run(args: UserArgs) -> Result<(), CliError> {
                 print_table(&listed);
             }
         }
+        UserAction::Move(_) => unreachable!("moved above"),
         UserAction::Remove { name, delete } => {
             match users.remove(&name, delete).map_err(failed)? {
                 Some(moved) => eprintln!("Removed {name}; their data is in {}", moved.display()),
@@ -93,6 +147,133 @@ pub fn run(args: UserArgs) -> Result<(), CliError> {
             }
         }
     }
+    Ok(())
+}
+
+/// `user move`: the steps of `aw_nodes::move_person` between the two
+/// nodes' APIs, with a progress bar at a terminal.
+fn move_user(flags: &MoveArgs, testing: bool) -> Result<(), CliError> {
+    let connection = super::ConnectionArgs {
+        testing,
+        host: None,
+        port: None,
+        config: flags.config.clone(),
+        dbpath: None,
+        db_password: None,
+        token: None,
+    };
+    let file = super::config_file(&connection)?;
+    let key = flags
+        .key
+        .clone()
+        .or(file.auth.api_key.clone())
+        .filter(|key| !key.is_empty())
+        .ok_or_else(|| {
+            CliError(
+                "a move needs the server administrator's key of both nodes: --key,                  AW_SERVER_KEY or [auth] api_key in the config file"
+                    .to_string(),
+            )
+        })?;
+    let from = match &flags.from {
+        Some(url) => url.clone(),
+        None => {
+            let address = file
+                .address
+                .clone()
+                .unwrap_or_else(|| "127.0.0.1".to_string());
+            let port = file.port.unwrap_or(if testing { 5666 } else { 5600 });
+            format!("http://{address}:{port}")
+        }
+    };
+    let map_name = flags.map.clone().or_else(|| {
+        flags
+            .map_file
+            .as_ref()
+            .map(|file| file.display().to_string())
+    });
+    let routed = flags.haproxy.is_some() || flags.map_file.is_some();
+    let to_backend = match (&flags.to_backend, routed) {
+        (Some(name), _) => name.clone(),
+        (None, false) => String::new(),
+        (None, true) => {
+            return Err(CliError(
+                "--to-backend names the new node in the proxy's map".to_string(),
+            ))
+        }
+    };
+    let runtime = match (&flags.haproxy, map_name) {
+        (Some(socket), Some(map)) => Some((aw_nodes::haproxy::RuntimeApi::parse(socket), map)),
+        (Some(_), None) => {
+            return Err(CliError(
+                "--haproxy needs --map (or --map-file): the map the proxy routes people by"
+                    .to_string(),
+            ))
+        }
+        (None, _) => None,
+    };
+    let from_backend = match (&flags.from_backend, &flags.map_file) {
+        (Some(name), _) => Some(name.clone()),
+        (None, Some(file)) => aw_nodes::haproxy::read_route(file, &flags.name)
+            .map_err(|error| CliError(error.to_string()))?,
+        (None, None) => None,
+    };
+    if !routed {
+        eprintln!(
+            "No --haproxy or --map-file: the proxy's route to {} is not changed; their              requests are answered 421 by {from} until it is.",
+            flags.name
+        );
+    }
+    let route = aw_nodes::Route {
+        runtime,
+        map_file: flags.map_file.clone(),
+        to_backend,
+        from_backend,
+    };
+    let scratch = match &flags.scratch {
+        Some(dir) => dir.clone(),
+        None => std::env::temp_dir(),
+    };
+    let (old, new) = (
+        aw_nodes::HttpNode::new(&from, &key),
+        aw_nodes::HttpNode::new(&flags.to, &key),
+    );
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let moved = aw_nodes::move_person(&old, &new, &route, &flags.name, &scratch, &mut |step| {
+        use aw_nodes::Step;
+        match step {
+            Step::Copying { done, of } | Step::Sending { done, of } => {
+                let sending = matches!(step, Step::Sending { .. });
+                let shown = bar.get_or_insert_with(|| {
+                    super::progress::bar(
+                        Some(of),
+                        super::progress::Unit::Bytes,
+                        "Copying".to_string(),
+                    )
+                });
+                shown.set_message(if sending { "Sending" } else { "Copying" });
+                shown.set_position(done);
+            }
+            other => {
+                if let Some(shown) = bar.take() {
+                    shown.finish_and_clear();
+                }
+                log::debug!("Move of {}: {other:?}", flags.name);
+            }
+        }
+    })
+    .map_err(|error| CliError(error.to_string()))?;
+    eprintln!(
+        "Moved {} ({}) from {from} to {} in {:.1} s; their requests were answered 503 for {:.1} s.{}",
+        moved.person,
+        super::progress::megabytes(moved.bytes),
+        flags.to,
+        moved.total.as_secs_f64(),
+        moved.frozen.as_secs_f64(),
+        moved
+            .set_aside
+            .map(|path| format!(" The old copy is in {path} there."))
+            .unwrap_or_default()
+    );
     Ok(())
 }
 

@@ -2,15 +2,20 @@
 //! `GET /api/0/users` lists them, `POST /api/0/users` adds one and
 //! answers their first admin token this once, `DELETE
 //! /api/0/users/<name>` removes one (their folder moved aside, or with
-//! `?delete=true` deleted). The server administrator's key only (the
-//! gate); a server of one person answers 404.
+//! `?delete=true` deleted). A move to another node (§3.18): `POST
+//! …/<name>/freeze` and `…/thaw`, `GET …/<name>/file` (the frozen file,
+//! whole), `PUT …/<name>/file` (a copy received as a new person here).
+//! The server administrator's key only (the gate); a server of one
+//! person answers 404.
 
 use aw_users::{UserInfo, UsersError};
+use rocket::data::ByteUnit;
 use rocket::data::Data;
+use rocket::http::ContentType;
 use rocket::http::Status;
 use rocket::response::status::Custom;
 use rocket::serde::json::Json;
-use rocket::{delete, get, post, State};
+use rocket::{delete, get, post, put, State};
 use serde::{Deserialize, Serialize};
 
 use super::request::{blocking, flag_param, read_json, JSON_LIMIT};
@@ -58,7 +63,7 @@ fn hosting(state: &ServerState) -> Result<std::sync::Arc<Hosting>, ApiError> {
 /// The status of a refusal of the people's or groups' rules.
 pub(crate) fn refused(error: UsersError) -> ApiError {
     match error {
-        UsersError::InvalidName(_) | UsersError::Reserved(_) => {
+        UsersError::InvalidName(_) | UsersError::Reserved(_) | UsersError::NotADatabase(_) => {
             ApiError::BadRequest(error.to_string())
         }
         UsersError::Unknown(_) | UsersError::NoGroup(_) => ApiError::NotFound(error.to_string()),
@@ -68,6 +73,7 @@ pub(crate) fn refused(error: UsersError) -> ApiError {
         UsersError::Exists(_)
         | UsersError::FolderExists(_)
         | UsersError::InUse(_)
+        | UsersError::NotFrozen(_)
         | UsersError::SharedToken { .. } => ApiError::Conflict(error.to_string()),
         UsersError::Store(error) => ApiError::Datastore(error),
         UsersError::Token(_) | UsersError::Io(_) => ApiError::Internal(error.to_string()),
@@ -138,4 +144,103 @@ pub async fn remove(
         name: name.to_string(),
         moved_to: moved.map(|path| path.display().to_string()),
     }))
+}
+
+/// The largest person's file a node receives.
+const FILE_LIMIT: ByteUnit = ByteUnit::Gibibyte(256);
+
+/// A person frozen for a move: their file's size.
+#[derive(Debug, Serialize)]
+pub struct FrozenUser {
+    pub name: String,
+    pub bytes: u64,
+}
+
+/// Freezes a person for a move: their requests answer 503 with
+/// `Retry-After` from now on, and their file is closed, whole.
+#[post("/api/0/users/<name>/freeze")]
+pub async fn freeze(name: &str, state: &State<ServerState>) -> Result<Json<FrozenUser>, ApiError> {
+    let hosting = hosting(state)?;
+    let owned = name.to_string();
+    let (_, bytes) = blocking(move || hosting.freeze(&owned).map_err(refused)).await?;
+    Ok(Json(FrozenUser {
+        name: name.to_string(),
+        bytes,
+    }))
+}
+
+/// Serves a frozen person here again (a move given up).
+#[post("/api/0/users/<name>/thaw")]
+pub async fn thaw(name: &str, state: &State<ServerState>) -> Result<Json<FrozenUser>, ApiError> {
+    let hosting = hosting(state)?;
+    let owned = name.to_string();
+    blocking(move || hosting.thaw(&owned).map_err(refused)).await?;
+    Ok(Json(FrozenUser {
+        name: name.to_string(),
+        bytes: 0,
+    }))
+}
+
+/// The whole file of a frozen person (409 unless frozen), as SQLite
+/// wrote it: aw-server-rust's format.
+#[get("/api/0/users/<name>/file")]
+pub async fn file(
+    name: &str,
+    state: &State<ServerState>,
+) -> Result<(ContentType, rocket::tokio::fs::File), ApiError> {
+    let hosting = hosting(state)?;
+    let owned = name.to_string();
+    let path = blocking(move || hosting.frozen_file(&owned).map_err(refused)).await?;
+    let file = rocket::tokio::fs::File::open(&path)
+        .await
+        .map_err(|error| ApiError::Internal(format!("{}: {error}", path.display())))?;
+    Ok((ContentType::new("application", "vnd.sqlite3"), file))
+}
+
+/// Receives a person's file (the body, as `GET …/file` gave it) as a
+/// new person here, tokens and all: 201; 409 when the name is taken
+/// here, 400 when the body is no database. Nothing is kept on refusal.
+#[put("/api/0/users/<name>/file", data = "<body>")]
+pub async fn receive(
+    name: &str,
+    body: Data<'_>,
+    state: &State<ServerState>,
+) -> Result<Custom<Json<FrozenUser>>, ApiError> {
+    let hosting = hosting(state)?;
+    let incoming = hosting.users.incoming_path(name).map_err(refused)?;
+    if hosting
+        .users
+        .index()
+        .user(name)
+        .map_err(ApiError::Datastore)?
+        .is_some()
+    {
+        return Err(refused(UsersError::Exists(name.to_string())));
+    }
+    let written = body.open(FILE_LIMIT).into_file(&incoming).await;
+    let bytes = match written {
+        Ok(file) if file.is_complete() => file.n.written,
+        Ok(_) => {
+            let _ = std::fs::remove_file(&incoming);
+            return Err(ApiError::PayloadTooLarge(format!(
+                "a person's file may be at most {FILE_LIMIT}"
+            )));
+        }
+        Err(error) => {
+            let _ = std::fs::remove_file(&incoming);
+            return Err(ApiError::BadRequest(format!(
+                "the body could not be read: {error}"
+            )));
+        }
+    };
+    let owned = name.to_string();
+    blocking(move || hosting.users.receive(&owned, &incoming).map_err(refused)).await?;
+    log::info!("Received the data of user '{name}' ({bytes} bytes) from another node");
+    Ok(Custom(
+        Status::Created,
+        Json(FrozenUser {
+            name: name.to_string(),
+            bytes,
+        }),
+    ))
 }
