@@ -144,14 +144,18 @@ pub fn move_person(
 ) -> Result<Moved, NodesError> {
     let started = Instant::now();
     progress(Step::Checking);
-    to.is_up()?;
-    if !from.holds(person)? {
+    let unchanged = |error: NodesError| match error {
+        NodesError::Refusal(_) => error,
+        other => NodesError::Refusal(format!("{other}: nothing was changed")),
+    };
+    to.is_up().map_err(unchanged)?;
+    if !from.holds(person).map_err(unchanged)? {
         return Err(NodesError::Refusal(format!(
             "{} does not hold '{person}': nothing was changed",
             from.name()
         )));
     }
-    if to.holds(person)? {
+    if to.holds(person).map_err(unchanged)? {
         return Err(NodesError::Refusal(format!(
             "{} holds '{person}' already: nothing was changed (remove the copy there first, \
              or move them elsewhere)",
@@ -184,7 +188,11 @@ pub fn move_person(
     if let Err(error) = to.upload(person, &copy, &mut |done| {
         progress(Step::Sending { done, of: bytes })
     }) {
-        return Err(undo(error, false));
+        // An answer lost on the way back: the new node may hold the copy
+        // (it held nothing of theirs before), which must not stay there.
+        let received =
+            matches!(error, NodesError::Unreachable { .. }) && to.holds(person).unwrap_or(false);
+        return Err(undo(error, received));
     }
     progress(Step::Routing);
     if let Err(error) = route.switch(person, &route.to_backend) {

@@ -444,9 +444,9 @@ impl Gate {
                 );
                 let mut rejection = Rejection::new(
                     Status::MisdirectedRequest,
-                    "This node does not hold the person this token names: the proxy's route \
-                     to them is out of date (they were moved, or not added here). Retry: the \
-                     route is being changed, or tell the server administrator.",
+                    "This server does not hold the person this token names: they were moved \
+                     to another node (a proxy's route to them is out of date; retry) or \
+                     removed here (ask the server administrator).",
                 );
                 rejection.retry_after = Some(MISDIRECTED_RETRY_AFTER);
                 Err(rejection)

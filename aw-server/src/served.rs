@@ -264,6 +264,9 @@ impl Hosting {
 
     /// The whole file of frozen person `name`, for the copy.
     pub fn frozen_file(&self, name: &str) -> Result<PathBuf, UsersError> {
+        if !self.holds(name) {
+            return Err(UsersError::Unknown(name.to_string()));
+        }
         if !self.is_moving(name) {
             return Err(UsersError::NotFrozen(name.to_string()));
         }

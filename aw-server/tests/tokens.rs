@@ -303,6 +303,10 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/users/{name}", "/api/0/users/u-{who}", None, AdminOnly),
+        r("POST", "/api/0/users/{name}/freeze", "/api/0/users/u-{who}/freeze", None, AdminOnly),
+        r("POST", "/api/0/users/{name}/thaw", "/api/0/users/u-{who}/thaw", None, AdminOnly),
+        r("GET", "/api/0/users/{name}/file", "/api/0/users/u-{who}/file", None, AdminOnly),
+        r("PUT", "/api/0/users/{name}/file", "/api/0/users/u-{who}/file", None, AdminOnly),
         // No groups on a server of one person: allowed ones answer 404.
         r("GET", "/api/0/groups", "/api/0/groups", None, Reading),
         r("POST", "/api/0/groups", "/api/0/groups", Some(json!({"name": "g-{who}"})), AdminOnly),

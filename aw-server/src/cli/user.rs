@@ -170,7 +170,7 @@ fn move_user(flags: &MoveArgs, testing: bool) -> Result<(), CliError> {
         .filter(|key| !key.is_empty())
         .ok_or_else(|| {
             CliError(
-                "a move needs the server administrator's key of both nodes: --key,                  AW_SERVER_KEY or [auth] api_key in the config file"
+                "a move needs the server administrator's key of both nodes: --key, AW_SERVER_KEY or [auth] api_key in the config file"
                     .to_string(),
             )
         })?;
@@ -219,7 +219,7 @@ fn move_user(flags: &MoveArgs, testing: bool) -> Result<(), CliError> {
     };
     if !routed {
         eprintln!(
-            "No --haproxy or --map-file: the proxy's route to {} is not changed; their              requests are answered 421 by {from} until it is.",
+            "No --haproxy or --map-file: the proxy's route to {} is not changed; their requests are answered 421 by {from} until it is.",
             flags.name
         );
     }

@@ -4,6 +4,8 @@
 //! security tests are about).
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod hosting;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::mpsc;
