@@ -51,7 +51,12 @@ impl ServerProcess {
         for dir in &dirs {
             fs::create_dir_all(dir)?;
         }
-        let log = fs::File::create(self.root.path().join("server.log"))?;
+        // Appended: what a killed server said stays beside what it says
+        // after its restart.
+        let log = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())?;
         let child = Command::new(&self.binary)
             .args(["--testing", "--port", &self.port.to_string(), "--dbpath"])
             .arg(self.root.path().join("bench.db"))
@@ -73,7 +78,8 @@ impl ServerProcess {
         let deadline = started + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Ok(response) = agent.get(&url).call() {
-                if response.status() == 200 {
+                // 401: a server with an API key, answering.
+                if response.status() == 200 || response.status() == 401 {
                     return Ok(started.elapsed());
                 }
             }
@@ -85,7 +91,7 @@ impl ServerProcess {
                 return Err(io::Error::other(format!(
                     "{} exited during startup ({status}); see {}",
                     self.label,
-                    self.root.path().join("server.log").display()
+                    self.log_path().display()
                 )));
             }
             std::thread::sleep(Duration::from_millis(1));
@@ -94,6 +100,11 @@ impl ServerProcess {
             "{} did not answer within 60 s",
             self.label
         )))
+    }
+
+    /// What the server logs (warnings and errors), over all its starts.
+    pub fn log_path(&self) -> PathBuf {
+        self.root.path().join("server.log")
     }
 
     /// The database file the server runs on.
@@ -215,10 +226,22 @@ impl ServerProcess {
     /// starts it again on the same database; returns the time until
     /// `/api/0/buckets/` answered.
     pub fn crash_and_restart(&mut self) -> io::Result<Duration> {
+        self.crash()?;
+        self.launch()
+    }
+
+    /// Kills the server (SIGKILL) and leaves it down.
+    pub fn crash(&mut self) -> io::Result<()> {
         if let Some(mut child) = self.child.take() {
             child.kill()?;
             child.wait()?;
         }
+        Ok(())
+    }
+
+    /// Starts a server that is down (crashed or stopped) again on the
+    /// same port and database; returns the time until it answered.
+    pub fn start_again(&mut self) -> io::Result<Duration> {
         self.launch()
     }
 
@@ -272,7 +295,8 @@ pub fn make_token(server: &ServerProcess, admin: Option<&str>, body: serde_json:
     made["token"].as_str().expect("a token").to_string()
 }
 
-fn free_port() -> io::Result<u16> {
+/// A port nothing listens on now.
+pub fn free_port() -> io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 

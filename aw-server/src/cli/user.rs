@@ -263,7 +263,7 @@ fn move_user(flags: &MoveArgs, testing: bool) -> Result<(), CliError> {
     })
     .map_err(|error| CliError(error.to_string()))?;
     eprintln!(
-        "Moved {} ({}) from {from} to {} in {:.1} s; their requests were answered 503 for {:.1} s.{}",
+        "Moved {} ({}) from {from} to {} in {:.2} s; their requests were answered 503 for {:.2} s.{}",
         moved.person,
         super::progress::megabytes(moved.bytes),
         flags.to,
