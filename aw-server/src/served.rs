@@ -299,6 +299,9 @@ impl Hosting {
         }
         let datastore = Datastore::open(&file).map_err(|error| error.to_string())?;
         crate::finish_host_change(&datastore);
+        if let Err(error) = Users::claim(&datastore, name) {
+            log::warn!("Could not mark the file of user '{name}' as theirs: {error}");
+        }
         let auth = Arc::new(
             Auth::load(datastore.clone(), None, self.trusted_proxies.clone())
                 .map_err(|error| error.to_string())?,

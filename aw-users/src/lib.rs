@@ -293,6 +293,16 @@ impl Users {
         Ok(target)
     }
 
+    /// Marks `datastore`, the file of person `name`, as theirs if a
+    /// version before owners did not (their tokens made from now on name
+    /// them, for a proxy in front of several servers).
+    pub fn claim(datastore: &Datastore, name: &str) -> Result<(), UsersError> {
+        if datastore.owner()?.is_none() {
+            datastore.set_owner(name)?;
+        }
+        Ok(())
+    }
+
     /// Indexes again the tokens user `name`'s file holds (after tokens
     /// were made or revoked on it).
     pub fn reindex(&self, name: &str) -> Result<(), UsersError> {
@@ -407,6 +417,18 @@ fn not_held(file: &Path, name: &str) -> Result<(), UsersError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_made_before_owners_is_claimed_once_and_an_owned_one_never_changes_hands() {
+        let folder = tempfile::tempdir().unwrap();
+        let datastore = Datastore::open(folder.path().join("old.db")).unwrap();
+        assert_eq!(datastore.owner().unwrap(), None);
+        Users::claim(&datastore, "alice").unwrap();
+        assert_eq!(datastore.owner().unwrap().as_deref(), Some("alice"));
+        Users::claim(&datastore, "bob").unwrap();
+        assert_eq!(datastore.owner().unwrap().as_deref(), Some("alice"));
+        datastore.close().unwrap();
+    }
 
     #[test]
     fn names_are_safe_file_names_everywhere() {

@@ -118,6 +118,20 @@ impl TokenConnection {
                 users.root().display()
             )));
         }
+        // Their tokens name them (`awt_<name>.…`) even when a version
+        // before owners made the file; a server holding it open marks it
+        // itself.
+        match aw_datastore::Datastore::open(users.file_of(&name)) {
+            Ok(datastore) => {
+                let claimed = aw_users::Users::claim(&datastore, &name);
+                datastore
+                    .close()
+                    .map_err(|error| CliError(error.to_string()))?;
+                claimed.map_err(|error| CliError(error.to_string()))?;
+            }
+            Err(aw_datastore::DatastoreError::InUse(_)) => {}
+            Err(error) => return Err(CliError(error.to_string())),
+        }
         self.dbpath = Some(users.file_of(&name));
         Ok((self, Some((users, name))))
     }

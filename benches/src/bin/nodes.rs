@@ -227,6 +227,7 @@ fn drill(args: &Args) -> Result<(), String> {
     if args.history_days > 0 {
         import_history(&proxy_url, &tokens[0], args.history_days)?;
     }
+    let history_before = history_counts(&proxy_url, &tokens[0])?;
 
     // The devices.
     let devices: Vec<Arc<Device>> = (0..args.people)
@@ -337,6 +338,7 @@ fn drill(args: &Args) -> Result<(), String> {
                 .count()
         })
         .collect();
+    let history_after = history_counts(&proxy_url, &tokens[0])?;
     let where_now = proxy_route(&socket, &map_file, &person_name(0))?;
     let held: Vec<Vec<String>> = nodes.iter().map(people_of).collect::<Result<_, _>>()?;
 
@@ -356,6 +358,7 @@ fn drill(args: &Args) -> Result<(), String> {
         "devices": devices.len(),
         "history_days": args.history_days,
         "events_compared": compared,
+        "history_events_moved": history_after.values().sum::<u64>(),
         "passes": passes,
         "failed_passes": failures,
         "node_down_seconds": args.down,
@@ -387,6 +390,11 @@ fn drill(args: &Args) -> Result<(), String> {
             "requests refused as misdirected per node {misdirected:?}, expected [0, 1, 0] (the one sent on purpose)"
         ));
     }
+    if history_after != history_before {
+        wrong.push(format!(
+            "the moved history's events per bucket were {history_before:?}, now {history_after:?}"
+        ));
+    }
     if where_now != ["node3", "node3"] {
         wrong.push(format!("{}'s route is {where_now:?}", person_name(0)));
     }
@@ -416,6 +424,9 @@ fn expect(reply: http::Reply, status: u16, what: &str) -> Result<Value, String> 
             reply.status,
             String::from_utf8_lossy(&reply.body)
         ));
+    }
+    if reply.body.is_empty() {
+        return Ok(Value::Null);
     }
     serde_json::from_slice(&reply.body).map_err(|e| format!("{what}: {e}"))
 }
@@ -489,6 +500,26 @@ fn import_history(proxy: &str, token: &str, days: u32) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The events of each imported history bucket of the person `token` is
+/// theirs, through the proxy.
+fn history_counts(proxy: &str, token: &str) -> Result<BTreeMap<String, u64>, String> {
+    let mut hub = Connection::new(proxy).with_header("Authorization", &format!("Bearer {token}"));
+    let reply = hub.get("/api/0/buckets/").map_err(|e| e.to_string())?;
+    let buckets = expect(reply, 200, "the buckets")?;
+    let mut counts = BTreeMap::new();
+    for id in buckets.as_object().into_iter().flat_map(|all| all.keys()) {
+        if !id.ends_with("-history") {
+            continue;
+        }
+        let reply = hub
+            .get(&format!("/api/0/buckets/{id}/events/count"))
+            .map_err(|e| e.to_string())?;
+        let count = expect(reply, 200, "a bucket's count")?;
+        counts.insert(id.clone(), count.as_u64().unwrap_or_default());
+    }
+    Ok(counts)
 }
 
 /// The watchers: a heartbeat into each device's buckets every second.
