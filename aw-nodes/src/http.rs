@@ -102,6 +102,22 @@ impl HttpNode {
     }
 }
 
+impl HttpNode {
+    /// The node's people as `GET /api/0/users` lists them, within
+    /// `timeout` (a status page must not hang on a node that is down).
+    pub fn people(&self, timeout: Duration) -> Result<serde_json::Value, NodesError> {
+        let got = self
+            .agent
+            .get(self.url("/api/0/users"))
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
+            .header("Authorization", self.bearer())
+            .call();
+        self.json(got)
+    }
+}
+
 impl Node for HttpNode {
     fn name(&self) -> String {
         self.base.clone()
@@ -119,15 +135,7 @@ impl Node for HttpNode {
     }
 
     fn holds(&self, person: &str) -> Result<bool, NodesError> {
-        let got = self
-            .agent
-            .get(self.url("/api/0/users"))
-            .config()
-            .timeout_global(Some(STEP_TIMEOUT))
-            .build()
-            .header("Authorization", self.bearer())
-            .call();
-        let listed = self.json(got)?;
+        let listed = self.people(STEP_TIMEOUT)?;
         Ok(listed
             .as_array()
             .is_some_and(|users| users.iter().any(|user| user["name"] == person)))

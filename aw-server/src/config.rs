@@ -273,6 +273,9 @@ pub struct UsersConfig {
     /// Seconds a user's file stays open unused (default 600).
     #[serde(default)]
     pub close_after: Option<u64>,
+    /// The other nodes behind the same proxy (`http://host:port`).
+    #[serde(default)]
+    pub nodes: Option<Vec<String>>,
 }
 
 /// The `[backup]` section.
@@ -442,7 +445,9 @@ pub fn default_file_text(testing: bool) -> String {
          #enabled = false\n\
          #first_user = \"owner\"\n\
          #max_open = 64\n\
-         #close_after = 600\n"
+         #close_after = 600\n\
+         # Behind a proxy with other nodes: their addresses, for the People page.\n\
+         #nodes = []\n"
     )
 }
 
@@ -639,10 +644,25 @@ fn resolve_users(file: UsersConfig) -> Result<Option<aw_users::Settings>, Config
     let quiet = file
         .close_after
         .map_or(defaults.quiet, std::time::Duration::from_secs);
+    let mut nodes = Vec::new();
+    for node in file.nodes.unwrap_or_default() {
+        let url = node.trim_end_matches('/');
+        let host = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
+            .unwrap_or_default();
+        if host.is_empty() || host.contains('/') {
+            return Err(ConfigError::Invalid(format!(
+                "[users] nodes: '{node}' is no node's address: give http://host:port"
+            )));
+        }
+        nodes.push(url.to_string());
+    }
     Ok(file.enabled.then_some(aw_users::Settings {
         first_user,
         max_open,
         quiet,
+        nodes,
     }))
 }
 

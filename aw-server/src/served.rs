@@ -121,6 +121,9 @@ pub struct Hosting {
     /// The people frozen for a move to another node (their markers, read
     /// at the start and kept here): their requests answer 503.
     moving: RwLock<HashSet<String>>,
+    /// The server administrator's key (`[auth] api_key`), the same on
+    /// every node: what this node asks the others with.
+    server_key: Option<String>,
 }
 
 impl Hosting {
@@ -169,7 +172,13 @@ impl Hosting {
             device_id: config.device_id.clone(),
             hostname: config.hostname.clone(),
             retention_runs: std::sync::Mutex::default(),
+            server_key: config.api_key.clone(),
         })
+    }
+
+    /// The server administrator's key, to ask the other nodes with.
+    pub fn server_key(&self) -> Option<&str> {
+        self.server_key.as_deref()
     }
 
     /// How the server hosts its users.

@@ -523,6 +523,7 @@ fn no_route_reaches_another_persons_data() {
                 continue;
             }
             let path = naming_bobs(template);
+            let peoples = template.starts_with("/api/0/users") || template == "/api/0/nodes";
             let body = body_for(&method, template).map(|body| body.to_string().into_bytes());
             let headers: &[(&str, &str)] = &[("Content-Type", "application/json")];
             for (who, caller) in [("alice", &alice), ("alice's write token", &alice_write)] {
@@ -538,7 +539,7 @@ fn no_route_reaches_another_persons_data() {
                     "{who} {method} {path} shows Bob's data: {}",
                     reply.text()
                 );
-                if template.starts_with("/api/0/users") {
+                if peoples {
                     assert_eq!(reply.status, 403, "{who} {method} {path}");
                 }
             }
@@ -551,7 +552,7 @@ fn no_route_reaches_another_persons_data() {
                 "/metrics",
             ]
             .contains(&template.as_str());
-            if !template.starts_with("/api/0/users") && !public {
+            if !peoples && !public {
                 assert_eq!(
                     reply.status,
                     403,

@@ -5,7 +5,8 @@
 //! user move` moves a person between two running nodes, rewriting the
 //! map file, and refuses a move to a node that is down or holds the
 //! person already, or of a person the old node does not hold, changing
-//! nothing. (HAProxy in front of three nodes with thirty people's
+//! nothing; `GET /api/0/nodes` lists every node's people, a node that
+//! is down as down. (HAProxy in front of three nodes with thirty people's
 //! devices: `scripts/test-nodes`.)
 
 mod common;
@@ -306,4 +307,60 @@ fn user_move_moves_a_person_between_running_nodes_and_refuses_what_cannot_be_don
     );
     assert!(!ok && said.contains("401"), "{said}");
     assert_eq!(people(&two), ["alice", "carol"]);
+}
+
+#[test]
+fn every_nodes_people_are_listed_for_the_administrator_and_a_node_down_as_down() {
+    let temp = tempfile::tempdir().unwrap();
+    let (one_root, two_root) = (temp.path().join("one"), temp.path().join("two"));
+    let (_two, two_port, two) = node(&two_root);
+    add(&two, "bob");
+    let down = format!("http://127.0.0.1:{}", free_port());
+    hosting_config(
+        &one_root,
+        &format!("nodes = [\"http://127.0.0.1:{two_port}/\", \"{down}\"]\n"),
+    );
+    let (_one, one_port, one) = {
+        let (server, port) = start(&one_root);
+        (server, port, client(port, SERVER_KEY))
+    };
+    let alice = add(&one, "alice");
+    seed(&client(one_port, &alice), "laptop", "alice's day");
+
+    let reply = one.get("/api/0/nodes");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let nodes = reply.json();
+    let nodes = nodes.as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert_eq!(nodes[0]["url"], json!(null));
+    assert_eq!(nodes[0]["up"], true);
+    assert_eq!(nodes[0]["people"][0]["name"], "alice");
+    assert_eq!(nodes[0]["people"][0]["hosts"], json!(["laptop"]));
+    assert_eq!(nodes[0]["people"][0]["moving"], false);
+    assert_eq!(
+        nodes[0]["bytes"], nodes[0]["people"][0]["bytes"],
+        "a node's total is its people's"
+    );
+    assert_eq!(nodes[1]["url"], format!("http://127.0.0.1:{two_port}"));
+    assert_eq!(nodes[1]["up"], true);
+    assert_eq!(nodes[1]["people"][0]["name"], "bob");
+    assert_eq!(nodes[2]["url"], down);
+    assert_eq!(nodes[2]["up"], false);
+    assert!(nodes[2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("did not answer"));
+    assert_eq!(nodes[2]["people"], json!([]));
+
+    // A person's token sees no one's; a server of one person has no nodes.
+    assert_eq!(client(one_port, &alice).get("/api/0/nodes").status, 403);
+    let single = common::TestServer::start();
+    assert_eq!(single.client().get("/api/0/nodes").status, 404);
+
+    // A node's address that is none: the server does not start.
+    let bad = temp.path().join("bad");
+    hosting_config(&bad, "nodes = [\"node2:5600\"]\n");
+    let output = run(&bad, &["--port", "0"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is no node's address"));
 }

@@ -303,6 +303,7 @@ fn routes() -> Vec<Route> {
             AdminOnly,
         ),
         r("DELETE", "/api/0/users/{name}", "/api/0/users/u-{who}", None, AdminOnly),
+        r("GET", "/api/0/nodes", "/api/0/nodes", None, AdminOnly),
         r("POST", "/api/0/users/{name}/freeze", "/api/0/users/u-{who}/freeze", None, AdminOnly),
         r("POST", "/api/0/users/{name}/thaw", "/api/0/users/u-{who}/thaw", None, AdminOnly),
         r("GET", "/api/0/users/{name}/file", "/api/0/users/u-{who}/file", None, AdminOnly),

@@ -40,6 +40,10 @@ pub struct Settings {
     pub max_open: usize,
     /// How long a user's file stays open unused.
     pub quiet: std::time::Duration,
+    /// The other nodes behind the same proxy (`http://host:port`), whose
+    /// people the server administrator's People page lists beside this
+    /// node's.
+    pub nodes: Vec<String>,
 }
 
 impl Default for Settings {
@@ -48,6 +52,7 @@ impl Default for Settings {
             first_user: "owner".to_string(),
             max_open: 64,
             quiet: std::time::Duration::from_secs(600),
+            nodes: Vec::new(),
         }
     }
 }

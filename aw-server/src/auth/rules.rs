@@ -49,6 +49,7 @@ impl Need {
             [_, "0", "access"] if reading => Need::Identity,
             [_, "0", "tokens", ..] => Need::Admin,
             [_, "0", "users", ..] => Need::Users,
+            [_, "0", "nodes"] if reading => Need::Users,
             [_, "0", "buckets"] if reading => Need::BucketList,
             [_, "0", "buckets", id]
             | [_, "0", "buckets", id, "events"]

@@ -91,6 +91,7 @@ pub fn routes() -> Vec<Route> {
         users::list,
         users::add,
         users::remove,
+        users::nodes,
         users::freeze,
         users::thaw,
         users::file,

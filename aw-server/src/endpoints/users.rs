@@ -46,13 +46,33 @@ pub struct RemovedUser {
     pub moved_to: Option<String>,
 }
 
-/// A person as listed, with whether their file is open now.
+/// A person as listed, with whether their file is open now and whether
+/// they are frozen for a move.
 #[derive(Debug, Serialize)]
 pub struct ListedUser {
     #[serde(flatten)]
     pub info: UserInfo,
     pub open: bool,
+    pub moving: bool,
 }
+
+/// One node's people on the People page (`GET /api/0/nodes`).
+#[derive(Debug, Serialize)]
+pub struct NodePeople {
+    /// The node's address as `[users] nodes` gives it; `null`: this node.
+    pub url: Option<String>,
+    /// Whether it answered.
+    pub up: bool,
+    /// Why not.
+    pub error: Option<String>,
+    /// Its people as `GET /api/0/users` lists them there.
+    pub people: Vec<serde_json::Value>,
+    /// Their files' bytes, in all.
+    pub bytes: u64,
+}
+
+/// How long the page waits for another node.
+const NODE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn hosting(state: &ServerState) -> Result<std::sync::Arc<Hosting>, ApiError> {
     state.hosting.clone().ok_or_else(|| {
@@ -91,11 +111,80 @@ pub async fn list(state: &State<ServerState>) -> Result<Json<Vec<ListedUser>>, A
             .into_iter()
             .map(|info| ListedUser {
                 open: open.contains(&info.name),
+                moving: hosting.is_moving(&info.name),
                 info,
             })
             .collect::<Vec<_>>())
     })
     .await?;
+    Ok(Json(listed))
+}
+
+/// Every node's people: this node's, then those of each of `[users]
+/// nodes`, asked with the server administrator's key (the same on every
+/// node); a node that does not answer within a few seconds is listed as
+/// down, with why.
+#[get("/api/0/nodes")]
+pub async fn nodes(state: &State<ServerState>) -> Result<Json<Vec<NodePeople>>, ApiError> {
+    let hosting = hosting(state)?;
+    let here = list(state).await?.0;
+    let mut listed = vec![NodePeople {
+        url: None,
+        up: true,
+        error: None,
+        bytes: here.iter().map(|user| user.info.bytes).sum(),
+        people: here
+            .iter()
+            .filter_map(|user| serde_json::to_value(user).ok())
+            .collect(),
+    }];
+    let key = hosting.server_key().unwrap_or_default().to_string();
+    let others = hosting.settings().nodes.clone();
+    let asked = blocking(move || {
+        let threads: Vec<_> = others
+            .into_iter()
+            .map(|url| {
+                let key = key.clone();
+                std::thread::spawn(move || {
+                    let people = aw_nodes::HttpNode::new(&url, &key).people(NODE_TIMEOUT);
+                    (url, people)
+                })
+            })
+            .collect();
+        Ok(threads
+            .into_iter()
+            .filter_map(|thread| thread.join().ok())
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    for (url, people) in asked {
+        listed.push(match people {
+            Ok(serde_json::Value::Array(people)) => NodePeople {
+                url: Some(url),
+                up: true,
+                error: None,
+                bytes: people
+                    .iter()
+                    .filter_map(|user| user["bytes"].as_u64())
+                    .sum(),
+                people,
+            },
+            Ok(other) => NodePeople {
+                url: Some(url),
+                up: false,
+                error: Some(format!("not a list of people: {other}")),
+                people: Vec::new(),
+                bytes: 0,
+            },
+            Err(error) => NodePeople {
+                url: Some(url),
+                up: false,
+                error: Some(error.to_string()),
+                people: Vec::new(),
+                bytes: 0,
+            },
+        });
+    }
     Ok(Json(listed))
 }
 

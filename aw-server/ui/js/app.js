@@ -5,6 +5,7 @@
 // optional; host `*` is all devices), `#/search/<period>/<text>`,
 // `#/categories`, `#/privacy`, `#/status`, `#/hosts`, `#/alerts`, `#/buckets`, `#/tokens` (linked
 // for admins only), `#/groups[/<YYYY-MM-DD>]` (linked on a server that hosts several people),
+// `#/people` (linked for the server administrator of a server that hosts several people),
 // `#/about`.
 //
 // It is the last of the dashboard's scripts, which index.html lists in
@@ -49,6 +50,7 @@
     hosts: [['js/views/hosts.js'], 'hostsView'],
     alerts: [['js/views/alerts.js'], 'alertsView'],
     groups: [['js/views/groups.js'], 'groupsView'],
+    people: [['js/views/people.js'], 'peopleView'],
   };
 
   /** The style sheet of the lazy views (and the day view's range form). */
@@ -131,6 +133,14 @@
     if (status === 403) {
       // A write token is for watchers: reading the data may be refused too.
       const watcherToken = who && who.scope === 'write';
+      if (who && who.scope === 'server') {
+        return h(
+          'section',
+          { class: 'card notice', role: 'alert' },
+          h('h1', {}, 'This is the server administrator’s key'),
+          h('p', {}, 'It manages the people this server hosts and reads none of their data. ', h('a', { href: '#/people' }, 'See the people'), '.'),
+        );
+      }
       return h(
         'section',
         { class: 'card notice error', role: 'alert' },
@@ -157,17 +167,20 @@
     );
   }
 
-  /** Shows the Tokens link to those who may manage tokens. */
+  /** Shows the links the key may follow; answers who it is (null: unknown). */
   async function navigation() {
     let who;
     try {
       who = await api.access();
     } catch {
-      return; // Said by the views' own errors, if it matters.
+      return null; // Said by the views' own errors, if it matters.
     }
     document.querySelector('[data-nav="tokens"]').hidden = !tokensView.mayManage(who);
     // Groups are for a server that hosts several people: the key names one.
     document.querySelector('[data-nav="groups"]').hidden = !who.user;
+    // People are the server administrator's, who reads nobody's data.
+    document.querySelector('[data-nav="people"]').hidden = who.scope !== 'server';
+    return who;
   }
 
   /** Shortcuts: ← and → step through periods, d / w / m pick one, t is today. */
@@ -257,14 +270,16 @@
   // Without an API key the server has the browser preload them with the
   // page (its `Link` header), and these requests take the preloaded
   // answers; every view takes them, or the browser warns of unused preloads.
-  api.prefetch(['/api/0/settings', '/api/0/buckets/']);
+  // (Not for the People page: the server administrator's key reads neither.)
+  if (parseRoute().name !== 'people') api.prefetch(['/api/0/settings', '/api/0/buckets/']);
   window.addEventListener('hashchange', show);
   document.addEventListener('keydown', onKey);
-  // The footer, the database's status and what the key may do wait for
-  // the first view, whose requests matter more.
-  show().finally(() => {
+  // The footer, what the key may do and the database's status wait for
+  // the first view, whose requests matter more; the server administrator
+  // holds no data, so has no database to be told about.
+  show().finally(async () => {
     footer();
-    databaseNotice();
-    navigation();
+    const who = await navigation();
+    if (who?.scope !== 'server') databaseNotice();
   });
 })();
