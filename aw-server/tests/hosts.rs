@@ -64,12 +64,8 @@ fn generated(
 }
 
 fn spans(client: &Client, id: &str) -> Vec<(i64, i64)> {
-    let reply = client.get(&format!("/api/0/buckets/{id}/events?limit=-1"));
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    reply
-        .json()
-        .as_array()
-        .unwrap()
+    client
+        .list(&format!("/api/0/buckets/{id}/events?limit=-1"))
         .iter()
         .map(|e| {
             let start = chrono::DateTime::parse_from_rfc3339(e["timestamp"].as_str().unwrap())

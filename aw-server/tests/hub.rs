@@ -159,15 +159,11 @@ fn events(client: &Client, bucket_id: &str) -> Option<Vec<Value>> {
 
 /// The ids of the bucket's events.
 fn event_ids(client: &Client, bucket_id: &str) -> Vec<i64> {
-    let reply = client.get(&format!(
-        "/api/0/buckets/{}/events?limit=-1",
-        encode(bucket_id)
-    ));
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    reply
-        .json()
-        .as_array()
-        .unwrap()
+    client
+        .list(&format!(
+            "/api/0/buckets/{}/events?limit=-1",
+            encode(bucket_id)
+        ))
         .iter()
         .map(|event| event["id"].as_i64().unwrap())
         .collect()

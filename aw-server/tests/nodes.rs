@@ -41,12 +41,8 @@ fn put_file(admin: &Client, name: &str, body: &[u8]) -> Reply {
 }
 
 fn people(admin: &Client) -> Vec<String> {
-    let reply = admin.get("/api/0/users");
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    reply
-        .json()
-        .as_array()
-        .unwrap()
+    admin
+        .list("/api/0/users")
         .iter()
         .map(|user| user["name"].as_str().unwrap().to_string())
         .collect()

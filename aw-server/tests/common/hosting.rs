@@ -78,12 +78,8 @@ pub fn seed(client: &Client, host: &str, title: &str) {
 }
 
 pub fn titles(client: &Client, bucket: &str) -> Vec<String> {
-    let reply = client.get(&format!("/api/0/buckets/{bucket}/events"));
-    assert_eq!(reply.status, 200, "{}", reply.text());
-    reply
-        .json()
-        .as_array()
-        .unwrap()
+    client
+        .list(&format!("/api/0/buckets/{bucket}/events"))
         .iter()
         .map(|event| event["data"]["title"].as_str().unwrap().to_string())
         .collect()

@@ -205,6 +205,16 @@ impl Client {
         self.request("GET", path, &[], None)
     }
 
+    /// GET of a list: asserts a 200 and answers its items.
+    pub fn list(&self, path: &str) -> Vec<Value> {
+        let reply = self.get(path);
+        assert_eq!(reply.status, 200, "GET {path}: {}", reply.text());
+        match reply.json() {
+            Value::Array(items) => items,
+            other => panic!("GET {path} is no list: {other}"),
+        }
+    }
+
     pub fn delete(&self, path: &str) -> Reply {
         self.request("DELETE", path, &[], None)
     }
