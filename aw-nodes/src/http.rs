@@ -107,14 +107,23 @@ impl HttpNode {
     /// `timeout` (a status page must not hang on a node that is down).
     pub fn people(&self, timeout: Duration) -> Result<serde_json::Value, NodesError> {
         let got = self
-            .agent
-            .get(self.url("/api/0/users"))
-            .config()
-            .timeout_global(Some(timeout))
-            .build()
+            .get("/api/0/users", timeout)
             .header("Authorization", self.bearer())
             .call();
         self.json(got)
+    }
+
+    /// A GET of `path` that gives up after `timeout`.
+    fn get(
+        &self,
+        path: &str,
+        timeout: Duration,
+    ) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+        self.agent
+            .get(self.url(path))
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
     }
 }
 
@@ -124,13 +133,7 @@ impl Node for HttpNode {
     }
 
     fn is_up(&self) -> Result<(), NodesError> {
-        let got = self
-            .agent
-            .get(self.url("/api/0/info"))
-            .config()
-            .timeout_global(Some(STEP_TIMEOUT))
-            .build()
-            .call();
+        let got = self.get("/api/0/info", STEP_TIMEOUT).call();
         self.json(got).map(|_| ())
     }
 

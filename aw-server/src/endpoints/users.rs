@@ -71,6 +71,32 @@ pub struct NodePeople {
     pub bytes: u64,
 }
 
+impl NodePeople {
+    /// A node at `url` (`None`: this one) by its answer: its people, or
+    /// why it gave none.
+    fn of(url: Option<String>, answer: Result<Vec<serde_json::Value>, String>) -> NodePeople {
+        match answer {
+            Ok(people) => NodePeople {
+                url,
+                up: true,
+                error: None,
+                bytes: people
+                    .iter()
+                    .filter_map(|user| user["bytes"].as_u64())
+                    .sum(),
+                people,
+            },
+            Err(error) => NodePeople {
+                url,
+                up: false,
+                error: Some(error),
+                people: Vec::new(),
+                bytes: 0,
+            },
+        }
+    }
+}
+
 /// How long the page waits for another node.
 const NODE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -128,63 +154,42 @@ pub async fn list(state: &State<ServerState>) -> Result<Json<Vec<ListedUser>>, A
 pub async fn nodes(state: &State<ServerState>) -> Result<Json<Vec<NodePeople>>, ApiError> {
     let hosting = hosting(state)?;
     let here = list(state).await?.0;
-    let mut listed = vec![NodePeople {
-        url: None,
-        up: true,
-        error: None,
-        bytes: here.iter().map(|user| user.info.bytes).sum(),
-        people: here
-            .iter()
-            .filter_map(|user| serde_json::to_value(user).ok())
-            .collect(),
-    }];
+    let here = here
+        .iter()
+        .filter_map(|user| serde_json::to_value(user).ok())
+        .collect();
+    let mut listed = vec![NodePeople::of(None, Ok(here))];
     let key = hosting.server_key().unwrap_or_default().to_string();
     let others = hosting.settings().nodes.clone();
     let asked = blocking(move || {
         let threads: Vec<_> = others
             .into_iter()
             .map(|url| {
-                let key = key.clone();
-                std::thread::spawn(move || {
-                    let people = aw_nodes::HttpNode::new(&url, &key).people(NODE_TIMEOUT);
-                    (url, people)
-                })
+                let node = aw_nodes::HttpNode::new(&url, &key);
+                let asking = std::thread::spawn(move || match node.people(NODE_TIMEOUT) {
+                    Ok(serde_json::Value::Array(people)) => Ok(people),
+                    Ok(other) => Err(format!("not a list of people: {other}")),
+                    Err(error) => Err(error.to_string()),
+                });
+                (url, asking)
             })
             .collect();
         Ok(threads
             .into_iter()
-            .filter_map(|thread| thread.join().ok())
+            .map(|(url, asking)| {
+                let answer = asking
+                    .join()
+                    .unwrap_or_else(|_| Err("asking it failed".to_string()));
+                (url, answer)
+            })
             .collect::<Vec<_>>())
     })
     .await?;
-    for (url, people) in asked {
-        listed.push(match people {
-            Ok(serde_json::Value::Array(people)) => NodePeople {
-                url: Some(url),
-                up: true,
-                error: None,
-                bytes: people
-                    .iter()
-                    .filter_map(|user| user["bytes"].as_u64())
-                    .sum(),
-                people,
-            },
-            Ok(other) => NodePeople {
-                url: Some(url),
-                up: false,
-                error: Some(format!("not a list of people: {other}")),
-                people: Vec::new(),
-                bytes: 0,
-            },
-            Err(error) => NodePeople {
-                url: Some(url),
-                up: false,
-                error: Some(error.to_string()),
-                people: Vec::new(),
-                bytes: 0,
-            },
-        });
-    }
+    listed.extend(
+        asked
+            .into_iter()
+            .map(|(url, answer)| NodePeople::of(Some(url), answer)),
+    );
     Ok(Json(listed))
 }
 
